@@ -1,0 +1,166 @@
+"""Turning user data (numpy, pandas, one partition of a Dask collection) into
+the float64 matrices the engine bins, with clear errors for bad input."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+
+@dataclass
+class Schema:
+    """Feature names, which are categorical, and their categories."""
+
+    feature_names: list[str]
+    is_categorical: np.ndarray
+    categories: dict[int, list] = field(default_factory=dict)
+
+    @property
+    def n_features(self) -> int:
+        return len(self.feature_names)
+
+
+def _where(partition: int | None) -> str:
+    return f" in partition {partition}" if partition is not None else ""
+
+
+def infer_schema(X) -> Schema:
+    """Schema of a numpy array or (pandas / Dask meta) DataFrame.
+
+    Raises
+    ------
+    TypeError
+        For a column that is neither numeric, boolean nor categorical.
+    """
+    if isinstance(X, pd.DataFrame):
+        names = [str(c) for c in X.columns]
+        is_cat = np.zeros(len(names), bool)
+        for j, (name, dtype) in enumerate(zip(names, X.dtypes)):
+            if isinstance(dtype, pd.CategoricalDtype):
+                is_cat[j] = True
+            elif not (pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype)):
+                raise TypeError(
+                    f"column {name!r} has dtype {dtype}, which is neither numeric nor categorical; "
+                    f"convert it (e.g. X[{name!r}].astype('category') or pd.to_numeric) or drop it"
+                )
+        return Schema(names, is_cat)
+    X = np.asarray(X)
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-dimensional, got shape {X.shape}")
+    if not (np.issubdtype(X.dtype, np.number) or X.dtype == bool):
+        raise TypeError(f"X has dtype {X.dtype}; expected numbers")
+    return Schema([f"f{j}" for j in range(X.shape[1])], np.zeros(X.shape[1], bool))
+
+
+def to_matrix(X, schema: Schema, partition: int | None = None) -> np.ndarray:
+    """float64 matrix of shape (n_rows, n_features); categoricals become codes.
+
+    Codes follow ``schema.categories`` (NaN for missing or unknown values);
+    categorical columns whose categories are not yet known become 0.
+    """
+    if isinstance(X, pd.DataFrame):
+        names = [str(c) for c in X.columns]
+        missing = [c for c in schema.feature_names if c not in names]
+        if missing:
+            raise KeyError(
+                f"feature column(s) {missing} missing{_where(partition)}; "
+                f"the model was trained on {schema.feature_names}"
+            )
+        if names != schema.feature_names:
+            X = X.set_axis(names, axis=1)[schema.feature_names]
+        out = np.empty((len(X), schema.n_features), np.float64)
+        for j, name in enumerate(schema.feature_names):
+            col = X.iloc[:, j]
+            if schema.is_categorical[j]:
+                out[:, j] = _category_codes(col, schema.categories.get(j))
+            else:
+                if not (pd.api.types.is_numeric_dtype(col.dtype) or pd.api.types.is_bool_dtype(col.dtype)):
+                    raise TypeError(
+                        f"column {name!r}{_where(partition)} has dtype {col.dtype}, which is neither "
+                        f"numeric nor categorical; convert or drop it"
+                    )
+                out[:, j] = col.to_numpy(dtype=np.float64, na_value=np.nan)
+        return out
+    X = np.asarray(X)
+    if X.ndim != 2 or X.shape[1] != schema.n_features:
+        raise ValueError(
+            f"X{_where(partition)} has shape {X.shape}; expected {schema.n_features} features"
+        )
+    try:
+        return X.astype(np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"X{_where(partition)} is not numeric ({X.dtype}): {exc}") from None
+
+
+def _category_codes(col: pd.Series, categories: list | None) -> np.ndarray:
+    if categories is None:
+        return np.zeros(len(col))
+    codes = pd.Categorical(col.astype(object), categories=categories).codes.astype(np.float64)
+    codes[codes < 0] = np.nan
+    return codes
+
+
+def observed_categories(X, schema: Schema) -> dict[int, list]:
+    """Categories of each categorical column declared or present in ``X``."""
+    found = {}
+    for j in np.flatnonzero(schema.is_categorical):
+        col = X.iloc[:, j]
+        declared = list(col.cat.categories) if isinstance(col.dtype, pd.CategoricalDtype) else []
+        found[int(j)] = declared + [v for v in pd.unique(col.dropna()) if v not in set(declared)]
+    return found
+
+
+def merge_categories(parts: list[dict[int, list]]) -> dict[int, list]:
+    """Union of categories per column, in order of first appearance by partition."""
+    merged: dict[int, list] = {}
+    for part in parts:
+        for j, cats in part.items():
+            seen = merged.setdefault(j, [])
+            known = set(seen)
+            seen.extend(c for c in cats if c not in known)
+    return merged
+
+
+def to_vector(y, name: str, partition: int | None = None) -> np.ndarray:
+    """A 1-D numpy array from a Series, DataFrame column or array."""
+    if isinstance(y, pd.DataFrame):
+        if y.shape[1] != 1:
+            raise ValueError(f"{name}{_where(partition)} must have one column, got {y.shape[1]}")
+        y = y.iloc[:, 0]
+    arr = y.to_numpy() if isinstance(y, pd.Series) else np.asarray(y)
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr[:, 0]
+    if arr.ndim != 1:
+        raise ValueError(f"{name}{_where(partition)} must be 1-dimensional, got shape {arr.shape}")
+    return arr
+
+
+def check_target(y: np.ndarray, regression: bool, partition: int | None = None, offset: int = 0):
+    """Reject NaN/inf (regression) or missing labels (classification)."""
+    if regression:
+        try:
+            yf = y.astype(np.float64)
+        except (TypeError, ValueError):
+            raise TypeError(f"target{_where(partition)} is not numeric (dtype {y.dtype})") from None
+        bad = ~np.isfinite(yf)
+    else:
+        bad = pd.isna(y)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"target{_where(partition)} has {int(bad.sum())} missing or infinite value(s), "
+            f"the first at row {i + offset} (value {y[i]!r}); drop or fix those rows"
+        )
+
+
+def check_weights(w: np.ndarray, partition: int | None = None) -> np.ndarray:
+    w = np.asarray(w, dtype=np.float64)
+    bad = ~np.isfinite(w) | (w < 0)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"sample_weight{_where(partition)} must be finite and >= 0; row {i} is {w[i]!r}"
+        )
+    return w

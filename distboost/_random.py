@@ -1,0 +1,82 @@
+"""Counter-based random numbers: every draw is a pure function of
+``(seed, stream, global row id)``, never of how rows are partitioned.
+
+SplitMix64 (Steele, Lea & Flood 2014) mixes a 64-bit counter into a uniformly
+distributed 64-bit word.
+"""
+
+import numba
+import numpy as np
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+@numba.njit(cache=True, inline="always")
+def splitmix64(z):
+    """Mix one uint64 into a well-distributed uint64 (SplitMix64 finalizer)."""
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+@numba.njit(cache=True)
+def row_uniforms(seed, stream, first_row, n_rows):
+    """Uniform(0, 1) draws for global rows ``first_row .. first_row + n_rows - 1``.
+
+    Parameters
+    ----------
+    seed, stream : int
+        The user's random_state and a purpose/round counter.
+    first_row : int
+        Global id of the first row of this partition.
+    n_rows : int
+
+    Returns
+    -------
+    u : ndarray of shape (n_rows,), float64
+    """
+    key = splitmix64(np.uint64(seed) * _GOLDEN + np.uint64(stream))
+    out = np.empty(n_rows, dtype=np.float64)
+    for i in range(n_rows):
+        z = splitmix64(key ^ (np.uint64(first_row + i) * _GOLDEN))
+        out[i] = (z >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+    return out
+
+
+@numba.njit(cache=True)
+def row_content_hashes(X):
+    """Hash each row of a float64 matrix by its values (NaN-safe bit pattern).
+
+    Used to choose the binning sample independently of row order and of the
+    partitioning.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_rows, n_features), float64
+
+    Returns
+    -------
+    h : ndarray of shape (n_rows,), uint64
+    """
+    n, d = X.shape
+    bits = X.view(np.uint64)
+    out = np.empty(n, dtype=np.uint64)
+    for i in range(n):
+        h = np.uint64(0x243F6A8885A308D3)
+        for j in range(d):
+            h = splitmix64(h ^ bits[i, j])
+        out[i] = h
+    return out
+
+
+def random_seed(random_state) -> int:
+    """Turn ``random_state`` (None, int or Generator) into a 63-bit integer seed."""
+    if random_state is None:
+        return 0
+    if isinstance(random_state, (int, np.integer)):
+        return int(random_state) & 0x7FFFFFFFFFFFFFFF
+    if isinstance(random_state, np.random.Generator):
+        return int(random_state.integers(0, 2**63 - 1))
+    if isinstance(random_state, np.random.RandomState):
+        return int(random_state.randint(0, 2**31 - 1))
+    raise TypeError(f"random_state must be None, an int or a numpy Generator, got {random_state!r}")

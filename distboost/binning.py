@@ -1,0 +1,181 @@
+"""Quantile bin edges and the mapping of raw values to uint8 bin codes.
+
+Edges come from a sample of rows chosen by a hash of each row's content (the
+rows with the ``subsample`` smallest hashes), so they do not depend on how the
+data is partitioned or ordered. Each feature gets at most ``max_bins - 1`` value
+bins; bin ``MISSING_BIN`` (255) holds missing values. A value ``x`` falls in bin
+``b`` when ``edges[b-1] < x <= edges[b]``, so a split "bin <= b" is the raw
+test ``x <= edges[b]``.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from ._common import MAX_BINS, MISSING_BIN, X_BINNED_DTYPE
+from ._random import row_content_hashes
+
+
+def sample_candidates(X: np.ndarray, n_samples: int) -> tuple[np.ndarray, np.ndarray]:
+    """The rows of ``X`` with the ``n_samples`` smallest content hashes.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_rows, n_features), float64
+    n_samples : int
+
+    Returns
+    -------
+    hashes : ndarray of shape (m,), uint64, ascending
+    rows : ndarray of shape (m, n_features), float64
+    """
+    hashes = row_content_hashes(np.ascontiguousarray(X, dtype=np.float64))
+    order = np.argsort(hashes, kind="stable")[:n_samples]
+    return hashes[order], X[order]
+
+
+def merge_candidates(parts: list, n_samples: int) -> tuple[np.ndarray, np.ndarray]:
+    """Merge several ``sample_candidates`` results, keeping the smallest hashes.
+
+    The result is the same multiset of rows whatever the grouping of inputs.
+    """
+    hashes = np.concatenate([p[0] for p in parts])
+    rows = np.concatenate([p[1] for p in parts])
+    # rows with equal hashes have equal content, so ties may break either way
+    order = np.argsort(hashes, kind="stable")[:n_samples]
+    return hashes[order], rows[order]
+
+
+def find_bin_edges(column: np.ndarray, max_bins: int) -> np.ndarray:
+    """Bin thresholds of one numeric feature from its sample.
+
+    With at most ``max_bins - 1`` distinct values every distinct value gets its
+    own bin (thresholds at midpoints); otherwise thresholds are the midpoint
+    quantiles at ``100 k / (max_bins - 1)`` percent.
+
+    Parameters
+    ----------
+    column : ndarray of shape (n_samples,), float64
+    max_bins : int
+        Total number of bins including the missing-value bin.
+
+    Returns
+    -------
+    edges : ndarray of shape (n_value_bins - 1,), float64, strictly increasing
+    """
+    values = column[~np.isnan(column)]
+    distinct = np.unique(values)
+    n_value_bins = max_bins - 1
+    if len(distinct) <= n_value_bins:
+        edges = 0.5 * (distinct[:-1] + distinct[1:])
+    else:
+        percentiles = np.linspace(0, 100, num=n_value_bins + 1)[1:-1]
+        edges = np.unique(np.percentile(values, percentiles, method="midpoint"))
+    # a threshold equal to +inf would make the last bin unreachable
+    return edges[np.isfinite(edges)].astype(np.float64)
+
+
+@numba.njit(parallel=True, cache=True)
+def _map_to_bins(X, edges_flat, edges_start, is_categorical, n_categories, out):
+    """Write bin codes of ``X`` (n, d) into ``out`` (d, n); NaN -> MISSING_BIN."""
+    n, d = X.shape
+    for j in numba.prange(d):
+        edges = edges_flat[edges_start[j]:edges_start[j + 1]]
+        for i in range(n):
+            x = X[i, j]
+            if np.isnan(x):
+                out[j, i] = MISSING_BIN
+            elif is_categorical[j]:
+                code = int(x)
+                out[j, i] = code if 0 <= code < n_categories[j] else MISSING_BIN
+            else:
+                out[j, i] = np.searchsorted(edges, x, side="left")
+
+
+class BinMapper:
+    """Per-feature bin edges (numeric) or category lists (categorical).
+
+    Attributes
+    ----------
+    bin_edges_ : list of ndarray
+        Thresholds per feature (empty for categorical features).
+    is_categorical_ : ndarray of shape (n_features,), bool
+    categories_ : dict[int, list]
+        Category values per categorical feature; code = position in the list.
+    n_bins_non_missing_ : ndarray of shape (n_features,), int
+    """
+
+    def __init__(self, max_bins: int = MAX_BINS):
+        if not 3 <= max_bins <= MAX_BINS:
+            raise ValueError(f"max_bins must be between 3 and {MAX_BINS}, got {max_bins}")
+        self.max_bins = max_bins
+
+    def fit(self, sample: np.ndarray, is_categorical, categories: dict) -> "BinMapper":
+        """Compute edges from a sample (rows x features, categoricals as codes)."""
+        self.is_categorical_ = np.asarray(is_categorical, dtype=bool)
+        self.categories_ = {int(k): list(v) for k, v in categories.items()}
+        self.bin_edges_ = []
+        for j in range(sample.shape[1]):
+            if self.is_categorical_[j]:
+                self.bin_edges_.append(np.empty(0))
+            else:
+                self.bin_edges_.append(find_bin_edges(sample[:, j], self.max_bins))
+        self._finish()
+        return self
+
+    def _finish(self) -> None:
+        n_cat = np.array(
+            [len(self.categories_.get(j, ())) for j in range(len(self.bin_edges_))], np.int64
+        )
+        self.n_bins_non_missing_ = np.where(
+            self.is_categorical_, n_cat, [len(e) + 1 for e in self.bin_edges_]
+        ).astype(np.int64)
+        self._n_categories = n_cat
+        lengths = [len(e) for e in self.bin_edges_]
+        self._edges_start = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+        self._edges_flat = (
+            np.concatenate(self.bin_edges_).astype(np.float64) if lengths else np.empty(0)
+        )
+
+    def transform(self, X: np.ndarray) -> np.ndarray:
+        """Bin codes of a numeric matrix (categoricals as codes, NaN missing).
+
+        Parameters
+        ----------
+        X : ndarray of shape (n_rows, n_features), float64
+
+        Returns
+        -------
+        X_binned : ndarray of shape (n_features, n_rows), uint8, C-contiguous
+            Feature-major so that a histogram pass reads each feature's codes
+            contiguously.
+        """
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        out = np.empty((X.shape[1], X.shape[0]), dtype=X_BINNED_DTYPE)
+        _map_to_bins(
+            X, self._edges_flat, self._edges_start, self.is_categorical_, self._n_categories, out
+        )
+        return out
+
+    def bin_threshold_value(self, feature: int, bin_index: int) -> float:
+        """Raw threshold of the split "bin <= bin_index" on a numeric feature."""
+        edges = self.bin_edges_[feature]
+        return float(edges[bin_index]) if bin_index < len(edges) else np.inf
+
+    def to_dict(self) -> dict:
+        return {
+            "max_bins": self.max_bins,
+            "bin_edges": [e.tolist() for e in self.bin_edges_],
+            "is_categorical": self.is_categorical_.tolist(),
+            "categories": {str(k): list(v) for k, v in self.categories_.items()},
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "BinMapper":
+        self = cls(d["max_bins"])
+        self.bin_edges_ = [np.asarray(e, dtype=np.float64) for e in d["bin_edges"]]
+        self.is_categorical_ = np.asarray(d["is_categorical"], dtype=bool)
+        self.categories_ = {int(k): list(v) for k, v in d["categories"].items()}
+        self._finish()
+        return self

@@ -1,0 +1,384 @@
+"""Gradient boosting estimators (ESL 10.10, Algorithm 10.3; XGBoost's
+second-order objective, seed 003) with the scikit-learn contract."""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+
+import numba
+import numpy as np
+
+from .. import _data
+from .._params import ParamsMixin
+from .._random import random_seed
+from ..booster import BoostParams, boost
+from ..engine import Engine
+from ..grower import GrowthParams
+from ..losses import make_loss
+from ..splitting import SplitParams
+from ..tree import pack_trees
+from ._predict import predict_any, raw_scores
+
+
+class _GradientBoosting(ParamsMixin):
+    _is_classifier = False
+
+    def __init__(
+        self,
+        *,
+        loss="squared_error",
+        n_estimators=100,
+        learning_rate=0.1,
+        max_depth=6,
+        max_leaf_nodes=None,
+        max_bins=256,
+        min_child_weight=1.0,
+        min_samples_leaf=1,
+        reg_lambda=1.0,
+        gamma=0.0,
+        subsample=1.0,
+        colsample_bytree=1.0,
+        base_score=None,
+        warm_start=False,
+        random_state=None,
+        n_jobs=None,
+        client=None,
+        verbose=False,
+    ):
+        self.loss = loss
+        self.n_estimators = n_estimators
+        self.learning_rate = learning_rate
+        self.max_depth = max_depth
+        self.max_leaf_nodes = max_leaf_nodes
+        self.max_bins = max_bins
+        self.min_child_weight = min_child_weight
+        self.min_samples_leaf = min_samples_leaf
+        self.reg_lambda = reg_lambda
+        self.gamma = gamma
+        self.subsample = subsample
+        self.colsample_bytree = colsample_bytree
+        self.base_score = base_score
+        self.warm_start = warm_start
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.client = client
+        self.verbose = verbose
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, X, y, sample_weight=None, eval_set=None, early_stopping_rounds=None,
+            sample_weight_eval_set=None, init_model=None, callbacks=None):
+        """Fit the model: ``n_estimators`` boosting rounds (fewer with early stopping).
+
+        Parameters
+        ----------
+        X : array-like, pandas DataFrame, or Dask DataFrame/Array of shape (n, d)
+            Dask input trains on the Dask client (``client`` or the default).
+        y : array-like or Dask Series/Array of shape (n,)
+        sample_weight : array-like of shape (n,), optional
+        eval_set : list of (X, y), optional
+            Evaluated after each round (``evals_result_``).
+        early_stopping_rounds : int, optional
+            Stop when the last eval set's metric has not improved for this
+            many rounds; the model keeps the rounds up to ``best_iteration_``.
+        init_model : fitted estimator or path, optional
+            Continue its training: same bins, its trees first, rounds numbered
+            after its own.
+        callbacks : list of callables, optional
+            ``cb(round_index, train_metric, eval_metrics)``; return True to stop.
+        """
+        self._validate_params()
+        init_model = self._resolve_init_model(init_model)
+        self.fit_timings_ = defaultdict(float)
+        t_start = time.perf_counter()
+        executor, parts, eval_parts, schema = _data.plan(
+            X, y, sample_weight, eval_set, sample_weight_eval_set, self.client, self.n_jobs
+        )
+        engine = Engine(executor, self.fit_timings_)
+        with _numba_threads(self.n_jobs):
+            self._fit_engine(engine, parts, eval_parts, schema, init_model,
+                             early_stopping_rounds, callbacks, eval_set)
+        self.fit_timings_["fit"] = time.perf_counter() - t_start
+        self.fit_timings_ = dict(self.fit_timings_)
+        return self
+
+    def _fit_engine(self, engine, parts, eval_parts, schema, init_model, early_stopping_rounds,
+                    callbacks, eval_set):
+        regression = not self._is_classifier
+        if init_model is not None:
+            schema = init_model._schema
+            engine.prepare(parts, eval_parts, schema, regression, self.max_bins,
+                           init_model.bin_mapper_, getattr(init_model, "classes_", None))
+        else:
+            engine.prepare(parts, eval_parts, schema, regression, self.max_bins)
+        self._set_data_attributes(engine, schema)
+        loss = self._make_loss()
+        n_out = loss.n_outputs(len(getattr(self, "classes_", [])))
+        prior_trees = [] if init_model is None else list(init_model.trees_)
+        if init_model is not None:
+            base = np.asarray(init_model.base_score_, np.float64)
+        elif self.base_score is None:
+            base = engine.init_score(loss)
+        else:
+            base = np.full(n_out, float(self.base_score))
+        packed = _pack_rounds(prior_trees, n_out) if prior_trees else None
+        engine.set_margins(base, packed)
+        params = self._boost_params(early_stopping_rounds)
+        result = boost(engine, loss, n_out, params, first_round=len(prior_trees),
+                       on_round=self._round_callback(loss, callbacks))
+        self._loss = loss
+        self.base_score_ = base
+        self.trees_ = prior_trees + result.trees
+        self.n_estimators_ = len(self.trees_)
+        self.best_iteration_ = (
+            None if result.best_iteration is None else len(prior_trees) + result.best_iteration
+        )
+        self.evals_result_ = {
+            f"validation_{k}": {loss.metric_name: m} for k, m in enumerate(result.eval_metrics)
+        }
+        if result.train_metric:
+            self.evals_result_["training"] = {loss.metric_name: result.train_metric}
+        self.bin_mapper_ = engine.mapper
+
+    def _set_data_attributes(self, engine, schema):
+        self._schema = schema
+        self.n_features_in_ = schema.n_features
+        if not all(n == f"f{j}" for j, n in enumerate(schema.feature_names)):
+            self.feature_names_in_ = np.array(schema.feature_names, dtype=object)
+        if self._is_classifier:
+            self.classes_ = np.asarray(engine.classes)
+            if len(self.classes_) < 2:
+                raise ValueError(
+                    f"the target has a single class ({self.classes_.tolist()}); a classifier "
+                    f"needs at least two"
+                )
+
+    def _make_loss(self):
+        return make_loss(self.loss, len(self.classes_) if self._is_classifier else None)
+
+    def _boost_params(self, early_stopping_rounds) -> BoostParams:
+        growth = GrowthParams(
+            max_depth=self.max_depth,
+            max_leaf_nodes=self.max_leaf_nodes,
+            learning_rate=self.learning_rate,
+            split=SplitParams(self.reg_lambda, self.gamma, self.min_child_weight,
+                              self.min_samples_leaf),
+        )
+        n_rounds = self.n_estimators if self._warm_extra is None else self._warm_extra
+        return BoostParams(
+            n_rounds=n_rounds, growth=growth, seed=random_seed(self.random_state),
+            subsample=self.subsample, colsample_bytree=self.colsample_bytree,
+            early_stopping_rounds=early_stopping_rounds, train_metric=bool(self.verbose),
+        )
+
+    def _round_callback(self, loss, callbacks):
+        def on_round(r, train_metric, evals):
+            if self.verbose:
+                parts = [f"[{r}]"]
+                if train_metric is not None:
+                    parts.append(f"training-{loss.metric_name}:{train_metric:.6f}")
+                parts += [f"validation_{k}-{loss.metric_name}:{v:.6f}" for k, v in enumerate(evals)]
+                print("\t".join(parts), flush=True)
+            return any(bool(cb(r, train_metric, evals)) for cb in (callbacks or []))
+        return on_round
+
+    def _resolve_init_model(self, init_model):
+        if init_model is None and self.warm_start and hasattr(self, "trees_"):
+            extra = self.n_estimators - self.n_estimators_
+            if extra < 0:
+                raise ValueError(
+                    f"warm_start: n_estimators={self.n_estimators} is below the "
+                    f"{self.n_estimators_} rounds already fitted"
+                )
+            init_model = _snapshot(self)
+            self._warm_extra = extra
+        else:
+            self._warm_extra = None
+        if isinstance(init_model, str) or hasattr(init_model, "__fspath__"):
+            from ..model_file import load_model
+
+            init_model = load_model(init_model)
+        return init_model
+
+    def _validate_params(self):
+        checks = [
+            (isinstance(self.n_estimators, (int, np.integer)) and self.n_estimators >= 0,
+             "n_estimators must be an integer >= 0"),
+            (self.learning_rate > 0, "learning_rate must be > 0"),
+            (self.max_depth is None or self.max_depth >= 1, "max_depth must be >= 1 or None"),
+            (self.max_leaf_nodes is None or self.max_leaf_nodes >= 2, "max_leaf_nodes must be >= 2"),
+            (self.max_depth is not None or self.max_leaf_nodes is not None,
+             "set max_depth or max_leaf_nodes (or both)"),
+            (0 < self.subsample <= 1, "subsample must be in (0, 1]"),
+            (0 < self.colsample_bytree <= 1, "colsample_bytree must be in (0, 1]"),
+            (self.reg_lambda >= 0, "reg_lambda must be >= 0"),
+            (self.gamma >= 0, "gamma must be >= 0"),
+            (self.min_child_weight >= 0, "min_child_weight must be >= 0"),
+        ]
+        for ok, message in checks:
+            if not ok:
+                raise ValueError(f"{type(self).__name__}: {message}")
+
+    # ------------------------------------------------------------- predict
+    def _check_fitted(self):
+        if not hasattr(self, "trees_"):
+            raise RuntimeError(f"this {type(self).__name__} is not fitted yet; call fit first")
+
+    def _raw(self, X, rounds=None):
+        trees = self.trees_ if rounds is None else self.trees_[:rounds]
+        return raw_scores(self._schema, self.base_score_, trees, X, self.n_jobs)
+
+    def decision_function(self, X):
+        """Raw scores f(x): shape (n,) for one output, (n, K) for K classes."""
+        self._check_fitted()
+        k = len(self.base_score_)
+
+        def fn(part):
+            raw = self._raw(part)
+            return raw[:, 0] if k == 1 else raw
+
+        return predict_any(fn, X, None if k == 1 else k)
+
+    def _staged_raw(self, X):
+        self._check_fitted()
+        from .._input import to_matrix
+
+        matrix = to_matrix(X, self._schema)
+        raw = np.repeat(np.asarray(self.base_score_)[:, None], len(matrix), axis=1)
+        k = len(self.base_score_)
+        for round_trees in self.trees_:
+            nodes, roots, bits = pack_trees(round_trees)
+            from ..tree import predict_raw
+
+            predict_raw(matrix, nodes, roots, bits, np.arange(k, dtype=np.int64), raw)
+            yield raw.T.copy()
+
+    @property
+    def feature_importances_(self) -> np.ndarray:
+        """Total split gain per feature, normalized to sum to 1."""
+        self._check_fitted()
+        total = np.zeros(self.n_features_in_)
+        for round_trees in self.trees_:
+            for tree in round_trees:
+                internal = tree.nodes["is_leaf"] == 0
+                np.add.at(total, tree.nodes["feature"][internal], tree.nodes["gain"][internal])
+        s = total.sum()
+        return total / s if s > 0 else total
+
+    def save_model(self, path) -> None:
+        """Write the model as versioned JSON (see ``distboost.model_file``)."""
+        from ..model_file import save_model
+
+        save_model(self, path)
+
+
+class GradientBoostingRegressor(_GradientBoosting):
+    """Gradient boosting for regression.
+
+    Parameters are those of XGBoost's scikit-learn interface where
+    scikit-learn has no word; ``loss`` is ``"squared_error"``. Categorical
+    features (pandas ``category`` dtype) are split into two sets of
+    categories, found by sorting the categories by G/(H+lambda).
+    """
+
+    def predict(self, X):
+        return self.decision_function(X)
+
+    def staged_predict(self, X):
+        for raw in self._staged_raw(X):
+            yield raw[:, 0]
+
+    def score(self, X, y, sample_weight=None) -> float:
+        """R^2 of the predictions."""
+        from .._input import to_vector
+
+        y = to_vector(y, "y").astype(np.float64)
+        pred = np.asarray(self.predict(X))
+        w = np.ones_like(y) if sample_weight is None else np.asarray(sample_weight, np.float64)
+        mean = np.average(y, weights=w)
+        return 1.0 - np.sum(w * (y - pred) ** 2) / np.sum(w * (y - mean) ** 2)
+
+
+class GradientBoostingClassifier(_GradientBoosting):
+    """Gradient boosting for classification: binomial deviance for two classes,
+    multinomial deviance (K trees per round, softmax) for more.
+
+    Labels may be of any type (ints, {-1, +1}, strings); predictions come
+    back in the same type, ordered as ``classes_``.
+    """
+
+    _is_classifier = True
+
+    def __init__(self, *, loss="log_loss", **kwargs):
+        super().__init__(loss=loss, **kwargs)
+
+    def _proba_from_raw(self, raw):
+        return self._loss_object().predict_proba(raw.T)
+
+    def _loss_object(self):
+        if not hasattr(self, "_loss"):
+            self._loss = make_loss(self.loss, len(self.classes_))
+        return self._loss
+
+    def predict_proba(self, X):
+        """Class probabilities, shape (n, n_classes); lazy for Dask input."""
+        self._check_fitted()
+        return predict_any(lambda part: self._proba_from_raw(self._raw(part)), X, len(self.classes_))
+
+    def predict(self, X):
+        """Most probable class labels; lazy for Dask input."""
+        self._check_fitted()
+
+        def fn(part):
+            return self.classes_[np.argmax(self._proba_from_raw(self._raw(part)), axis=1)]
+
+        if _data.is_dask(X):
+            from ._predict import map_collection
+
+            return map_collection(fn, X, None)
+        return fn(X)
+
+    def staged_predict_proba(self, X):
+        for raw in self._staged_raw(X):
+            yield self._proba_from_raw(raw)
+
+    def staged_predict(self, X):
+        for proba in self.staged_predict_proba(X):
+            yield self.classes_[np.argmax(proba, axis=1)]
+
+    def score(self, X, y, sample_weight=None) -> float:
+        """Accuracy (weighted by ``sample_weight``)."""
+        from .._input import to_vector
+
+        y = to_vector(y, "y")
+        pred = np.asarray(self.predict(X))
+        w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, np.float64)
+        return float(np.sum(w * (pred == y)) / np.sum(w))
+
+
+def _pack_rounds(trees_by_round, n_outputs):
+    flat = [t for round_trees in trees_by_round for t in round_trees]
+    outputs = np.tile(np.arange(n_outputs, dtype=np.int64), len(trees_by_round))
+    return (*pack_trees(flat), outputs)
+
+
+def _snapshot(est):
+    """A shallow copy of a fitted estimator to continue from (warm start)."""
+    clone = type(est)(**est.get_params(deep=False))
+    clone.__dict__.update({k: v for k, v in est.__dict__.items() if k.endswith("_") or k.startswith("_")})
+    return clone
+
+
+class _numba_threads:
+    """Context: numba kernels use ``n`` threads (None: numba's default)."""
+
+    def __init__(self, n):
+        self.n = n
+
+    def __enter__(self):
+        self.saved = numba.get_num_threads()
+        if self.n:
+            numba.set_num_threads(max(1, min(int(self.n), numba.config.NUMBA_NUM_THREADS)))
+
+    def __exit__(self, *exc):
+        numba.set_num_threads(self.saved)

@@ -1,0 +1,215 @@
+"""Grow a batch of trees from summed histograms.
+
+The grower runs on the driver and only sees small things: histograms summed
+over all partitions, node totals and split tables. Each wave of work on the
+partitions applies the chosen splits and histograms the smaller child of each;
+the larger child's histogram is the parent's minus the smaller one's
+(histogram subtraction). Depth-wise growth splits every splittable node of a
+level in one wave; best-first growth (``max_leaf_nodes``, the J of ESL 10.11)
+splits, in each tree, the leaf with the largest gain.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._common import MAX_BINS, NODE_DTYPE, N_BITSET_WORDS
+from .splitting import C, G, H, SplitParams, find_best_splits, leaf_value, left_stats
+from .tree import Tree, bitset_from_mask
+
+
+@dataclass
+class GrowthParams:
+    """How far trees grow, and how leaves are scaled."""
+
+    max_depth: int | None = 6
+    max_leaf_nodes: int | None = None
+    learning_rate: float = 1.0
+    split: SplitParams = None
+
+
+class _Node:
+    __slots__ = ("id", "depth", "totals", "hist", "gain", "feature", "split_bin",
+                 "missing_left", "goes_left", "left", "right")
+
+    def __init__(self, node_id, depth, totals):
+        self.id, self.depth, self.totals = node_id, depth, totals
+        self.hist = None
+        self.gain = -np.inf
+        self.feature = self.split_bin = -1
+        self.missing_left = False
+        self.goes_left = None
+        self.left = self.right = -1
+
+
+class TreeGrower:
+    """Grows ``n_trees`` trees at once from one histogram source.
+
+    Parameters
+    ----------
+    root_hist : ndarray of shape (n_trees, n_features, 256, 3), int64
+    build_level : callable
+        ``build_level(split_arrays, slot_of_node, n_slots) -> hist``: applies
+        splits on every partition and returns the summed histograms of the
+        requested nodes.
+    mapper : BinMapper
+    params : GrowthParams
+    scales : (float, float)
+        Fixed-point scales of g and h.
+    feature_masks : ndarray of shape (n_trees, n_features), bool
+        Features each tree may split on (column subsampling by tree).
+    """
+
+    def __init__(self, root_hist, build_level, mapper, params: GrowthParams, scales, feature_masks):
+        self.build_level = build_level
+        self.mapper = mapper
+        self.params = params
+        self.split = params.split
+        self.scale_g, self.scale_h = scales
+        self.masks = feature_masks
+        self.n_trees = root_hist.shape[0]
+        self.nodes = []
+        for t in range(self.n_trees):
+            f0 = int(np.flatnonzero(feature_masks[t])[0]) if feature_masks[t].any() else 0
+            root = _Node(0, 0, root_hist[t, f0].sum(axis=0))
+            root.hist = root_hist[t]
+            self.nodes.append([root])
+        self.candidates = [[] for _ in range(self.n_trees)]
+        self._evaluate([(t, self.nodes[t][0]) for t in range(self.n_trees)])
+
+    # ------------------------------------------------------------------ loop
+    def grow(self) -> list[Tree]:
+        """Split until no allowed split has positive gain; return the trees."""
+        while True:
+            chosen = self._choose()
+            if not chosen:
+                break
+            self._split(chosen)
+        return [self._make_tree(t) for t in range(self.n_trees)]
+
+    def _choose(self):
+        """The (tree, node) pairs to split in the next wave."""
+        if self.params.max_leaf_nodes is None:
+            chosen = [(t, n) for t in range(self.n_trees) for n in self.candidates[t]]
+            self.candidates = [[] for _ in range(self.n_trees)]
+            return chosen
+        chosen = []
+        for t in range(self.n_trees):
+            n_leaves = 1 + sum(1 for n in self.nodes[t] if n.left >= 0)
+            if self.candidates[t] and n_leaves < self.params.max_leaf_nodes:
+                best = max(self.candidates[t], key=lambda n: (n.gain, -n.id))
+                self.candidates[t].remove(best)
+                chosen.append((t, best))
+        return chosen
+
+    def _splittable(self, node) -> bool:
+        p, s = self.params, self.split
+        return (
+            (p.max_depth is None or node.depth < p.max_depth)
+            and node.totals[C] >= 2 * s.min_samples_leaf
+            and node.totals[H] / self.scale_h >= 2 * s.min_child_weight
+        )
+
+    def _split(self, chosen):
+        """Create children, then one wave: apply splits, histogram smaller children."""
+        to_build, to_derive = [], []
+        for t, parent in chosen:
+            f = parent.feature
+            left, parent.goes_left = left_stats(
+                parent.hist[f], self.mapper.is_categorical_[f], parent.split_bin,
+                parent.missing_left, self.scale_g, self.scale_h, self.split.reg_lambda,
+            )
+            nodes = self.nodes[t]
+            lchild = _Node(len(nodes), parent.depth + 1, left)
+            rchild = _Node(len(nodes) + 1, parent.depth + 1, parent.totals - left)
+            parent.left, parent.right = lchild.id, rchild.id
+            nodes += [lchild, rchild]
+            if self._splittable(lchild) or self._splittable(rchild):
+                small, large = (lchild, rchild) if left[C] <= rchild.totals[C] else (rchild, lchild)
+                to_build.append((t, small))
+                to_derive.append((t, parent, small, large))
+            else:
+                parent.hist = None
+        if not to_build:
+            return
+        hist = self.build_level(*self._wave_arrays(chosen, to_build))
+        new = []
+        for slot, (t, parent, small, large) in enumerate(to_derive):
+            small.hist = hist[slot]
+            large.hist = parent.hist - small.hist
+            parent.hist = None
+            new += [(t, n) for n in (small, large) if self._splittable(n)]
+        self._evaluate(new)
+
+    def _wave_arrays(self, chosen, to_build):
+        """Split tables and output slots for the partitions."""
+        max_nodes = max(len(nodes) for nodes in self.nodes)
+        split_of_node = np.full((self.n_trees, max_nodes), -1, np.int32)
+        n = len(chosen)
+        feature = np.empty(n, np.int32)
+        goes_left = np.zeros((n, MAX_BINS), bool)
+        left = np.empty(n, np.int32)
+        right = np.empty(n, np.int32)
+        for s, (t, node) in enumerate(chosen):
+            split_of_node[t, node.id] = s
+            feature[s], goes_left[s] = node.feature, node.goes_left
+            left[s], right[s] = node.left, node.right
+        slot_of_node = np.full((self.n_trees, max_nodes), -1, np.int32)
+        for slot, (t, node) in enumerate(to_build):
+            slot_of_node[t, node.id] = slot
+        return (split_of_node, feature, goes_left, left, right), slot_of_node, len(to_build)
+
+    def _evaluate(self, pairs):
+        """Best split of each node; nodes with positive gain become candidates."""
+        for _, n in pairs:
+            if not self._splittable(n):
+                n.hist = None
+        pairs = [(t, n) for t, n in pairs if n.hist is not None]
+        if not pairs:
+            return
+        hist = np.stack([n.hist for _, n in pairs])
+        totals = np.stack([n.totals for _, n in pairs])
+        masks = np.stack([self.masks[t] for t, _ in pairs])
+        s = self.split
+        gain, feature, split_bin, missing_left = find_best_splits(
+            hist, totals, masks, self.mapper.n_bins_non_missing_, self.mapper.is_categorical_,
+            self.scale_g, self.scale_h, s.reg_lambda, s.gamma, s.min_child_weight,
+            s.min_samples_leaf,
+        )
+        for k, (t, node) in enumerate(pairs):
+            if np.isfinite(gain[k]) and gain[k] > 0:
+                node.gain, node.feature = float(gain[k]), int(feature[k])
+                node.split_bin, node.missing_left = int(split_bin[k]), bool(missing_left[k])
+                self.candidates[t].append(node)
+            else:
+                node.hist = None
+
+    # ---------------------------------------------------------------- output
+    def _make_tree(self, t) -> Tree:
+        nodes = self.nodes[t]
+        rec = np.zeros(len(nodes), NODE_DTYPE)
+        bitsets = []
+        lam, lr = self.split.reg_lambda, self.params.learning_rate
+        for node in nodes:
+            r = rec[node.id]
+            g, h = node.totals[G] / self.scale_g, node.totals[H] / self.scale_h
+            r["value"] = lr * leaf_value(g, h, lam)
+            r["count"], r["cover"], r["depth"] = node.totals[C], h, node.depth
+            if node.left < 0:
+                r["is_leaf"], r["feature"], r["left"], r["right"] = 1, -1, -1, -1
+                r["cat_index"] = -1
+                continue
+            r["feature"], r["left"], r["right"] = node.feature, node.left, node.right
+            r["gain"], r["missing_left"] = node.gain, node.missing_left
+            if self.mapper.is_categorical_[node.feature]:
+                r["is_categorical"], r["cat_index"] = 1, len(bitsets)
+                r["threshold"] = 0.0
+                bitsets.append(bitset_from_mask(node.goes_left))
+            else:
+                r["cat_index"] = -1
+                r["bin_threshold"] = node.split_bin
+                r["threshold"] = self.mapper.bin_threshold_value(node.feature, node.split_bin)
+        bits = np.array(bitsets, np.uint64).reshape(-1, N_BITSET_WORDS)
+        return Tree(rec, bits)

@@ -1,0 +1,120 @@
+"""Histograms of per-row statistics, one pass per partition and tree level.
+
+A histogram ``hist[slot, feature, bin, stat]`` sums the fixed-point statistics
+of the rows that sit in the node assigned to ``slot`` and whose ``feature``
+falls in ``bin``. One call serves every node being built at a level, of every
+tree in a batch (K trees of a multinomial round, or many trees of a forest),
+so a level costs one pass over the partition.
+"""
+
+import numba
+import numpy as np
+
+from ._common import MAX_BINS, STAT_DTYPE
+
+
+@numba.njit(cache=True)
+def _rows_to_build(positions, slot_of_node):
+    """Flatten (tree, row, slot) for the rows whose node is being built."""
+    n_trees, n_rows = positions.shape
+    count = 0
+    for t in range(n_trees):
+        for i in range(n_rows):
+            node = positions[t, i]
+            if node >= 0 and slot_of_node[t, node] >= 0:
+                count += 1
+    row_tree = np.empty(count, np.int32)
+    row_index = np.empty(count, np.int32)
+    row_slot = np.empty(count, np.int32)
+    k = 0
+    for t in range(n_trees):
+        for i in range(n_rows):
+            node = positions[t, i]
+            if node >= 0:
+                slot = slot_of_node[t, node]
+                if slot >= 0:
+                    row_tree[k] = t
+                    row_index[k] = i
+                    row_slot[k] = slot
+                    k += 1
+    return row_tree, row_index, row_slot
+
+
+@numba.njit(parallel=True, cache=True)
+def _accumulate(X_binned, stats, features, row_tree, row_index, row_slot, hist):
+    n_stats = stats.shape[2]
+    for k in numba.prange(len(features)):
+        f = features[k]
+        codes = X_binned[f]
+        for r in range(len(row_index)):
+            i = row_index[r]
+            t = row_tree[r]
+            b = codes[i]
+            s = row_slot[r]
+            for j in range(n_stats):
+                hist[s, f, b, j] += stats[t, i, j]
+
+
+def build_histograms(X_binned, stats, positions, slot_of_node, n_slots, features):
+    """Histograms of the nodes being built at one level.
+
+    Parameters
+    ----------
+    X_binned : ndarray of shape (n_features, n_rows), uint8
+    stats : ndarray of shape (n_trees, n_rows, n_stats), int64
+        Fixed-point per-row statistics, e.g. (g, h, 1) for gradient boosting.
+    positions : ndarray of shape (n_trees, n_rows), int32
+        Node of each row in each tree; -1 for rows outside the tree (not sampled).
+    slot_of_node : ndarray of shape (n_trees, max_nodes), int32
+        Output slot of each node, -1 for nodes not built in this pass.
+    n_slots : int
+    features : ndarray of int
+        Features to histogram (others stay zero: column subsampling).
+
+    Returns
+    -------
+    hist : ndarray of shape (n_slots, n_features, 256, n_stats), int64
+    """
+    n_features = X_binned.shape[0]
+    hist = np.zeros((n_slots, n_features, MAX_BINS, stats.shape[2]), dtype=STAT_DTYPE)
+    if n_slots == 0:
+        return hist
+    row_tree, row_index, row_slot = _rows_to_build(positions, slot_of_node)
+    _accumulate(X_binned, stats, np.asarray(features, np.int64), row_tree, row_index, row_slot, hist)
+    return hist
+
+
+@numba.njit(cache=True)
+def apply_splits(X_binned, positions, split_of_node, split_feature, goes_left, left_child, right_child):
+    """Move every row from a split node to its child.
+
+    Parameters
+    ----------
+    X_binned : ndarray of shape (n_features, n_rows), uint8
+    positions : ndarray of shape (n_trees, n_rows), int32
+        Current nodes; not modified.
+    split_of_node : ndarray of shape (n_trees, max_nodes), int32
+        Index into the split arrays for nodes split in this step, else -1.
+    split_feature : ndarray of shape (n_splits,), int32
+    goes_left : ndarray of shape (n_splits, 256), bool
+        Direction of each bin, the missing bin included (learned default).
+    left_child, right_child : ndarray of shape (n_splits,), int32
+
+    Returns
+    -------
+    new_positions : ndarray of shape (n_trees, n_rows), int32
+    """
+    n_trees, n_rows = positions.shape
+    out = positions.copy()
+    for t in range(n_trees):
+        for i in range(n_rows):
+            node = positions[t, i]
+            if node < 0 or node >= split_of_node.shape[1]:
+                continue
+            s = split_of_node[t, node]
+            if s >= 0:
+                if goes_left[s, X_binned[split_feature[s], i]]:
+                    out[t, i] = left_child[s]
+                else:
+                    out[t, i] = right_child[s]
+    return out

@@ -1,0 +1,111 @@
+"""Versioned JSON model files that load without a cluster.
+
+Format ``distboost-model`` version 1: estimator class and parameters, the
+schema (feature names, categorical features and their categories), the bin
+edges, classes, initial scores, and every tree as columns of its node
+records. Floats are written with Python's shortest round-trip repr, so a
+loaded model predicts exactly what the saved one did.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+
+import numpy as np
+
+from ._input import Schema
+from .binning import BinMapper
+from .tree import Tree
+
+FORMAT = "distboost-model"
+VERSION = 1
+
+
+def _jsonable(value):
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def _labels(values) -> dict:
+    arr = np.asarray(values)
+    return {"dtype": arr.dtype.str if arr.dtype.kind != "O" else "object",
+            "values": [_jsonable(v) for v in arr.tolist()]}
+
+
+def _from_labels(d: dict) -> np.ndarray:
+    return np.array(d["values"], dtype=object if d["dtype"] == "object" else np.dtype(d["dtype"]))
+
+
+def model_to_dict(est) -> dict:
+    """Everything needed to predict, as JSON-compatible values."""
+    params = {k: v for k, v in est.get_params(deep=False).items() if k not in ("client",)}
+    schema = est._schema
+    out = {
+        "format": FORMAT,
+        "version": VERSION,
+        "estimator": type(est).__name__,
+        "params": {k: _jsonable(v) for k, v in params.items()},
+        "feature_names": list(schema.feature_names),
+        "is_categorical": schema.is_categorical.tolist(),
+        "categories": {str(k): [_jsonable(c) for c in v] for k, v in schema.categories.items()},
+        "bin_mapper": est.bin_mapper_.to_dict(),
+        "base_score": np.asarray(est.base_score_).tolist(),
+        "trees": [[t.to_dict() for t in round_trees] for round_trees in est.trees_],
+        "best_iteration": est.best_iteration_,
+        "evals_result": est.evals_result_,
+    }
+    if hasattr(est, "classes_"):
+        out["classes"] = _labels(est.classes_)
+    return out
+
+
+def save_model(est, path) -> None:
+    """Write ``est`` to ``path`` atomically (a partial file never replaces a good one)."""
+    est._check_fitted()
+    text = json.dumps(model_to_dict(est), allow_nan=False)
+    path = os.fspath(path)
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".distboost-", suffix=".json")
+    with os.fdopen(fd, "w") as fh:
+        fh.write(text)
+    os.replace(tmp, path)
+
+
+def load_model(path):
+    """Load a model file written by ``save_model``; no cluster needed."""
+    with open(os.fspath(path)) as fh:
+        d = json.load(fh)
+    if d.get("format") != FORMAT:
+        raise ValueError(f"{path} is not a distboost model file (format {d.get('format')!r})")
+    if d.get("version", 0) > VERSION:
+        raise ValueError(
+            f"{path} has model format version {d['version']}; this distboost reads up to "
+            f"{VERSION}: upgrade distboost"
+        )
+    return model_from_dict(d)
+
+
+def model_from_dict(d: dict):
+    import distboost
+
+    cls = getattr(distboost, d["estimator"])
+    est = cls(**d["params"])
+    est._schema = Schema(
+        d["feature_names"], np.asarray(d["is_categorical"], bool),
+        {int(k): v for k, v in d["categories"].items()},
+    )
+    est.n_features_in_ = len(d["feature_names"])
+    if not all(n == f"f{j}" for j, n in enumerate(d["feature_names"])):
+        est.feature_names_in_ = np.array(d["feature_names"], dtype=object)
+    est.bin_mapper_ = BinMapper.from_dict(d["bin_mapper"])
+    est.base_score_ = np.asarray(d["base_score"], np.float64)
+    est.trees_ = [[Tree.from_dict(t) for t in round_trees] for round_trees in d["trees"]]
+    est.n_estimators_ = len(est.trees_)
+    est.best_iteration_ = d["best_iteration"]
+    est.evals_result_ = d["evals_result"]
+    if "classes" in d:
+        est.classes_ = _from_labels(d["classes"])
+    return est
