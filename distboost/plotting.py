@@ -123,7 +123,9 @@ def plot_partial_dependence(
         Names of the K outputs (e.g. class labels) for the axis label.
     """
     if len(result.features) != 1:
-        raise ValueError("plot_partial_dependence draws one feature; use plot_partial_dependence_2d")
+        raise ValueError(
+            "plot_partial_dependence draws one feature; use plot_partial_dependence_2d"
+        )
     fig, ax = _figure()
     grid, avg = result.grid_values[0], result.average[output]
     if result.categorical[0]:
@@ -184,8 +186,10 @@ def plot_partial_dependence_2d(
     mesh = ax.pcolormesh(x_pos, y_pos, z.T, shading="nearest", cmap="viridis")
     if not any(result.categorical) and min(z.shape) > 2 and np.ptp(z) > 0:
         ax.contour(x_pos, y_pos, z.T, levels=8, colors="white", linewidths=0.6, alpha=0.7)
-    for axis_set, grid, cat in ((ax.set_xticks, g0, result.categorical[0]),
-                                (ax.set_yticks, g1, result.categorical[1])):
+    for axis_set, grid, cat in (
+        (ax.set_xticks, g0, result.categorical[0]),
+        (ax.set_yticks, g1, result.categorical[1]),
+    ):
         if cat:
             axis_set(np.arange(len(grid)), [str(g) for g in grid])
     fig.colorbar(mesh, ax=ax, label=_output_label(output, output_names))

@@ -1,0 +1,89 @@
+"""A Dask client for the flows: a given scheduler, or a LocalCluster started here."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from distributed import Client, LocalCluster
+
+from .config import ClusterConfig
+
+
+def say(message: str) -> None:
+    """A status line for the person at the terminal (stderr: stdout is for results)."""
+    print(f"distboost: {message}", file=sys.stderr, flush=True)
+
+
+def cluster_config(scheduler: str | None, cluster: ClusterConfig | dict | None) -> ClusterConfig:
+    """Merge a scheduler address into the cluster settings."""
+    config = ClusterConfig.model_validate(cluster or {})
+    if scheduler:
+        config = config.model_copy(update={"scheduler": scheduler})
+    return config
+
+
+def quiet_dask_logs(level: int = logging.ERROR) -> None:
+    """Keep the scheduler's and workers' chatter (started, registered...) off the terminal."""
+    for name in (
+        "distributed",
+        "distributed.scheduler",
+        "distributed.worker",
+        "distributed.core",
+        "distributed.nanny",
+        "distributed.http.proxy",
+    ):
+        logging.getLogger(name).setLevel(level)
+
+
+@contextmanager
+def dask_client(
+    scheduler: str | None = None, cluster: ClusterConfig | dict | None = None, quiet: bool = False
+) -> Iterator[Client]:
+    """Connect to ``scheduler`` or start a LocalCluster; close what we opened.
+
+    Parameters
+    ----------
+    scheduler : str, optional
+        Address of a Dask scheduler (``tcp://host:8786``). Without it a
+        LocalCluster is started with the ``cluster`` settings, and its
+        dashboard address is printed.
+    cluster : ClusterConfig or dict, optional
+    quiet : bool
+        Print nothing (the caller already announced the cluster).
+    """
+    config = cluster_config(scheduler, cluster)
+    if config.scheduler:
+        client = Client(config.scheduler, set_as_default=False)
+        if not quiet:
+            say(f"connected to the Dask scheduler at {config.scheduler}")
+            say(f"Dask dashboard: {client.dashboard_link}")
+        try:
+            yield client
+        finally:
+            client.close()
+        return
+    quiet_dask_logs()
+    local = LocalCluster(
+        n_workers=config.n_workers,
+        threads_per_worker=config.threads_per_worker,
+        processes=config.processes,
+        memory_limit=config.memory_limit,
+        dashboard_address=config.dashboard_address,
+        silence_logs=logging.ERROR,
+    )
+    client = Client(local, set_as_default=False)
+    if not quiet:
+        say(
+            f"started a local Dask cluster ({config.n_workers} workers) at "
+            f"{local.scheduler_address}"
+        )
+        if config.dashboard_address is not None:
+            say(f"Dask dashboard: {client.dashboard_link}")
+    try:
+        yield client
+    finally:
+        client.close()
+        local.close()

@@ -1,0 +1,75 @@
+"""Reading a prepared folder (see flows/prepare.py) as Dask collections."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ._tabular import DataError
+
+
+def read_schema(data: str | Path) -> dict[str, Any]:
+    """The prepared folder's schema.json; a clear error if it is not one."""
+    path = Path(data) / "schema.json"
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"{data} is not a prepared data folder (no schema.json); run `distboost prepare` first"
+        )
+    return json.loads(path.read_text())
+
+
+def has_split(data: str | Path, split: str) -> bool:
+    folder = Path(data) / split
+    return folder.is_dir() and any(folder.glob("*.parquet"))
+
+
+def _typed(frame: pd.DataFrame, schema: dict) -> pd.DataFrame:
+    for spec in schema["features"]:
+        if spec["kind"] == "categorical":
+            frame[spec["name"]] = (
+                frame[spec["name"]]
+                .astype(str)
+                .where(frame[spec["name"]].notna(), None)
+                .astype(pd.CategoricalDtype(spec["categories"]))
+            )
+    target = schema["target"]
+    if target in frame.columns and schema["target_kind"] == "integer":
+        frame[target] = frame[target].astype("int64")
+    elif target in frame.columns and schema["target_kind"] == "text":
+        frame[target] = frame[target].astype(object)
+    return frame
+
+
+def load_split(data: str | Path, split: str, schema: dict | None = None) -> tuple[Any, Any]:
+    """Features and target of one split as a Dask DataFrame and Series.
+
+    Categorical columns get the schema's categories (so every partition and
+    every split agree on the codes).
+    """
+    import dask.dataframe as dd
+
+    schema = schema or read_schema(data)
+    if not has_split(data, split):
+        raise DataError(f"{data} has no {split!r} split (no Parquet files in {Path(data) / split})")
+    ddf = dd.read_parquet(str(Path(data) / split), engine="pyarrow")
+    names = [f["name"] for f in schema["features"]]
+    columns = [c for c in names + [schema["target"]] if c in ddf.columns]
+    ddf = ddf[columns].map_partitions(_typed, schema, meta=_typed(ddf._meta.copy(), schema))
+    target = ddf[schema["target"]] if schema["target"] in ddf.columns else None
+    return ddf[names], target
+
+
+def load_features(data: str | Path, schema: dict) -> Any:
+    """Just the feature columns of any Parquet folder/file with those columns."""
+    import dask.dataframe as dd
+
+    ddf = dd.read_parquet(str(data), engine="pyarrow")
+    names = [f["name"] for f in schema["features"]]
+    missing = [n for n in names if n not in ddf.columns]
+    if missing:
+        raise DataError(f"{data} lacks the model's feature column(s) {missing}")
+    ddf = ddf[names]
+    return ddf.map_partitions(_typed, schema, meta=_typed(ddf._meta.copy(), schema))

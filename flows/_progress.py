@@ -1,0 +1,70 @@
+"""Progress bars on stderr for long work (rounds, partitions).
+
+Uses ``rich`` (installed with Prefect) when it imports; otherwise prints a
+line now and then. Disabled bars cost nothing, so flows always call these and
+pass ``enabled`` through from their ``progress`` parameter.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+
+class _Bar:
+    def __init__(self, progress: Any, task: Any, total: int, label: str) -> None:
+        self._progress, self._task, self._total, self._label = progress, task, total, label
+        self.done = 0
+
+    def advance(self, n: int = 1, note: str = "") -> None:
+        self.done += n
+        if self._progress is not None:
+            self._progress.update(self._task, advance=n, note=note)
+        elif self._total:
+            print(f"{self._label}: {self.done}/{self._total} {note}", file=sys.stderr, flush=True)
+
+
+@contextmanager
+def progress_bar(label: str, total: int, enabled: bool = True, start: int = 0) -> Iterator[_Bar]:
+    """A progress bar for ``total`` steps of ``label`` (rounds, files...)."""
+    if not enabled:
+        bar = _Bar(None, None, 0, label)
+        yield bar
+        return
+    try:
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+        )
+    except ImportError:  # pragma: no cover - rich comes with prefect
+        yield _Bar(None, None, total, label)
+        return
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.fields[note]}"),
+    )
+    with Progress(*columns, console=Console(stderr=True), transient=False) as progress:
+        task = progress.add_task(label, total=total, completed=start, note="")
+        yield _Bar(progress, task, total, label)
+
+
+def gather_with_progress(
+    client: Any, tasks: Sequence[Any], label: str, enabled: bool = True
+) -> list[Any]:
+    """Compute dask delayed ``tasks`` on ``client``; results in order."""
+    from distributed import as_completed
+
+    futures = client.compute(list(tasks))
+    with progress_bar(label, len(futures), enabled) as bar:
+        for _ in as_completed(futures, loop=client.loop):
+            bar.advance()
+    return client.gather(futures)

@@ -1,0 +1,274 @@
+"""Schema inference and validation of the prepare flow (pure functions).
+
+:func:`infer_schema` looks at the first rows of the first file and decides the
+kind of every column; :func:`combine_statistics` adds up the per-file
+statistics; :func:`check_statistics` turns them into a list of problems, each
+naming the column and the file (and row) where it was found.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import fsspec
+import numpy as np
+import pandas as pd
+
+from ._tabular import SPLITS, DataError
+
+FORMATS = {".csv": "csv", ".csv.gz": "csv", ".parquet": "parquet", ".pq": "parquet"}
+MAX_CLASSES = 50
+"""A numeric target with at most this many distinct integer values is a class label."""
+
+
+def _format_of(path: str) -> str | None:
+    lower = path.lower()
+    return next((fmt for ext, fmt in FORMATS.items() if lower.endswith(ext)), None)
+
+
+def list_source_files(source: str) -> tuple[str, list[str]]:
+    """The format and files of a source: a file, a folder, a glob, any fsspec URL."""
+    fs, path = fsspec.core.url_to_fs(source)
+    if any(ch in path for ch in "*?["):
+        paths = sorted(fs.glob(path))
+    elif not fs.exists(path):
+        raise FileNotFoundError(f"input {source} does not exist")
+    elif fs.isdir(path):
+        paths = sorted(p for p in fs.find(path) if _format_of(p) and "/." not in p)
+    else:
+        paths = [path]
+    formats = {_format_of(p) for p in paths}
+    if not paths:
+        raise DataError(f"no CSV or Parquet files in {source}")
+    if None in formats:
+        odd = next(p for p in paths if _format_of(p) is None)
+        raise DataError(f"{odd} is neither CSV (.csv, .csv.gz) nor Parquet (.parquet, .pq)")
+    if len(formats) > 1:
+        raise DataError(f"{source} mixes CSV and Parquet files; keep one format per input")
+    return formats.pop(), [fs.unstrip_protocol(p) for p in paths]
+
+
+def _is_numeric_text(column: pd.Series) -> bool:
+    values = column.dropna()
+    return bool(pd.to_numeric(values, errors="coerce").notna().all())
+
+
+def _column_kind(column: pd.Series, categorical: bool) -> str:
+    if categorical or isinstance(column.dtype, pd.CategoricalDtype):
+        return "categorical"
+    if pd.api.types.is_numeric_dtype(column.dtype) or pd.api.types.is_bool_dtype(column.dtype):
+        return "numeric"
+    return "numeric" if _is_numeric_text(column) else "text"
+
+
+def _target_kind(column: pd.Series, task: str) -> tuple[str, str]:
+    """(task, target_kind): target_kind is "float", "integer" or "text"."""
+    numeric = pd.api.types.is_numeric_dtype(column.dtype) or _is_numeric_text(column)
+    if not numeric:
+        if task == "regression":
+            raise DataError(
+                f"target column {column.name!r} is not numeric (e.g. "
+                f"{column.dropna().iloc[0]!r}) but task='regression'"
+            )
+        return "classification", "text"
+    values = pd.to_numeric(column.dropna(), errors="coerce").to_numpy(np.float64)
+    integral = values.size > 0 and bool(np.all(np.isfinite(values) & (values == np.round(values))))
+    if task == "auto":
+        task = (
+            "classification" if integral and np.unique(values).size <= MAX_CLASSES else "regression"
+        )
+    if task == "classification":
+        return task, "integer" if integral else "text"
+    return task, "float"
+
+
+def infer_schema(
+    head: pd.DataFrame,
+    source: str,
+    target: str,
+    task: str = "auto",
+    categorical: list[str] | None = None,
+    drop: list[str] | None = None,
+) -> dict[str, Any]:
+    """Decide every column's kind from the first rows of the first file."""
+    categorical, drop = list(categorical or []), list(drop or [])
+    columns = [str(c) for c in head.columns]
+    if target not in columns:
+        raise DataError(
+            f"target column {target!r} not found in {source}; its columns are {columns}"
+        )
+    unknown = [c for c in categorical + drop if c not in columns]
+    if unknown:
+        raise DataError(f"column(s) {unknown} named in categorical/drop are not in {source}")
+    features, problems = [], []
+    for name in columns:
+        if name == target or name in drop:
+            continue
+        kind = _column_kind(head[name], name in categorical)
+        if kind == "text":
+            example = head[name].dropna().iloc[0]
+            problems.append(
+                f"column {name!r} is not numeric (e.g. {example!r} in {source}); "
+                f"declare it categorical (--categorical {name}) or drop it (--drop {name})"
+            )
+        features.append({"name": name, "kind": kind})
+    if problems:
+        raise DataError("\n".join(problems))
+    if not features:
+        raise DataError(f"{source} has no feature columns besides the target {target!r}")
+    task, target_kind = _target_kind(head[target], task)
+    return {
+        "format": "distboost-prepared/1",
+        "source": source,
+        "target": target,
+        "task": task,
+        "target_kind": target_kind,
+        "features": features,
+        "columns_needed": [f["name"] for f in features] + [target],
+    }
+
+
+# ----------------------------------------------------------------- combination
+def _merge_numeric(parts: list[dict]) -> dict:
+    count = sum(p["count"] for p in parts)
+    total = sum(p["sum"] for p in parts)
+    squares = sum(p["sum_squares"] for p in parts)
+    mins = [p["min"] for p in parts if p["min"] is not None]
+    maxs = [p["max"] for p in parts if p["max"] is not None]
+    mean = total / count if count else None
+    var = max(squares / count - mean**2, 0.0) if count else None
+    return {
+        "kind": "numeric",
+        "count": count,
+        "missing": sum(p["missing"] for p in parts),
+        "infinite": sum(p["infinite"] for p in parts),
+        "not_numeric": sum(p["not_numeric"] for p in parts),
+        "min": min(mins) if mins else None,
+        "max": max(maxs) if maxs else None,
+        "mean": mean,
+        "std": float(np.sqrt(var)) if var is not None else None,
+    }
+
+
+def _merge_counts(dicts: list[dict | None]) -> dict | None:
+    if any(d is None for d in dicts):
+        return None
+    out: dict[str, int] = {}
+    for d in dicts:
+        for key, value in d.items():
+            out[key] = out.get(key, 0) + value
+    return dict(sorted(out.items()))
+
+
+def combine_statistics(schema: dict, per_file: list[dict]) -> dict:
+    """Column statistics of the whole input from the per-file statistics."""
+    columns = {}
+    for spec in schema["features"]:
+        parts = [f["columns"][spec["name"]] for f in per_file]
+        if spec["kind"] == "categorical":
+            columns[spec["name"]] = {
+                "kind": "categorical",
+                "missing": sum(p["missing"] for p in parts),
+                "values": _merge_counts([p["values"] for p in parts]),
+            }
+        else:
+            columns[spec["name"]] = _merge_numeric(parts)
+    targets = [f["target"] for f in per_file]
+    target: dict[str, Any] = {"missing": sum(t["missing"] for t in targets)}
+    if schema["target_kind"] != "text":
+        target.update(_merge_numeric(targets))
+        target["missing"] = sum(t["missing"] for t in targets)
+    target["per_split"] = {
+        s: _merge_counts([t["per_split"][s] for t in targets]) or {} for s in SPLITS
+    }
+    target["split_rows"] = {s: sum(t["split_rows"][s] for t in targets) for s in SPLITS}
+    overflow = any(t["distinct_overflow"] for t in targets)
+    target["values"] = (
+        None
+        if overflow
+        else _merge_counts([_merge_counts([t["per_split"][s] for s in SPLITS]) for t in targets])
+    )
+    return {"rows": sum(f["rows"] for f in per_file), "columns": columns, "target": target}
+
+
+# ---------------------------------------------------------------------- checks
+def _where(per_file: list[dict], key: str, column: str | None, row_key: str) -> str:
+    for f in per_file:
+        part = f["target"] if column is None else f["columns"][column]
+        if part.get(key):
+            return f"{f['path']}, data row {part[row_key] + 1}"
+    return "?"
+
+
+def check_statistics(schema: dict, stats: dict, per_file: list[dict]) -> list[str]:
+    """Every problem found, each naming the column and where it occurs."""
+    problems = []
+    for name, col in stats["columns"].items():
+        if col["kind"] != "numeric":
+            continue
+        if col["not_numeric"]:
+            f = next(f for f in per_file if f["columns"][name]["not_numeric"])
+            problems.append(
+                f"column {name!r} has {col['not_numeric']} non-numeric value(s), e.g. "
+                f"{f['columns'][name]['example_not_numeric']!r} at "
+                f"{_where(per_file, 'not_numeric', name, 'first_not_numeric_row')}; "
+                f"declare it categorical or fix the data"
+            )
+        if col["infinite"]:
+            problems.append(
+                f"column {name!r} has {col['infinite']} infinite value(s), the first at "
+                f"{_where(per_file, 'infinite', name, 'first_infinite_row')}; "
+                "replace them by a finite value or leave the cell empty (missing)"
+            )
+    problems += _target_problems(schema, stats, per_file)
+    return problems
+
+
+def _target_problems(schema: dict, stats: dict, per_file: list[dict]) -> list[str]:
+    target, name = stats["target"], schema["target"]
+    problems = []
+    if target["missing"]:
+        problems.append(
+            f"target {name!r} is missing in {target['missing']} row(s), the first at "
+            f"{_where(per_file, 'missing', None, 'first_missing_row')}; drop those rows"
+        )
+    if target.get("infinite"):
+        problems.append(
+            f"target {name!r} has {target['infinite']} infinite value(s), the first at "
+            f"{_where(per_file, 'infinite', None, 'first_infinite_row')}"
+        )
+    values = target.get("values")
+    constant = (values is not None and len(values) == 1) or (
+        target.get("min") is not None and target.get("min") == target.get("max")
+    )
+    if constant:
+        only = next(iter(values)) if values else target.get("min")
+        problems.append(f"target {name!r} is constant (every row is {only}): nothing to learn")
+    if schema["task"] == "classification" and values and not constant:
+        train = target["per_split"]["train"]
+        absent = [c for c in values if c not in train]
+        if absent:
+            problems.append(
+                f"class(es) {absent} of target {name!r} have no row in the training split "
+                f"(counts: { ({c: values[c] for c in absent}) }); add data for them or remove them"
+            )
+    if stats["rows"] and not target["split_rows"]["train"]:
+        problems.append("the training split is empty: the input has too few rows")
+    return problems
+
+
+def categories_of(stats: dict, name: str) -> list[str]:
+    values = stats["columns"][name]["values"]
+    if values is None:
+        raise DataError(
+            f"categorical column {name!r} has more than 1000 distinct values; "
+            "that is an identifier, not a category: drop it"
+        )
+    return list(values)
+
+
+def classes_of(stats: dict, schema: dict) -> list:
+    values = stats["target"]["values"] or {}
+    if schema["target_kind"] == "integer":
+        return sorted(int(v) for v in values)
+    return sorted(values)

@@ -1,0 +1,119 @@
+"""Validated configuration of the flows (pydantic).
+
+A training configuration names the estimator class and its parameters, so any
+distboost estimator can be trained by the same flow::
+
+    estimator: GradientBoostingClassifier
+    params: {n_estimators: 200, learning_rate: 0.1, max_depth: 4}
+    checkpoint_every: 20
+    early_stopping_rounds: null
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+ESTIMATORS = (
+    "GradientBoostingClassifier",
+    "GradientBoostingRegressor",
+    "AdaBoostClassifier",
+    "RandomForestClassifier",
+    "RandomForestRegressor",
+    "BaggingClassifier",
+    "BaggingRegressor",
+)
+
+
+class ClusterConfig(BaseModel):
+    """Where the Dask work runs.
+
+    With ``scheduler`` set the flows connect to that Dask scheduler; otherwise
+    they start a LocalCluster with the other settings.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    scheduler: str | None = Field(None, description="address of a running Dask scheduler")
+    n_workers: int = Field(2, ge=1)
+    threads_per_worker: int = Field(1, ge=1)
+    processes: bool = True
+    memory_limit: str = "auto"
+    dashboard_address: str | None = ":8787"
+
+
+class TrainConfig(BaseModel):
+    """What to train and how often to checkpoint."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    estimator: str = "GradientBoostingClassifier"
+    params: dict[str, Any] = Field(default_factory=dict)
+    checkpoint_every: int = Field(10, ge=1, description="save a checkpoint every N rounds")
+    early_stopping_rounds: int | None = Field(None, ge=1)
+
+    @field_validator("estimator")
+    @classmethod
+    def _known_estimator(cls, name: str) -> str:
+        if name not in ESTIMATORS:
+            raise ValueError(f"unknown estimator {name!r}; choose one of {', '.join(ESTIMATORS)}")
+        return name
+
+    @model_validator(mode="after")
+    def _no_reserved_params(self) -> TrainConfig:
+        reserved = {"client"} & set(self.params)
+        if reserved:
+            raise ValueError(f"params may not set {sorted(reserved)}: the flow provides it")
+        return self
+
+    @property
+    def n_estimators(self) -> int:
+        return int(self.params.get("n_estimators", 100))
+
+    def is_classifier(self) -> bool:
+        return self.estimator.endswith("Classifier")
+
+
+def load_config_file(path: str | Path) -> dict[str, Any]:
+    """Read a YAML or JSON mapping; say which file is wrong if it is not one."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"configuration file {path} does not exist")
+    text = path.read_text()
+    try:
+        data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+    except (json.JSONDecodeError, yaml.YAMLError) as exc:
+        raise ValueError(f"{path} is not valid {path.suffix.lstrip('.') or 'YAML'}: {exc}") from exc
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise TypeError(f"{path} must hold a mapping of settings, not {type(data).__name__}")
+    return data
+
+
+def train_config(config: str | Path | dict | TrainConfig | None = None, **overrides) -> TrainConfig:
+    """A :class:`TrainConfig` from a file path, a mapping or nothing, plus overrides.
+
+    ``overrides`` with value ``None`` are ignored; ``params`` overrides are
+    merged into the file's ``params``.
+    """
+    if isinstance(config, TrainConfig):
+        data = config.model_dump()
+    elif isinstance(config, dict):
+        data = dict(config)
+    elif config is None:
+        data = {}
+    else:
+        data = load_config_file(config)
+    for key, value in overrides.items():
+        if value is None:
+            continue
+        if key == "params":
+            data["params"] = {**data.get("params", {}), **value}
+        else:
+            data[key] = value
+    return TrainConfig.model_validate(data)

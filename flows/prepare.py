@@ -1,0 +1,273 @@
+"""Prepare flow: raw CSV or Parquet -> validated, typed, split Parquet.
+
+Output folder::
+
+    train/part-00000.parquet ...      one file per input file and split
+    validation/...  test/...
+    schema.json                       column kinds, categories, classes, split sizes
+    statistics.json                   per-column statistics of the whole input
+    bin_edges.json                    quantile bin edges from the training split
+
+The splits are assigned by a seeded hash of each row's content, so the same
+input and seed give the same splits however the input is split into files.
+Invalid input is rejected before anything is written, with every problem
+named (column, file, row); an existing output is replaced only with
+``overwrite=True``, and only after the new one is complete.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import uuid
+from pathlib import Path
+from typing import Any
+
+import dask
+import numpy as np
+from prefect import flow, get_run_logger, task
+from prefect.cache_policies import NO_CACHE
+
+from ._cluster import dask_client
+from ._progress import gather_with_progress
+from ._schema import (
+    categories_of,
+    check_statistics,
+    classes_of,
+    combine_statistics,
+    infer_schema,
+    list_source_files,
+)
+from ._tabular import DataError, file_statistics, read_file, write_file_splits
+from .config import ClusterConfig
+
+MARKER = "schema.json"
+BIN_SAMPLE_ROWS = 20_000
+
+
+def check_output(output: str | Path, overwrite: bool) -> Path:
+    """Refuse to replace an existing output unless asked (and only ours)."""
+    out = Path(output)
+    if out.exists() and (out.is_file() or any(out.iterdir())):
+        if not overwrite:
+            raise FileExistsError(
+                f"{out} already exists; pass overwrite=True (--force) to replace it"
+            )
+        if not (out / MARKER).is_file():
+            raise FileExistsError(
+                f"{out} exists and is not a distboost prepared-data folder (no {MARKER}); "
+                "refusing to replace it: choose another output"
+            )
+    return out
+
+
+def _fractions(validation: float, test: float) -> dict[str, float]:
+    if validation < 0 or test < 0 or validation + test >= 1:
+        raise ValueError(
+            f"validation_fraction ({validation}) and test_fraction ({test}) must be >= 0 "
+            "and leave rows for training (sum < 1)"
+        )
+    return {"validation": validation, "test": test}
+
+
+@task(name="inspect-source", cache_policy=NO_CACHE)
+def inspect_source(
+    source: str, target: str, task_kind: str, categorical: list[str], drop: list[str]
+) -> tuple[str, list[str], dict]:
+    """List the input files and infer the schema from the first one."""
+    fmt, files = list_source_files(source)
+    head = read_file(files[0], fmt, nrows=2000)
+    schema = infer_schema(head, files[0], target, task_kind, categorical, drop)
+    schema["source"] = source
+    return fmt, files, schema
+
+
+def _on_workers(client, function, label, calls, progress) -> list[Any]:
+    fn = dask.delayed(function, pure=True)
+    tasks = [fn(*args, dask_key_name=(label, i)) for i, args in enumerate(calls)]
+    return gather_with_progress(client, tasks, label.removeprefix("distboost-"), progress)
+
+
+@task(name="scan-statistics", cache_policy=NO_CACHE)
+def scan_statistics(
+    scheduler: str,
+    fmt: str,
+    files: list[str],
+    schema: dict,
+    seed: int,
+    fractions: dict,
+    progress: bool,
+) -> list[dict]:
+    """One pass over the input on the workers: statistics per file."""
+    from distributed import Client
+
+    with Client(scheduler, set_as_default=False) as client:
+        calls = [(f, fmt, schema, seed, fractions, BIN_SAMPLE_ROWS) for f in files]
+        return _on_workers(client, file_statistics, "distboost-prepare-scan", calls, progress)
+
+
+def finish_schema(schema: dict, stats: dict, per_file: list[dict]) -> dict:
+    """Validate the statistics; add categories and classes to the schema."""
+    problems = check_statistics(schema, stats, per_file)
+    if problems:
+        raise DataError(f"{schema['source']} cannot be used as is:\n  - " + "\n  - ".join(problems))
+    schema = dict(schema)
+    schema["features"] = [
+        {**f, "categories": categories_of(stats, f["name"])} if f["kind"] == "categorical" else f
+        for f in schema["features"]
+    ]
+    if schema["task"] == "classification":
+        schema["classes"] = classes_of(stats, schema)
+    return schema
+
+
+def bin_edges(schema: dict, per_file: list[dict], max_bins: int) -> dict:
+    """Quantile bin edges of the numeric features from the merged training sample."""
+    try:
+        from distboost.binning import find_bin_edges, merge_candidates
+    except ImportError:
+        find_bin_edges, merge_candidates = _find_bin_edges, _merge_candidates
+    _, rows = merge_candidates([f["bin_sample"] for f in per_file], BIN_SAMPLE_ROWS)
+    numeric = [f["name"] for f in schema["features"] if f["kind"] == "numeric"]
+    features = {}
+    for j, name in enumerate(numeric):
+        column = rows[:, j][~np.isnan(rows[:, j])]
+        edges = find_bin_edges(column, max_bins) if column.size else np.empty(0)
+        features[name] = {"kind": "numeric", "edges": np.asarray(edges, float).tolist()}
+    for f in schema["features"]:
+        if f["kind"] == "categorical":
+            features[f["name"]] = {"kind": "categorical", "categories": f["categories"]}
+    return {"max_bins": max_bins, "sample_rows": len(rows), "features": features}
+
+
+def _merge_candidates(parts: list, n_samples: int) -> tuple[np.ndarray, np.ndarray]:
+    hashes = np.concatenate([p[0] for p in parts])
+    rows = np.concatenate([p[1] for p in parts])
+    order = np.argsort(hashes, kind="stable")[:n_samples]
+    return hashes[order], rows[order]
+
+
+def _find_bin_edges(column: np.ndarray, max_bins: int) -> np.ndarray:
+    unique = np.unique(column)
+    if unique.size < max_bins:
+        return (unique[:-1] + unique[1:]) / 2
+    return np.unique(np.quantile(column, np.linspace(0, 1, max_bins)[1:-1]))
+
+
+@task(name="write-splits", cache_policy=NO_CACHE)
+def write_splits(
+    scheduler: str,
+    fmt: str,
+    files: list[str],
+    schema: dict,
+    seed: int,
+    fractions: dict,
+    staging: str,
+    progress: bool,
+) -> dict[str, int]:
+    """Type, split and write every input file on the workers."""
+    from distributed import Client
+
+    with Client(scheduler, set_as_default=False) as client:
+        calls = [(f, fmt, schema, seed, fractions, staging, i) for i, f in enumerate(files)]
+        counts = _on_workers(client, write_file_splits, "distboost-prepare-write", calls, progress)
+    return {s: sum(c[s] for c in counts) for s in ("train", "validation", "test")}
+
+
+def _write_json(path: Path, data: Any) -> None:
+    path.write_text(json.dumps(data, indent=2, default=_json_default) + "\n")
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"cannot write {type(value).__name__} to JSON")
+
+
+def publish(staging: Path, out: Path) -> None:
+    """Move the finished output into place; the old one goes only after that."""
+    old = out.with_name(f".{out.name}.old-{uuid.uuid4().hex[:8]}")
+    if out.exists():
+        os.replace(out, old)
+    os.replace(staging, out)
+    if old.exists():
+        shutil.rmtree(old) if old.is_dir() else old.unlink()
+
+
+@flow(name="distboost-prepare")
+def prepare(
+    source: str,
+    output: str,
+    target: str,
+    task: str = "auto",
+    categorical: list[str] | None = None,
+    drop: list[str] | None = None,
+    validation_fraction: float = 0.15,
+    test_fraction: float = 0.15,
+    seed: int = 0,
+    max_bins: int = 256,
+    overwrite: bool = False,
+    scheduler: str | None = None,
+    cluster: ClusterConfig | None = None,
+    progress: bool = False,
+) -> str:
+    """Validate raw CSV/Parquet and write typed train/validation/test Parquet.
+
+    Parameters
+    ----------
+    source : str
+        A CSV or Parquet file, a folder of them, a glob, or an fsspec URL.
+    output : str
+        Folder to create (a local or shared path the Dask workers can write).
+    target : str
+        Name of the column to predict.
+    task : {"auto", "classification", "regression"}
+        "auto": classification for text labels or few distinct integers.
+    categorical, drop : list of str
+        Columns to treat as categories / to leave out (e.g. identifiers).
+    validation_fraction, test_fraction : float
+    seed : int
+        Seed of the split hash.
+    max_bins : int
+        Bins per numeric feature for ``bin_edges.json``.
+    overwrite : bool
+        Replace an existing prepared folder.
+    scheduler : str, optional
+        Dask scheduler address; default: start a LocalCluster.
+    cluster : ClusterConfig, optional
+        LocalCluster settings.
+    progress : bool
+        Progress bars on stderr.
+
+    Returns
+    -------
+    str
+        The output folder.
+    """
+    logger = get_run_logger()
+    out = check_output(output, overwrite)
+    fractions = _fractions(validation_fraction, test_fraction)
+    fmt, files, schema = inspect_source(source, target, task, categorical or [], drop or [])
+    logger.info("reading %d %s file(s) from %s", len(files), fmt, source)
+    staging = out.with_name(f".{out.name}.partial-{uuid.uuid4().hex[:8]}")
+    with dask_client(scheduler, cluster) as client:
+        address = client.scheduler.address
+        per_file = scan_statistics(address, fmt, files, schema, seed, fractions, progress)
+        stats = combine_statistics(schema, per_file)
+        schema = finish_schema(schema, stats, per_file)
+        staging.mkdir(parents=True)
+        try:
+            rows = write_splits(
+                address, fmt, files, schema, seed, fractions, str(staging), progress
+            )
+            schema.update(seed=seed, fractions=fractions, split_rows=rows, files=files)
+            _write_json(staging / "statistics.json", stats)
+            _write_json(staging / "bin_edges.json", bin_edges(schema, per_file, max_bins))
+            _write_json(staging / MARKER, schema)
+            publish(staging, out)
+        finally:
+            if staging.exists():
+                shutil.rmtree(staging, ignore_errors=True)
+    logger.info("prepared %s: %s", out, rows)
+    return str(out)
