@@ -24,7 +24,7 @@ def _dask_parts(obj, what: str):
             obj = obj.rechunk({1: -1})
         parts = obj.to_delayed()
         return list(parts[:, 0]) if obj.ndim == 2 else list(parts)
-    return list(obj.to_delayed())
+    return list(obj.to_delayed(optimize_graph=False))
 
 
 def _meta(X):
@@ -67,10 +67,46 @@ def plan(X, y, sample_weight, eval_set, eval_sample_weight, client, n_jobs):
     return LocalExecutor(n_jobs), [(X, y, sample_weight)], eval_parts, schema
 
 
+Y_COLUMN, W_COLUMN = "__distboost_target__", "__distboost_weight__"
+
+
+def _joined_parts(X, y, w):
+    """Partitions of X with y (and w) as extra columns, or None if they don't align.
+
+    Taking X and y from one frame in one task reads each partition once and
+    keeps their rows together whatever the optimizer does to partition counts.
+    """
+    import dask.dataframe as dd
+
+    if not (isinstance(X, dd.DataFrame) and isinstance(y, dd.Series)):
+        return None
+    if w is not None and not isinstance(w, dd.Series):
+        return None
+    extra = {Y_COLUMN: y} if w is None else {Y_COLUMN: y, W_COLUMN: w}
+    try:
+        joined = X.assign(**extra)
+    except (ValueError, NotImplementedError, TypeError):
+        return None
+    return [(part, Y_COLUMN, None if w is None else W_COLUMN) for part in joined.to_delayed()]
+
+
+def split_joined(X, y, w):
+    """Undo ``_joined_parts`` inside a task."""
+    if isinstance(y, str) and y == Y_COLUMN:
+        y_values = X[Y_COLUMN]
+        w_values = X[W_COLUMN] if isinstance(w, str) and w == W_COLUMN else w
+        return X.drop(columns=[c for c in (Y_COLUMN, W_COLUMN) if c in X.columns]), y_values, w_values
+    return X, y, w
+
+
 def _zip_parts(X, y, w):
+    joined = _joined_parts(X, y, w) if is_dask(X) else None
+    if joined is not None:
+        return joined
     if not is_dask(X):
         return [(dask.delayed(X), dask.delayed(y), None if w is None else dask.delayed(w))]
     xs = _dask_parts(X, "X")
+    # without optimization, partition counts follow the user's collections
     ys = _dask_parts(y, "y") if is_dask(y) else None
     ws = _dask_parts(w, "sample_weight") if is_dask(w) else None
     if ys is None:

@@ -46,6 +46,9 @@ class Shard:
 def _as_inputs(X, y, w, schema, partition, regression):
     import pandas as pd
 
+    from ._data import split_joined
+
+    X, y, w = split_joined(X, y, w)
     if isinstance(X, pd.DataFrame) or hasattr(X, "shape"):
         n = X.shape[0]
     else:
@@ -86,6 +89,8 @@ def scan(X, y, w, schema: Schema, n_samples: int, regression: bool, partition: i
     cats = observed_categories(X, schema) if hasattr(X, "iloc") else {}
     return {
         "n_rows": len(matrix),
+        "w_max": float(w.max(initial=0.0)),
+        "y_absmax": float(np.abs(y.astype(np.float64)).max(initial=0.0)) if regression else 1.0,
         "candidates": sample_candidates(matrix, n_samples),
         "classes": None if (y is None or regression) else np.unique(y),
         "categories": cats,
@@ -127,30 +132,6 @@ def initial_margin(shard: Shard, base_score: np.ndarray, packed_trees) -> np.nda
     if packed_trees is not None:
         predict_binned(shard.X_binned, *packed_trees, margin)
     return margin
-
-
-def advance(shard: Shard, margin: np.ndarray, packed_trees, loss, want_gradients: bool,
-            want_metric: bool):
-    """Add a round's trees to the margin; gradients and metric of the result.
-
-    Returns
-    -------
-    margin : ndarray (n_outputs, n_rows)
-    grad : tuple (g, h) of ndarrays (n_outputs, n_rows), or None
-    info : dict with ``maxabs`` (max |g|, max h) and exact metric sums
-    """
-    if packed_trees is not None:
-        margin = margin.copy()
-        predict_binned(shard.X_binned, *packed_trees, margin)
-    info = {}
-    grad = None
-    if want_gradients:
-        g, h = loss.gradients(shard.y, margin, shard.w)
-        grad = (g, h)
-        info["maxabs"] = (float(np.abs(g).max(initial=0.0)), float(np.abs(h).max(initial=0.0)))
-    if want_metric:
-        info["metric"] = metric_sums(shard, margin, loss)
-    return margin, grad, info
 
 
 def metric_sums(shard: Shard, margin: np.ndarray, loss) -> tuple[int, int]:

@@ -1,9 +1,10 @@
 """Forward stagewise additive modelling on the engine (ESL Algorithm 10.3).
 
-Each round: gradients at the current margins (computed on the partitions),
+Each round: gradients at the current margins (computed where the data live),
 one tree per output grown from histograms of (g, h), leaf values
--G/(H+lambda) shrunk by the learning rate, margins updated where the data
-live. Random draws (row and column subsampling) are functions of
+-G/(H+lambda) shrunk by the learning rate. The margin update of round r is
+fused with the start of round r+1, so a round of depth-D trees costs D waves
+of tasks. Random draws (row and column subsampling) are functions of
 (random_state, round) and of the global row id, never of the partitioning.
 """
 
@@ -18,6 +19,10 @@ import numpy as np
 from ._random import splitmix64
 from .grower import GrowthParams, TreeGrower
 from .tree import pack_trees
+
+REBASE_EVERY = 25
+"""Rounds between recomputing margins from the model, which bounds the chain of
+tasks a lost worker's data would be recomputed from."""
 
 
 @dataclass
@@ -39,18 +44,18 @@ class BoostResult:
     best_iteration: int | None = None
 
 
-def fixed_point_scales(maxabs, n_rows: int) -> tuple[float, float]:
-    """Powers of two that map |g| and h into int64 without overflow of any sum.
+def fixed_point_scales(bounds, n_rows: int) -> tuple[float, float]:
+    """Powers of two mapping |g| and h to int64 so that no sum can overflow.
 
-    With scale 2^e, e = floor(61 - log2(max|v| * n_rows)), the sum over all
-    rows of round(v * scale) stays below 2^62 in magnitude.
+    With bound m and scale 2^e, e = floor(61 - log2(m * n_rows)), the sum over
+    all rows of round(v * 2^e) stays below 2^62 in magnitude.
     """
     scales = []
-    for m in maxabs:
+    for m in bounds:
         if not math.isfinite(m):
             raise FloatingPointError(
-                "gradients overflowed (inf or NaN); check the target for extreme values "
-                "or lower the learning rate"
+                "gradients are unbounded (inf or NaN scores); check the target for extreme "
+                "values or lower the learning rate"
             )
         scales.append(1.0 if m <= 0 else 2.0 ** math.floor(61 - math.log2(m * max(n_rows, 1))))
     return tuple(scales)
@@ -70,60 +75,103 @@ def feature_masks(n_trees, n_features, fraction, seed, round_index) -> np.ndarra
     return masks
 
 
-def boost(engine, loss, n_outputs: int, params: BoostParams, first_round: int = 0,
+class _Tracker:
+    """Metrics per round and the early-stopping rule."""
+
+    def __init__(self, n_eval, patience, on_round):
+        self.result = BoostResult(eval_metrics=[[] for _ in range(n_eval)])
+        self.patience, self.on_round = patience, on_round
+        self.best, self.best_round = np.inf, None
+
+    def record(self, r, train_metric, evals) -> bool:
+        """Record round r's metrics; True if training should stop."""
+        res = self.result
+        if train_metric is not None:
+            res.train_metric.append(train_metric)
+        for k, value in enumerate(evals):
+            res.eval_metrics[k].append(value)
+        stop = bool(self.on_round(r, train_metric, evals)) if self.on_round else False
+        if evals and self.patience:
+            i = len(res.eval_metrics[-1]) - 1
+            if evals[-1] < self.best:
+                self.best, self.best_round = evals[-1], i
+            elif i - self.best_round >= self.patience:
+                stop = True
+        return stop
+
+
+def boost(engine, loss, n_outputs: int, params: BoostParams, base_score, prior_trees=(),
           on_round=None) -> BoostResult:
-    """Run boosting rounds ``first_round .. first_round + n_rounds - 1``.
+    """Run rounds ``len(prior_trees) .. len(prior_trees) + n_rounds - 1``.
 
     ``on_round(round_index, train_metric, eval_metrics)`` is called after each
     round; returning True stops training.
     """
-    result = BoostResult(eval_metrics=[[] for _ in engine.eval_shards])
-    timings = engine.timings
-    maxabs, _, _ = engine.advance(None, loss, True, False)
-    best, best_round = np.inf, None
-    for r in range(first_round, first_round + params.n_rounds):
+    first = len(prior_trees)
+    tracker = _Tracker(len(engine.eval_groups), params.early_stopping_rounds, on_round)
+    want_metric = params.train_metric
+    margin_bound = float(np.max(np.abs(base_score))) + _max_leaf(prior_trees)
+    pending, stopped = None, False
+    trees = tracker.result.trees
+    for r in range(first, first + params.n_rounds):
         t0 = time.perf_counter()
-        trees = _grow_round(engine, r, n_outputs, params, maxabs)
-        last = r == first_round + params.n_rounds - 1
-        packed = (*pack_trees(trees), np.arange(n_outputs, dtype=np.int64))
-        maxabs, tm, evals = engine.advance(packed, loss, not last, params.train_metric)
-        result.trees.append(trees)
-        if tm is not None:
-            result.train_metric.append(tm)
-        for k, value in enumerate(evals):
-            result.eval_metrics[k].append(value)
-        timings["train"] += time.perf_counter() - t0
-        stop = bool(on_round(r, tm, evals)) if on_round else False
-        if evals and params.early_stopping_rounds:
-            if evals[-1] < best:
-                best, best_round = evals[-1], len(result.trees) - 1
-            elif len(result.trees) - 1 - best_round >= params.early_stopping_rounds:
-                stop = True
-        if stop:
+        if (r - first) % REBASE_EVERY == 0 and r > first:
+            engine.set_margins(base_score, _pack(list(prior_trees) + trees[:-1], n_outputs))
+            pending_packed = _pack([trees[-1]], n_outputs)
+        else:
+            pending_packed = None if pending is None else _pack([pending], n_outputs)
+        bounds = loss.gradient_bounds(engine.y_absmax, engine.w_max, margin_bound)
+        scales = fixed_point_scales(bounds, engine.n_rows)
+        masks = feature_masks(n_outputs, engine.schema.n_features, params.colsample_bytree,
+                              params.seed, r)
+        features = np.flatnonzero(masks.any(axis=0))
+        root, tm, evals = engine.start_round(pending_packed, loss, want_metric and pending is not None,
+                                             scales, params.seed, r, params.subsample, features)
+        if pending is not None and tracker.record(r - 1, tm, evals):
+            stopped = True
             break
-    if best_round is not None:
-        result.best_iteration = best_round
-        result.trees = result.trees[: best_round + 1]
-    return result
+        pending = _grow(engine, root, features, masks, scales, params)
+        trees.append(pending)
+        margin_bound += _max_leaf([pending])
+        engine.timings["train"] += time.perf_counter() - t0
+    if pending is not None and not stopped:
+        t0 = time.perf_counter()
+        if want_metric or engine.eval_groups:
+            tm, evals = engine.finish(_pack([pending], n_outputs), loss, want_metric)
+            tracker.record(first + len(trees) - 1, tm, evals)
+        engine.timings["train"] += time.perf_counter() - t0
+    res = tracker.result
+    if tracker.best_round is not None and params.early_stopping_rounds:
+        res.best_iteration = tracker.best_round
+        res.trees = res.trees[: tracker.best_round + 1]
+    return res
 
 
-def _grow_round(engine, r, n_outputs, params: BoostParams, maxabs):
-    scales = fixed_point_scales(maxabs, engine.n_rows)
-    masks = feature_masks(n_outputs, engine.schema.n_features, params.colsample_bytree,
-                          params.seed, r)
-    features = np.flatnonzero(masks.any(axis=0))
-    root = engine.root(scales, params.seed, r, params.subsample, features)
+def _grow(engine, root, features, masks, scales, params):
     t0 = time.perf_counter()
+    waited = 0.0
 
     def build_level(split_arrays, slot_of_node, n_slots):
+        nonlocal waited
         t1 = time.perf_counter()
         hist = engine.level(split_arrays, slot_of_node, n_slots, features)
-        nonlocal t0
-        t0 += time.perf_counter() - t1
+        waited += time.perf_counter() - t1
         return hist
 
-    grower = TreeGrower(root, build_level, engine.mapper, params.growth, scales, masks)
-    trees = grower.grow()
-    engine.timings["split_finding"] += time.perf_counter() - t0
-    engine.end_tree()
+    trees = TreeGrower(root, build_level, engine.mapper, params.growth, scales, masks).grow()
+    engine.timings["split_finding"] += time.perf_counter() - t0 - waited
     return trees
+
+
+def _pack(rounds, n_outputs):
+    flat = [t for round_trees in rounds for t in round_trees]
+    outputs = np.tile(np.arange(n_outputs, dtype=np.int64), len(rounds))
+    return (*pack_trees(flat), outputs)
+
+
+def _max_leaf(rounds) -> float:
+    """Largest |leaf value| a round can add to a margin, summed over rounds."""
+    return float(sum(
+        max((np.abs(t.nodes["value"][t.nodes["is_leaf"] == 1]).max() for t in rt), default=0.0)
+        for rt in rounds
+    ))

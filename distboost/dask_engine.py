@@ -18,6 +18,8 @@ import numba
 from dask.delayed import Delayed, delayed
 from distributed import wait
 
+from . import _group
+
 
 def resolve_client(client=None):
     """The given client or the current default one; never creates a cluster."""
@@ -56,24 +58,28 @@ def _has_lazy(obj) -> bool:
 
 
 class DaskExecutor:
-    """Submits per-partition functions to a Dask cluster."""
+    """Submits the engine's work to a Dask cluster.
+
+    Per-partition passes (scan, binning) run one task per partition; after
+    binning, partitions are bundled into one group per worker and every wave
+    runs one task per group on that worker.
+    """
 
     def __init__(self, client):
         self.client = client
         self.token = uuid.uuid4().hex[:8]
         self.round = 0
         self.wave = 0
-        self.worker_of: list | None = None
 
     def _key(self, name, i):
         return (f"distboost-{name}-r{self.round}", self.token, self.wave, i)
 
-    def next_wave(self, round_index=None):
-        if round_index is not None:
-            self.round = round_index
-        self.wave += 1
+    def set_round(self, round_index):
+        self.round = round_index
 
     def map(self, fn, name, per_part, *common):
+        """One task per partition (inputs may be lazy Dask pieces)."""
+        self.wave += 1
         if any(_has_lazy(args) for args in per_part):
             lazy = [
                 delayed(_call, pure=False)(fn, *args, *common, dask_key_name=self._key(name, i))
@@ -85,6 +91,14 @@ class DaskExecutor:
             for i, args in enumerate(per_part)
         ]
 
+    def call(self, groups, fn, name, *common):
+        """One task per group."""
+        self.wave += 1
+        return [
+            self.client.submit(_call, fn, g, *common, key=self._key(name, i))
+            for i, g in enumerate(groups)
+        ]
+
     def getitem(self, values, item, name):
         return [
             self.client.submit(operator.getitem, v, item, key=self._key(name, i))
@@ -94,34 +108,38 @@ class DaskExecutor:
     def gather(self, values):
         return self.client.gather(values)
 
-    def placed(self, shards):
-        """Remember which worker holds each partition (for per-worker sums)."""
-        wait(shards)
-        who = self.client.who_has(shards)
-        self.worker_of = [sorted(who.get(f.key, ("?",)))[0] for f in shards]
+    def _owners(self, futures):
+        wait(futures)
+        who = self.client.who_has(futures)
+        return [sorted(who.get(f.key, ("?",)))[0] for f in futures]
 
-    def _groups(self, values):
-        if self.worker_of is not None and len(self.worker_of) == len(values):
-            owners = self.worker_of
-        else:
-            wait(values)
-            who = self.client.who_has(values)
-            owners = [sorted(who.get(v.key, ("?",)))[0] for v in values]
+    def bundle(self, shards, name):
+        """Group partitions by the worker holding them (no data moves)."""
+        if not shards:
+            return []
         groups = defaultdict(list)
-        for owner, v in zip(owners, values):
-            groups[owner].append(v)
-        return groups
+        for owner, f in zip(self._owners(shards), shards):
+            groups[owner].append(f)
+        self.wave += 1
+        return [
+            self.client.submit(
+                _group.bundle, *futs, key=self._key(name, j),
+                workers=None if w == "?" else [w], allow_other_workers=True,
+            )
+            for j, (w, futs) in enumerate(sorted(groups.items()))
+        ]
 
     def reduce(self, values, combine, name, *args):
         """Combine per worker (one task each), then on the driver."""
+        groups = defaultdict(list)
+        for owner, v in zip(self._owners(values), values):
+            groups[owner].append(v)
+        self.wave += 1
         partial = [
             self.client.submit(
                 _call, combine, vals, *args, key=self._key(name, j),
                 workers=None if w == "?" else [w], allow_other_workers=True,
             )
-            for j, (w, vals) in enumerate(sorted(self._groups(values).items()))
+            for j, (w, vals) in enumerate(sorted(groups.items()))
         ]
         return combine(self.client.gather(partial), *args)
-
-    def release(self, values):
-        pass

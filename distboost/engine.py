@@ -1,12 +1,12 @@
 """The training state of all partitions, and the waves of work on it.
 
-An ``Engine`` keeps, per partition, the binned shard, the margins and the
-round's statistics and node positions, and offers the operations the booster
-and the tree grower need: exact sums, histogram waves, and adding trees. Where
-the work runs is the executor's business: ``LocalExecutor`` calls the
-per-partition functions in this process, ``dask_engine.DaskExecutor`` submits
-them as Dask tasks so that the data stay on the workers and only histograms,
-split tables and trees travel.
+Partitions are binned once into ``Shard`` objects and bundled into groups,
+one per worker (``_group``). Every wave runs one task per group: the group
+applies the wave's function to each of its partitions and sums their
+histograms, so only one histogram per worker travels to the driver. Where the
+work runs is the executor's business: ``LocalExecutor`` runs it in this
+process, ``dask_engine.DaskExecutor`` as Dask tasks on the workers holding the
+data.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from . import _exact, _partition
+from . import _exact, _group, _partition
 from ._input import Schema, merge_categories
 from .binning import BinMapper, merge_candidates
 
@@ -24,7 +24,7 @@ N_BINNING_SAMPLES = 200_000
 
 
 class LocalExecutor:
-    """Runs per-partition functions in this process (numba uses ``n_jobs`` threads)."""
+    """Runs everything in this process, all partitions in one group."""
 
     def __init__(self, n_jobs: int | None = None):
         self.n_jobs = n_jobs
@@ -32,8 +32,11 @@ class LocalExecutor:
     def map(self, fn, name, per_part, *common):
         return [fn(*args, *common) for args in per_part]
 
-    def getitem(self, values, i, name):
-        return [v[i] for v in values]
+    def call(self, groups, fn, name, *common):
+        return [fn(g, *common) for g in groups]
+
+    def getitem(self, values, item, name):
+        return [v[item] for v in values]
 
     def gather(self, values):
         return list(values)
@@ -41,18 +44,15 @@ class LocalExecutor:
     def reduce(self, values, combine, name, *args):
         return combine(list(values), *args)
 
-    def release(self, values):
-        pass
+    def bundle(self, shards, name):
+        return [_group.bundle(*shards)] if shards else []
 
-    def next_wave(self, round_index=None):
-        pass
-
-    def placed(self, shards):
+    def set_round(self, round_index):
         pass
 
 
 class Engine:
-    """Training data and per-round state, partition by partition."""
+    """Training data and per-round state, group by group."""
 
     def __init__(self, executor, timings: dict | None = None):
         self.ex = executor
@@ -61,44 +61,42 @@ class Engine:
     # ---------------------------------------------------------------- data
     def prepare(self, train_parts, eval_parts, schema: Schema, regression: bool, max_bins: int,
                 mapper: BinMapper | None = None, classes=None):
-        """Scan and bin the training (and evaluation) partitions.
+        """Scan and bin the training and evaluation partitions.
 
         Parameters
         ----------
         train_parts : list of (X, y, w) per partition (values, or lazy pieces
             for the Dask executor)
         eval_parts : list (one per eval set) of such lists
-        mapper, classes : given when continuing a model (reuse its bins)
+        mapper, classes : given when continuing a model (its bins and classes)
         """
         t0 = time.perf_counter()
-        scans = self.ex.map(
-            _scan_args, "scan", [(p, i) for i, p in enumerate(train_parts)],
-            schema, N_BINNING_SAMPLES, regression,
-        )
-        summaries = self.ex.gather(self.ex.map(_summary, "summary", [(s,) for s in scans]))
+        scans = self.ex.map(_scan_args, "scan", [(p, i) for i, p in enumerate(train_parts)],
+                            schema, N_BINNING_SAMPLES, regression)
+        summaries = self.ex.gather(self.ex.map(_summary, "scan-summary", [(s,) for s in scans]))
         n_rows = [s["n_rows"] for s in summaries]
         if classes is None and not regression:
             classes = np.unique(np.concatenate([s["classes"] for s in summaries]))
         if mapper is None:
             schema.categories = merge_categories([s["categories"] for s in summaries])
-            candidates = self.ex.getitem(scans, "candidates", "candidates")
+            candidates = self.ex.getitem(scans, "candidates", "sample")
             sample = self.ex.reduce(candidates, merge_candidates, "merge-sample", N_BINNING_SAMPLES)[1]
             mapper = BinMapper(max_bins).fit(sample, schema.is_categorical, schema.categories)
-        self.ex.release(scans)
+        del scans
         first_rows = np.concatenate([[0], np.cumsum(n_rows)[:-1]]).astype(int)
-        self.shards = self.ex.map(
+        shards = self.ex.map(
             _shard_args, "bin", [(p, int(f), i) for i, (p, f) in enumerate(zip(train_parts, first_rows))],
             schema, mapper, classes,
         )
-        self.ex.placed(self.shards)
-        self.eval_shards = [
-            self.ex.map(
-                _shard_args, "bin-eval", [(p, 0, i) for i, p in enumerate(parts)],
-                schema, mapper, classes, f"eval_set[{k}]",
-            )
-            for k, parts in enumerate(eval_parts)
-        ]
+        self.groups = self.ex.bundle(shards, "group")
+        self.eval_groups = []
+        for k, parts in enumerate(eval_parts):
+            eval_shards = self.ex.map(_shard_args, "bin-eval", [(p, 0, i) for i, p in enumerate(parts)],
+                                      schema, mapper, classes, f"eval_set[{k}]")
+            self.eval_groups.append(self.ex.bundle(eval_shards, "group-eval"))
         self.n_rows = int(sum(n_rows))
+        self.w_max = max(s["w_max"] for s in summaries)
+        self.y_absmax = max(s["y_absmax"] for s in summaries)
         self.mapper, self.classes, self.schema = mapper, classes, schema
         self.timings["prepare"] += time.perf_counter() - t0
         return mapper, classes
@@ -106,95 +104,72 @@ class Engine:
     # -------------------------------------------------------------- margins
     def init_score(self, loss) -> np.ndarray:
         """f_0 from exact sums over every partition (ESL Algorithm 10.3, step 1)."""
-        parts = self.ex.gather(self.ex.map(_partition.init_sums, "init-sums", [(s,) for s in self.shards], loss))
+        per_group = self.ex.gather(self.ex.call(self.groups, _group.init_sums, "init-sums", loss))
+        parts = [p for group in per_group for p in group]
         sums = [_exact.to_float(sum(col)) for col in zip(*parts)]
         return loss.init_score(sums, None)
 
     def set_margins(self, base_score, packed_trees):
-        self.margins = self.ex.map(
-            _partition.initial_margin, "margin", [(s,) for s in self.shards], base_score, packed_trees
-        )
-        self.eval_margins = [
-            self.ex.map(_partition.initial_margin, "margin-eval", [(s,) for s in shards], base_score, packed_trees)
-            for shards in self.eval_shards
+        """Margins = f_0 + given trees, recomputed from the shards (cuts lineage)."""
+        self.groups = self.ex.call(self.groups, _group.set_margins, "margin", base_score, packed_trees)
+        self.eval_groups = [
+            self.ex.call(groups, _group.set_margins, "margin-eval", base_score, packed_trees)
+            for groups in self.eval_groups
         ]
 
-    def advance(self, packed_trees, loss, want_gradients=True, train_metric=False):
-        """Add trees to all margins; next gradients; metrics.
+    # ----------------------------------------------------------- the waves
+    def start_round(self, packed_trees, loss, train_metric, scales, seed, round_index,
+                    subsample, features):
+        """Add the previous round's trees everywhere, start round ``round_index``.
 
         Returns
         -------
-        maxabs : tuple (max |g|, max |h|) over all rows, or None
-        train_metric : float or None
-        eval_metrics : list of float
+        hist : ndarray (n_trees, n_features, 256, 3), the summed root histograms
+        train_metric : float or None, metric of the model before this round
+        eval_metrics : list of float (empty when ``packed_trees`` is None)
         """
         t0 = time.perf_counter()
-        self.ex.next_wave()
-        out = self.ex.map(
-            _partition.advance, "update-margin", list(zip(self.shards, self.margins)),
-            packed_trees, loss, want_gradients, train_metric,
-        )
-        self.ex.release(self.margins)
-        self.margins = self.ex.getitem(out, 0, "margin")
-        self.grad = self.ex.getitem(out, 1, "gradient") if want_gradients else None
-        infos = self.ex.getitem(out, 2, "info")
-        eval_infos = []
-        new_eval_margins = []
-        for shards, margins in zip(self.eval_shards, self.eval_margins):
-            o = self.ex.map(
-                _partition.advance, "update-margin-eval", list(zip(shards, margins)),
-                packed_trees, loss, False, True,
-            )
-            self.ex.release(margins)
-            new_eval_margins.append(self.ex.getitem(o, 0, "margin-eval"))
-            eval_infos.append(self.ex.getitem(o, 2, "info-eval"))
-        self.eval_margins = new_eval_margins
-        gathered = self.ex.gather(infos + [i for group in eval_infos for i in group])
-        train_infos, rest = gathered[: len(infos)], gathered[len(infos):]
-        maxabs = None
-        if want_gradients:
-            maxabs = tuple(max(i["maxabs"][j] for i in train_infos) for j in range(2))
-        tm = _finish_metric(train_infos, loss) if train_metric else None
-        evals, k = [], 0
-        for group in eval_infos:
-            evals.append(_finish_metric(rest[k: k + len(group)], loss))
-            k += len(group)
-        self.timings["update"] += time.perf_counter() - t0
-        return maxabs, tm, evals
-
-    # ----------------------------------------------------------- histograms
-    def root(self, scales, seed, round_index, subsample, features):
-        """Start a tree batch; return the summed root histograms."""
-        t0 = time.perf_counter()
-        self.ex.next_wave(round_index)
-        out = self.ex.map(
-            _partition.root_histograms, "histogram", list(zip(self.shards, self.grad)),
-            scales, seed, round_index, subsample, features,
-        )
-        self.stats = self.ex.getitem(out, 0, "stats")
-        self.positions = self.ex.getitem(out, 1, "positions")
-        hist = self.ex.reduce(self.ex.getitem(out, 2, "root-hist"), _partition.sum_arrays, "sum-histogram")
-        self.timings["histograms"] += time.perf_counter() - t0
-        return hist
+        self.ex.set_round(round_index)
+        out = self.ex.call(self.groups, _group.start_round, "round-start", packed_trees, loss,
+                           train_metric, scales, seed, round_index, subsample, features)
+        self.groups = self.ex.getitem(out, 0, "state")
+        small = self.ex.getitem(out, 1, "root-histogram")
+        eval_small = self._evaluate(packed_trees, loss) if packed_trees is not None else []
+        gathered = self.ex.gather(small + [s for group in eval_small for s in group])
+        results, rest = gathered[: len(small)], gathered[len(small):]
+        hist = _partition.sum_arrays([r[0] for r in results])
+        tm = _finish_metric([r[1] for r in results], loss) if train_metric else None
+        evals = _split_metrics(rest, eval_small, loss)
+        self.timings["round_start"] += time.perf_counter() - t0
+        return hist, tm, evals
 
     def level(self, split_arrays, slot_of_node, n_slots, features):
         """Apply splits; return the summed histograms of the nodes to build."""
         t0 = time.perf_counter()
-        self.ex.next_wave()
-        out = self.ex.map(
-            _partition.level_histograms, "histogram", list(zip(self.shards, self.stats, self.positions)),
-            split_arrays, slot_of_node, n_slots, features,
-        )
-        self.ex.release(self.positions)
-        self.positions = self.ex.getitem(out, 0, "positions")
-        hist = self.ex.reduce(self.ex.getitem(out, 1, "level-hist"), _partition.sum_arrays, "sum-histogram")
+        out = self.ex.call(self.groups, _group.level, "histogram", split_arrays, slot_of_node,
+                           n_slots, features)
+        self.groups = self.ex.getitem(out, 0, "state")
+        hist = _partition.sum_arrays(self.ex.gather(self.ex.getitem(out, 1, "level-histogram")))
         self.timings["histograms"] += time.perf_counter() - t0
         return hist
 
-    def end_tree(self):
-        self.ex.release(self.positions)
-        self.ex.release(self.stats)
-        self.positions = self.stats = None
+    def finish(self, packed_trees, loss, train_metric):
+        """Add the last round's trees; metrics of the final model."""
+        out = self.ex.call(self.groups, _group.finish, "finish", packed_trees, loss, train_metric)
+        self.groups = self.ex.getitem(out, 0, "state")
+        small = self.ex.getitem(out, 1, "metric") if train_metric else []
+        eval_small = self._evaluate(packed_trees, loss)
+        gathered = self.ex.gather(small + [s for group in eval_small for s in group])
+        tm = _finish_metric(gathered[: len(small)], loss) if train_metric else None
+        return tm, _split_metrics(gathered[len(small):], eval_small, loss)
+
+    def _evaluate(self, packed_trees, loss):
+        smalls = []
+        for k, groups in enumerate(self.eval_groups):
+            out = self.ex.call(groups, _group.evaluate, "evaluate", packed_trees, loss)
+            self.eval_groups[k] = self.ex.getitem(out, 0, "state-eval")
+            smalls.append(self.ex.getitem(out, 1, "metric-eval"))
+        return smalls
 
 
 def _scan_args(part, index, schema, n_samples, regression):
@@ -212,7 +187,15 @@ def _summary(scan: dict) -> dict:
     return {k: v for k, v in scan.items() if k != "candidates"}
 
 
-def _finish_metric(infos, loss) -> float:
-    total = _exact.to_float(sum(i["metric"][0] for i in infos))
-    weight = _exact.to_float(sum(i["metric"][1] for i in infos))
+def _finish_metric(sums, loss) -> float:
+    total = _exact.to_float(sum(s[0] for s in sums))
+    weight = _exact.to_float(sum(s[1] for s in sums))
     return loss.finish_metric(total / weight)
+
+
+def _split_metrics(values, groups_per_set, loss):
+    out, k = [], 0
+    for group in groups_per_set:
+        out.append(_finish_metric(values[k: k + len(group)], loss))
+        k += len(group)
+    return out

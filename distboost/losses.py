@@ -54,6 +54,15 @@ class Loss:
         """Weighted g and h, each of shape (n_outputs, n_rows)."""
         raise NotImplementedError
 
+    def gradient_bounds(self, y_absmax: float, w_max: float, margin_absmax: float):
+        """Upper bounds of |g| and h over all rows, known on the driver.
+
+        They fix the fixed-point scale of a round without a pass over the
+        data; bounds for classification follow from |p - y| <= 1 and
+        p(1 - p) <= 1/4.
+        """
+        return w_max, 0.25 * w_max
+
     def pointwise(self, y, raw):
         """Per-row loss used as the evaluation metric (before averaging)."""
         raise NotImplementedError
@@ -84,6 +93,9 @@ class SquaredError(Loss):
 
     def pointwise(self, y, raw):
         return (y - raw[0]) ** 2
+
+    def gradient_bounds(self, y_absmax, w_max, margin_absmax):
+        return 2.0 * w_max * (y_absmax + margin_absmax), 2.0 * w_max
 
     def finish_metric(self, mean):
         return float(np.sqrt(mean))

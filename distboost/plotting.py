@@ -102,7 +102,7 @@ def _output_label(output: int, output_names: Sequence[str] | None) -> str:
 def plot_partial_dependence(
     result: Any,
     *,
-    output: int = 0,
+    output: int | None = 0,
     ice: Any = None,
     ylabel: str | None = None,
     output_names: Sequence[str] | None = None,
@@ -113,33 +113,43 @@ def plot_partial_dependence(
     ----------
     result : distboost.inspection.PartialDependence
         With one feature.
-    output : int
-        Which of the K raw outputs to draw.
+    output : int or None
+        Which of the K raw outputs to draw; None draws all K (one line per
+        output, labelled with ``output_names``).
     ice : distboost.inspection.IceCurves, optional
-        Thin grey curves drawn behind the partial dependence.
+        Thin grey curves drawn behind the partial dependence (one output only).
     ylabel : str, optional
         Defaults to "partial dependence".
     output_names : sequence of str, optional
-        Names of the K outputs (e.g. class labels) for the axis label.
+        Names of the K outputs (e.g. class labels).
     """
     if len(result.features) != 1:
-        raise ValueError(
-            "plot_partial_dependence draws one feature; use plot_partial_dependence_2d"
-        )
+        raise ValueError("plot_partial_dependence draws one feature; use plot_partial_dependence_2d")
     fig, ax = _figure()
-    grid, avg = result.grid_values[0], result.average[output]
+    grid = result.grid_values[0]
+    outputs = range(result.average.shape[0]) if output is None else [output]
+    names = output_names or [str(k) for k in range(result.average.shape[0])]
     if result.categorical[0]:
-        ax.bar(np.arange(len(grid)), avg, color="tab:blue")
+        width = 0.8 / len(outputs)
+        for i, k in enumerate(outputs):
+            x = np.arange(len(grid)) + (i - (len(outputs) - 1) / 2) * width
+            ax.bar(x, result.average[k], width=width, label=names[k])
         ax.set_xticks(np.arange(len(grid)), [str(g) for g in grid])
     else:
-        if ice is not None:
+        if ice is not None and output is not None:
             for curve in ice.curves[output][:50]:
-                ax.plot(ice.grid_values, curve, color="0.6", lw=0.5, alpha=0.5)
-        ax.plot(grid, avg, color="tab:blue", lw=2, label="partial dependence")
+                ax.plot(ice.grid_values, curve, color="0.7", lw=0.6, alpha=0.6)
+            ax.plot([], [], color="0.7", lw=0.6, label="ICE curves (sample rows)")
+        for k in outputs:
+            label = names[k] if len(outputs) > 1 else "partial dependence"
+            ax.plot(grid, result.average[k], lw=2.2, label=label)
         _rug(ax, result.deciles[0])
+    if len(outputs) > 1 or (ice is not None and not result.categorical[0]):
+        ax.legend(fontsize="small")
     ax.set_xlabel(result.feature_names[0])
-    ax.set_ylabel(ylabel or _output_label(output, output_names))
-    ax.set_title(f"Partial dependence on {result.feature_names[0]} ({result.method})")
+    default = _output_label(output, output_names) if output is not None else "partial dependence"
+    ax.set_ylabel(ylabel or default)
+    ax.set_title(f"Partial dependence on {result.feature_names[0]}")
     ax.grid(alpha=0.3)
     return fig
 

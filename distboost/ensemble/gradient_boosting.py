@@ -124,7 +124,7 @@ class _GradientBoosting(ParamsMixin):
         packed = _pack_rounds(prior_trees, n_out) if prior_trees else None
         engine.set_margins(base, packed)
         params = self._boost_params(early_stopping_rounds)
-        result = boost(engine, loss, n_out, params, first_round=len(prior_trees),
+        result = boost(engine, loss, n_out, params, base, prior_trees,
                        on_round=self._round_callback(loss, callbacks))
         self._loss = loss
         self.base_score_ = base
