@@ -17,37 +17,62 @@ from ._common import MAX_BINS, MISSING_BIN, X_BINNED_DTYPE
 from ._random import row_content_hashes
 
 
-def sample_candidates(X: np.ndarray, n_samples: int) -> tuple[np.ndarray, np.ndarray]:
-    """The rows of ``X`` with the ``n_samples`` smallest content hashes.
+def sample_candidates(X: np.ndarray, w: np.ndarray, n_samples: int):
+    """The rows of ``X`` (weight > 0) with the ``n_samples`` smallest content hashes.
 
     Parameters
     ----------
     X : ndarray of shape (n_rows, n_features), float64
+    w : ndarray of shape (n_rows,), float64
+        Sample weights; they weight the quantiles, so that a row of weight 3
+        bins like three copies of it.
     n_samples : int
 
     Returns
     -------
     hashes : ndarray of shape (m,), uint64, ascending
     rows : ndarray of shape (m, n_features), float64
+    weights : ndarray of shape (m,), float64
     """
+    keep = w > 0
+    X, w = X[keep], w[keep]
     hashes = row_content_hashes(np.ascontiguousarray(X, dtype=np.float64))
     order = np.argsort(hashes, kind="stable")[:n_samples]
-    return hashes[order], X[order]
+    return hashes[order], X[order], w[order]
 
 
-def merge_candidates(parts: list, n_samples: int) -> tuple[np.ndarray, np.ndarray]:
+def merge_candidates(parts: list, n_samples: int):
     """Merge several ``sample_candidates`` results, keeping the smallest hashes.
 
-    The result is the same multiset of rows whatever the grouping of inputs.
+    The result is the same multiset of rows whatever the grouping of inputs
+    (rows with equal hashes have equal content, so ties may break either way).
     """
     hashes = np.concatenate([p[0] for p in parts])
     rows = np.concatenate([p[1] for p in parts])
-    # rows with equal hashes have equal content, so ties may break either way
+    weights = np.concatenate([p[2] for p in parts])
     order = np.argsort(hashes, kind="stable")[:n_samples]
-    return hashes[order], rows[order]
+    return hashes[order], rows[order], weights[order]
 
 
-def find_bin_edges(column: np.ndarray, max_bins: int) -> np.ndarray:
+def weighted_percentile(values: np.ndarray, weights: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """``np.percentile(..., method="midpoint")`` of the data with each value
+    repeated ``weight`` times (exact for integer weights).
+
+    Parameters
+    ----------
+    values : ndarray (n,), sorted ascending
+    weights : ndarray (n,), positive
+    q : ndarray of percentiles in [0, 100]
+    """
+    cum = np.cumsum(weights)
+    position = np.asarray(q) / 100.0 * (cum[-1] - 1.0)
+    lo = np.searchsorted(cum, np.floor(position), side="right")
+    hi = np.searchsorted(cum, np.ceil(position), side="right")
+    n = len(values) - 1
+    return 0.5 * (values[np.minimum(lo, n)] + values[np.minimum(hi, n)])
+
+
+def find_bin_edges(column: np.ndarray, max_bins: int, weights: np.ndarray | None = None) -> np.ndarray:
     """Bin thresholds of one numeric feature from its sample.
 
     With at most ``max_bins - 1`` distinct values every distinct value gets its
@@ -59,19 +84,23 @@ def find_bin_edges(column: np.ndarray, max_bins: int) -> np.ndarray:
     column : ndarray of shape (n_samples,), float64
     max_bins : int
         Total number of bins including the missing-value bin.
+    weights : ndarray of shape (n_samples,), optional
 
     Returns
     -------
     edges : ndarray of shape (n_value_bins - 1,), float64, strictly increasing
     """
-    values = column[~np.isnan(column)]
+    present = ~np.isnan(column)
+    values = column[present]
+    weights = np.ones(len(values)) if weights is None else np.asarray(weights)[present]
     distinct = np.unique(values)
     n_value_bins = max_bins - 1
     if len(distinct) <= n_value_bins:
         edges = 0.5 * (distinct[:-1] + distinct[1:])
     else:
+        order = np.argsort(values, kind="stable")
         percentiles = np.linspace(0, 100, num=n_value_bins + 1)[1:-1]
-        edges = np.unique(np.percentile(values, percentiles, method="midpoint"))
+        edges = np.unique(weighted_percentile(values[order], weights[order], percentiles))
     # a threshold equal to +inf would make the last bin unreachable
     return edges[np.isfinite(edges)].astype(np.float64)
 
@@ -111,8 +140,9 @@ class BinMapper:
             raise ValueError(f"max_bins must be between 3 and {MAX_BINS}, got {max_bins}")
         self.max_bins = max_bins
 
-    def fit(self, sample: np.ndarray, is_categorical, categories: dict) -> "BinMapper":
-        """Compute edges from a sample (rows x features, categoricals as codes)."""
+    def fit(self, sample: np.ndarray, is_categorical, categories: dict,
+            weights: np.ndarray | None = None) -> "BinMapper":
+        """Compute edges from a (weighted) sample: rows x features, categoricals as codes."""
         self.is_categorical_ = np.asarray(is_categorical, dtype=bool)
         self.categories_ = {int(k): list(v) for k, v in categories.items()}
         self.bin_edges_ = []
@@ -120,7 +150,7 @@ class BinMapper:
             if self.is_categorical_[j]:
                 self.bin_edges_.append(np.empty(0))
             else:
-                self.bin_edges_.append(find_bin_edges(sample[:, j], self.max_bins))
+                self.bin_edges_.append(find_bin_edges(sample[:, j], self.max_bins, weights))
         self._finish()
         return self
 

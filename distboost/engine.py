@@ -80,8 +80,9 @@ class Engine:
         if mapper is None:
             schema.categories = merge_categories([s["categories"] for s in summaries])
             candidates = self.ex.getitem(scans, "candidates", "sample")
-            sample = self.ex.reduce(candidates, merge_candidates, "merge-sample", N_BINNING_SAMPLES)[1]
-            mapper = BinMapper(max_bins).fit(sample, schema.is_categorical, schema.categories)
+            _, sample, weights = self.ex.reduce(candidates, merge_candidates, "merge-sample",
+                                                N_BINNING_SAMPLES)
+            mapper = BinMapper(max_bins).fit(sample, schema.is_categorical, schema.categories, weights)
         del scans
         first_rows = np.concatenate([[0], np.cumsum(n_rows)[:-1]]).astype(int)
         shards = self.ex.map(

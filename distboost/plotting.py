@@ -39,6 +39,7 @@ __all__ = [
 ]
 
 _RUG_COLOR = "tab:red"
+_SET_NAMES = {"validation_0": "validation", "training": "training"}
 _MAX_POINTS = 5_000
 
 
@@ -138,8 +139,8 @@ def plot_partial_dependence(
     else:
         if ice is not None and output is not None:
             for curve in ice.curves[output][:50]:
-                ax.plot(ice.grid_values, curve, color="0.7", lw=0.6, alpha=0.6)
-            ax.plot([], [], color="0.7", lw=0.6, label="ICE curves (sample rows)")
+                ax.plot(ice.grid_values, curve, color="0.45", lw=0.7, alpha=0.25)
+            ax.plot([], [], color="0.6", lw=0.7, label=f"ICE curves ({len(ice.curves[output][:50])} rows)")
         for k in outputs:
             label = names[k] if len(outputs) > 1 else "partial dependence"
             ax.plot(grid, result.average[k], lw=2.2, label=label)
@@ -229,7 +230,8 @@ def plot_learning_curve(
     metrics = sorted({m for per_set in evals_result.values() for m in per_set})
     for name, per_set in evals_result.items():
         for metric, values in per_set.items():
-            label = name if len(metrics) == 1 else f"{name} {metric}"
+            shown = _SET_NAMES.get(name, name)
+            label = shown if len(metrics) == 1 else f"{shown} {metric}"
             ax.plot(np.arange(1, len(values) + 1), values, lw=1.8, label=label)
     if best_iteration is not None:
         ax.axvline(best_iteration + 1, color="0.4", ls="--", lw=1, label="best round")
