@@ -1,23 +1,26 @@
 """Per-group task functions: a group is the list of partitions held by one
-worker. One task per group and wave runs the per-partition functions of
-``_partition`` on each member and sums their histograms in place, so a wave
-costs one task per worker and ships one histogram per worker.
+worker. One task per group and wave runs the per-partition work on each
+member and sums their histograms, so a wave costs one task per worker and
+ships one histogram per worker.
 
 Group states are immutable: every function returns a new ``GroupState``.
+The per-row work itself is the learner's (``learner``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from . import _partition
-from .tree import predict_binned
+import numpy as np
+
+from . import _exact
+from .histogram import apply_splits, build_histograms
 
 
 @dataclass(frozen=True)
 class GroupState:
     shards: tuple
-    margins: tuple = ()
+    rows: tuple = ()  # per partition: the learner's row state (e.g. margins)
     stats: tuple = ()
     positions: tuple = ()
 
@@ -26,46 +29,42 @@ def bundle(*shards) -> GroupState:
     return GroupState(shards=tuple(shards))
 
 
-def init_sums(state: GroupState, loss):
-    return [_partition.init_sums(s, loss) for s in state.shards]
+def exact_sums(state: GroupState, fn):
+    """Per partition: ``fn(shard)`` -> list of arrays, summed exactly."""
+    return [_exact.exact_sums(fn(s)) for s in state.shards]
 
 
-def set_margins(state: GroupState, base_score, packed_trees) -> GroupState:
-    margins = tuple(_partition.initial_margin(s, base_score, packed_trees) for s in state.shards)
-    return replace(state, margins=margins, stats=(), positions=())
+def set_rows(state: GroupState, learner, base_score, packed_trees) -> GroupState:
+    rows = tuple(learner.initial_state(s, base_score, packed_trees) for s in state.shards)
+    return replace(state, rows=rows, stats=(), positions=())
 
 
-def _add_trees(state, packed_trees):
+def _updated(state, learner, packed_trees):
     if packed_trees is None:
-        return state.margins
-    out = []
-    for shard, margin in zip(state.shards, state.margins):
-        margin = margin.copy()
-        predict_binned(shard.X_binned, *packed_trees, margin)
-        out.append(margin)
-    return tuple(out)
+        return state.rows
+    return tuple(learner.update(s, r, packed_trees) for s, r in zip(state.shards, state.rows))
 
 
-def start_round(state: GroupState, packed_trees, loss, metric: bool, scales, seed, round_index,
-                subsample, features):
+def start_round(state: GroupState, learner, packed_trees, metric: bool, round_index, features):
     """Add the previous round's trees, then start the next: stats, root histograms.
 
     Returns
     -------
-    (GroupState, small) where small = (root histogram sum, metric sums or None)
+    (GroupState, small) where small = (summed root histograms, metric sums or None)
     """
-    margins = _add_trees(state, packed_trees)
+    rows = _updated(state, learner, packed_trees)
     stats, positions, hist, sums = [], [], None, []
-    for shard, margin in zip(state.shards, margins):
+    for shard, row in zip(state.shards, rows):
         if metric:
-            sums.append(_partition.metric_sums(shard, margin, loss))
-        g, h = loss.gradients(shard.y, margin, shard.w)
-        st, pos, hh = _partition.root_histograms(shard, (g, h), scales, seed, round_index,
-                                                 subsample, features)
+            sums.append(learner.metric_sums(shard, row))
+        st, pos = learner.row_stats(shard, row, round_index)
+        n_trees = st.shape[0]
+        roots = np.arange(n_trees, dtype=np.int32)[:, None]
+        hh = build_histograms(shard.X_binned, st, pos, roots, n_trees, features)
         stats.append(st)
         positions.append(pos)
         hist = hh if hist is None else _add(hist, hh)
-    new = replace(state, margins=margins, stats=tuple(stats), positions=tuple(positions))
+    new = replace(state, rows=rows, stats=tuple(stats), positions=tuple(positions))
     return new, (hist, _sum_metric(sums) if metric else None)
 
 
@@ -73,25 +72,30 @@ def level(state: GroupState, split_arrays, slot_of_node, n_slots, features):
     """Apply splits and histogram the requested nodes on every member."""
     positions, hist = [], None
     for shard, st, pos in zip(state.shards, state.stats, state.positions):
-        pos, hh = _partition.level_histograms(shard, st, pos, split_arrays, slot_of_node,
-                                              n_slots, features)
+        pos = apply_splits(shard.X_binned, pos, *split_arrays)
+        hh = build_histograms(shard.X_binned, st, pos, slot_of_node, n_slots, features)
         positions.append(pos)
         hist = hh if hist is None else _add(hist, hh)
     return replace(state, positions=tuple(positions)), hist
 
 
-def finish(state: GroupState, packed_trees, loss, metric: bool):
+def finish(state: GroupState, learner, packed_trees, metric: bool):
     """Add the last trees; metric sums of the final model."""
-    margins = _add_trees(state, packed_trees)
-    sums = [_partition.metric_sums(s, m, loss) for s, m in zip(state.shards, margins)] if metric else []
-    return replace(state, margins=margins, stats=(), positions=()), (_sum_metric(sums) if metric else None)
+    rows = _updated(state, learner, packed_trees)
+    sums = [learner.metric_sums(s, r) for s, r in zip(state.shards, rows)] if metric else []
+    return replace(state, rows=rows, stats=(), positions=()), (_sum_metric(sums) if metric else None)
 
 
-def evaluate(state: GroupState, packed_trees, loss):
+def evaluate(state: GroupState, learner, packed_trees):
     """Eval-set groups: add trees, return (state, metric sums)."""
-    margins = _add_trees(state, packed_trees)
-    sums = [_partition.metric_sums(s, m, loss) for s, m in zip(state.shards, margins)]
-    return replace(state, margins=margins), _sum_metric(sums)
+    rows = _updated(state, learner, packed_trees)
+    sums = [learner.metric_sums(s, r) for s, r in zip(state.shards, rows)]
+    return replace(state, rows=rows), _sum_metric(sums)
+
+
+def apply(state: GroupState, fn, *args):
+    """Extension point: ``fn(state, *args) -> (state, small)``."""
+    return fn(state, *args)
 
 
 def _add(total, other):

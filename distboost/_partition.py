@@ -1,9 +1,6 @@
-"""Pure per-partition functions: what every Dask task (or the in-process
-engine) runs on one partition. Inputs are never modified.
-
-A partition's training state is a ``Shard``: its binned features, encoded
-target, weights and the global id of its first row. Margins (raw scores) and
-per-round positions are separate values passed between tasks.
+"""Reading a partition: validation, the binning sample, and the binned
+``Shard`` each worker keeps (binned features, encoded target, weights and the
+global id of its first row). Pure functions; inputs are never modified.
 """
 
 from __future__ import annotations
@@ -12,8 +9,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _exact
-from ._common import STAT_DTYPE
 from ._input import (
     Schema,
     check_target,
@@ -22,10 +17,7 @@ from ._input import (
     to_matrix,
     to_vector,
 )
-from ._random import row_uniforms
 from .binning import BinMapper, sample_candidates
-from .histogram import apply_splits, build_histograms
-from .tree import predict_binned
 
 
 @dataclass(frozen=True)
@@ -119,70 +111,6 @@ def make_shard(X, y, w, schema: Schema, mapper: BinMapper, classes, first_row: i
     matrix = to_matrix(X, schema, partition)
     y = encode_target(y, classes, partition, what)
     return Shard(mapper.transform(matrix), y, w, first_row, partition)
-
-
-def init_sums(shard: Shard, loss) -> list[int]:
-    """Exact sums of the loss's initial statistics."""
-    return _exact.exact_sums(loss.init_statistics(shard.y, shard.w))
-
-
-def initial_margin(shard: Shard, base_score: np.ndarray, packed_trees) -> np.ndarray:
-    """f_0 plus the output of already trained trees (continued training)."""
-    margin = np.repeat(np.asarray(base_score, np.float64)[:, None], shard.n_rows, axis=1)
-    if packed_trees is not None:
-        predict_binned(shard.X_binned, *packed_trees, margin)
-    return margin
-
-
-def metric_sums(shard: Shard, margin: np.ndarray, loss) -> tuple[int, int]:
-    """Exact (sum of w * loss, sum of w)."""
-    return _exact.exact_sum(shard.w * loss.pointwise(shard.y, margin)), _exact.exact_sum(shard.w)
-
-
-def quantize(values: np.ndarray, scale: float) -> np.ndarray:
-    """Fixed-point form: round(value * scale) as int64."""
-    return np.rint(values * scale).astype(STAT_DTYPE)
-
-
-def root_histograms(shard: Shard, grad, scales, seed: int, round_index: int, subsample: float,
-                    features):
-    """Start a round: fixed-point stats, initial positions and root histograms.
-
-    Rows left out by ``subsample`` (drawn from (seed, round, global row id),
-    Friedman 2002) or with zero weight get position -1.
-
-    Returns
-    -------
-    stats : ndarray (n_trees, n_rows, 3), int64 -- (g, h, 1)
-    positions : ndarray (n_trees, n_rows), int32
-    hist : ndarray (n_trees, n_features, 256, 3), int64
-    """
-    g, h = grad
-    n_trees, n = g.shape
-    stats = np.empty((n_trees, n, 3), STAT_DTYPE)
-    stats[:, :, 0] = quantize(g, scales[0])
-    stats[:, :, 1] = quantize(h, scales[1])
-    stats[:, :, 2] = 1
-    active = shard.w > 0
-    if subsample < 1.0:
-        active &= row_uniforms(seed, round_index, shard.first_row, n) < subsample
-    positions = np.where(active, 0, -1).astype(np.int32)[None, :].repeat(n_trees, axis=0)
-    slot_of_node = np.arange(n_trees, dtype=np.int32)[:, None]
-    hist = build_histograms(shard.X_binned, stats, positions, slot_of_node, n_trees, features)
-    return stats, positions, hist
-
-
-def level_histograms(shard: Shard, stats, positions, split_arrays, slot_of_node, n_slots, features):
-    """Apply a level's splits, then histogram the nodes to build.
-
-    Returns
-    -------
-    positions : ndarray (n_trees, n_rows), int32
-    hist : ndarray (n_slots, n_features, 256, 3), int64
-    """
-    positions = apply_splits(shard.X_binned, positions, *split_arrays)
-    hist = build_histograms(shard.X_binned, stats, positions, slot_of_node, n_slots, features)
-    return positions, hist
 
 
 def sum_arrays(arrays):

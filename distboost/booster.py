@@ -18,6 +18,8 @@ import numpy as np
 
 from ._random import splitmix64
 from .grower import GrowthParams, TreeGrower
+from .learner import GradientLearner
+from .splitting import GradientCriterion, SplitParams
 from .tree import pack_trees
 
 REBASE_EVERY = 25
@@ -29,6 +31,7 @@ tasks a lost worker's data would be recomputed from."""
 class BoostParams:
     n_rounds: int
     growth: GrowthParams
+    split: SplitParams
     seed: int = 0
     subsample: float = 1.0
     colsample_bytree: float = 1.0
@@ -115,29 +118,29 @@ def boost(engine, loss, n_outputs: int, params: BoostParams, base_score, prior_t
     trees = tracker.result.trees
     for r in range(first, first + params.n_rounds):
         t0 = time.perf_counter()
-        if (r - first) % REBASE_EVERY == 0 and r > first:
-            engine.set_margins(base_score, _pack(list(prior_trees) + trees[:-1], n_outputs))
-            pending_packed = _pack([trees[-1]], n_outputs)
-        else:
-            pending_packed = None if pending is None else _pack([pending], n_outputs)
         bounds = loss.gradient_bounds(engine.y_absmax, engine.w_max, margin_bound)
         scales = fixed_point_scales(bounds, engine.n_rows)
+        learner = GradientLearner(loss, scales, params.seed, params.subsample)
+        if (r - first) % REBASE_EVERY == 0 and r > first:
+            engine.set_rows(learner, base_score, pack_rounds(list(prior_trees) + trees[:-1], n_outputs))
+        pending_packed = None if pending is None else pack_rounds([pending], n_outputs)
         masks = feature_masks(n_outputs, engine.schema.n_features, params.colsample_bytree,
                               params.seed, r)
         features = np.flatnonzero(masks.any(axis=0))
-        root, tm, evals = engine.start_round(pending_packed, loss, want_metric and pending is not None,
-                                             scales, params.seed, r, params.subsample, features)
+        root, tm, evals = engine.start_round(learner, pending_packed,
+                                             want_metric and pending is not None, r, features)
         if pending is not None and tracker.record(r - 1, tm, evals):
             stopped = True
             break
-        pending = _grow(engine, root, features, masks, scales, params)
+        criterion = GradientCriterion(params.split, scales)
+        pending = grow_trees(engine, root, features, masks, criterion, params.growth)
         trees.append(pending)
         margin_bound += _max_leaf([pending])
         engine.timings["train"] += time.perf_counter() - t0
     if pending is not None and not stopped:
         t0 = time.perf_counter()
         if want_metric or engine.eval_groups:
-            tm, evals = engine.finish(_pack([pending], n_outputs), loss, want_metric)
+            tm, evals = engine.finish(GradientLearner(loss), pack_rounds([pending], n_outputs), want_metric)
             tracker.record(first + len(trees) - 1, tm, evals)
         engine.timings["train"] += time.perf_counter() - t0
     res = tracker.result
@@ -147,7 +150,8 @@ def boost(engine, loss, n_outputs: int, params: BoostParams, base_score, prior_t
     return res
 
 
-def _grow(engine, root, features, masks, scales, params):
+def grow_trees(engine, root, features, masks, criterion, growth: GrowthParams):
+    """Grow one batch of trees on the engine from its root histograms."""
     t0 = time.perf_counter()
     waited = 0.0
 
@@ -158,12 +162,13 @@ def _grow(engine, root, features, masks, scales, params):
         waited += time.perf_counter() - t1
         return hist
 
-    trees = TreeGrower(root, build_level, engine.mapper, params.growth, scales, masks).grow()
+    trees = TreeGrower(root, build_level, engine.mapper, growth, criterion, masks).grow()
     engine.timings["split_finding"] += time.perf_counter() - t0 - waited
     return trees
 
 
-def _pack(rounds, n_outputs):
+def pack_rounds(rounds, n_outputs):
+    """Pack trees of several rounds (K per round, output k = position in round)."""
     flat = [t for round_trees in rounds for t in round_trees]
     outputs = np.tile(np.arange(n_outputs, dtype=np.int64), len(rounds))
     return (*pack_trees(flat), outputs)

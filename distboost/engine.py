@@ -102,45 +102,49 @@ class Engine:
         self.timings["prepare"] += time.perf_counter() - t0
         return mapper, classes
 
-    # -------------------------------------------------------------- margins
+    # ------------------------------------------------------------ row state
+    def exact_sums(self, fn) -> list[float]:
+        """Sums over every row of the arrays ``fn(shard)`` returns, exactly."""
+        per_group = self.ex.gather(self.ex.call(self.groups, _group.exact_sums, "sums", fn))
+        parts = [p for group in per_group for p in group]
+        return [_exact.to_float(sum(col)) for col in zip(*parts)]
+
     def init_score(self, loss) -> np.ndarray:
         """f_0 from exact sums over every partition (ESL Algorithm 10.3, step 1)."""
-        per_group = self.ex.gather(self.ex.call(self.groups, _group.init_sums, "init-sums", loss))
-        parts = [p for group in per_group for p in group]
-        sums = [_exact.to_float(sum(col)) for col in zip(*parts)]
-        return loss.init_score(sums, None)
+        return loss.init_score(self.exact_sums(_InitStatistics(loss)), None)
 
-    def set_margins(self, base_score, packed_trees):
-        """Margins = f_0 + given trees, recomputed from the shards (cuts lineage)."""
-        self.groups = self.ex.call(self.groups, _group.set_margins, "margin", base_score, packed_trees)
+    def set_rows(self, learner, base_score, packed_trees):
+        """Row states from scratch (also cuts the chain of tasks behind them)."""
+        self.groups = self.ex.call(self.groups, _group.set_rows, "initial-state", learner,
+                                   base_score, packed_trees)
         self.eval_groups = [
-            self.ex.call(groups, _group.set_margins, "margin-eval", base_score, packed_trees)
+            self.ex.call(groups, _group.set_rows, "initial-state-eval", learner, base_score,
+                         packed_trees)
             for groups in self.eval_groups
         ]
 
     # ----------------------------------------------------------- the waves
-    def start_round(self, packed_trees, loss, train_metric, scales, seed, round_index,
-                    subsample, features):
+    def start_round(self, learner, packed_trees, train_metric, round_index, features):
         """Add the previous round's trees everywhere, start round ``round_index``.
 
         Returns
         -------
-        hist : ndarray (n_trees, n_features, 256, 3), the summed root histograms
+        hist : ndarray (n_trees, n_features, 256, n_stats), the summed root histograms
         train_metric : float or None, metric of the model before this round
         eval_metrics : list of float (empty when ``packed_trees`` is None)
         """
         t0 = time.perf_counter()
         self.ex.set_round(round_index)
-        out = self.ex.call(self.groups, _group.start_round, "round-start", packed_trees, loss,
-                           train_metric, scales, seed, round_index, subsample, features)
+        out = self.ex.call(self.groups, _group.start_round, "round-start", learner, packed_trees,
+                           train_metric, round_index, features)
         self.groups = self.ex.getitem(out, 0, "state")
         small = self.ex.getitem(out, 1, "root-histogram")
-        eval_small = self._evaluate(packed_trees, loss) if packed_trees is not None else []
+        eval_small = self._evaluate(learner, packed_trees) if packed_trees is not None else []
         gathered = self.ex.gather(small + [s for group in eval_small for s in group])
         results, rest = gathered[: len(small)], gathered[len(small):]
         hist = _partition.sum_arrays([r[0] for r in results])
-        tm = _finish_metric([r[1] for r in results], loss) if train_metric else None
-        evals = _split_metrics(rest, eval_small, loss)
+        tm = _finish_metric([r[1] for r in results], learner) if train_metric else None
+        evals = _split_metrics(rest, eval_small, learner)
         self.timings["round_start"] += time.perf_counter() - t0
         return hist, tm, evals
 
@@ -154,23 +158,57 @@ class Engine:
         self.timings["histograms"] += time.perf_counter() - t0
         return hist
 
-    def finish(self, packed_trees, loss, train_metric):
+    def finish(self, learner, packed_trees, train_metric):
         """Add the last round's trees; metrics of the final model."""
-        out = self.ex.call(self.groups, _group.finish, "finish", packed_trees, loss, train_metric)
+        out = self.ex.call(self.groups, _group.finish, "finish", learner, packed_trees, train_metric)
         self.groups = self.ex.getitem(out, 0, "state")
         small = self.ex.getitem(out, 1, "metric") if train_metric else []
-        eval_small = self._evaluate(packed_trees, loss)
+        eval_small = self._evaluate(learner, packed_trees)
         gathered = self.ex.gather(small + [s for group in eval_small for s in group])
-        tm = _finish_metric(gathered[: len(small)], loss) if train_metric else None
-        return tm, _split_metrics(gathered[len(small):], eval_small, loss)
+        tm = _finish_metric(gathered[: len(small)], learner) if train_metric else None
+        return tm, _split_metrics(gathered[len(small):], eval_small, learner)
 
-    def _evaluate(self, packed_trees, loss):
+    def apply(self, fn, name, *args, eval_sets: bool = False):
+        """Run ``fn(state, *args) -> (state, small)`` on every group; gather the smalls.
+
+        The extension point for learners that need other passes (line
+        searches, out-of-bag estimates). With ``eval_sets`` it also runs on the
+        evaluation groups and returns ``(train_smalls, [eval_smalls per set])``.
+        """
+        out = self.ex.call(self.groups, _group.apply, name, fn, *args)
+        self.groups = self.ex.getitem(out, 0, "state")
+        small = self.ex.getitem(out, 1, name + "-result")
+        if not eval_sets:
+            return self.ex.gather(small)
+        evals = []
+        for k, groups in enumerate(self.eval_groups):
+            o = self.ex.call(groups, _group.apply, name + "-eval", fn, *args)
+            self.eval_groups[k] = self.ex.getitem(o, 0, "state-eval")
+            evals.append(self.ex.getitem(o, 1, name + "-eval-result"))
+        gathered = self.ex.gather(small + [s for group in evals for s in group])
+        train, rest, out_evals, k = gathered[: len(small)], gathered[len(small):], [], 0
+        for group in evals:
+            out_evals.append(rest[k: k + len(group)])
+            k += len(group)
+        return train, out_evals
+
+    def _evaluate(self, learner, packed_trees):
         smalls = []
         for k, groups in enumerate(self.eval_groups):
-            out = self.ex.call(groups, _group.evaluate, "evaluate", packed_trees, loss)
+            out = self.ex.call(groups, _group.evaluate, "evaluate", learner, packed_trees)
             self.eval_groups[k] = self.ex.getitem(out, 0, "state-eval")
             smalls.append(self.ex.getitem(out, 1, "metric-eval"))
         return smalls
+
+
+class _InitStatistics:
+    """Picklable ``shard -> loss.init_statistics(y, w)``."""
+
+    def __init__(self, loss):
+        self.loss = loss
+
+    def __call__(self, shard):
+        return self.loss.init_statistics(shard.y, shard.w)
 
 
 def _scan_args(part, index, schema, n_samples, regression):
@@ -188,15 +226,15 @@ def _summary(scan: dict) -> dict:
     return {k: v for k, v in scan.items() if k != "candidates"}
 
 
-def _finish_metric(sums, loss) -> float:
+def _finish_metric(sums, learner) -> float:
     total = _exact.to_float(sum(s[0] for s in sums))
     weight = _exact.to_float(sum(s[1] for s in sums))
-    return loss.finish_metric(total / weight)
+    return learner.finish_metric(total / weight)
 
 
-def _split_metrics(values, groups_per_set, loss):
+def _split_metrics(values, groups_per_set, learner):
     out, k = [], 0
     for group in groups_per_set:
-        out.append(_finish_metric(values[k: k + len(group)], loss))
+        out.append(_finish_metric(values[k: k + len(group)], learner))
         k += len(group)
     return out

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._common import MAX_BINS, NODE_DTYPE, N_BITSET_WORDS
-from .splitting import C, G, H, SplitParams, find_best_splits, leaf_value, left_stats
 from .tree import Tree, bitset_from_mask
 
 
@@ -27,7 +26,6 @@ class GrowthParams:
     max_depth: int | None = 6
     max_leaf_nodes: int | None = None
     learning_rate: float = 1.0
-    split: SplitParams = None
 
 
 class _Node:
@@ -56,18 +54,18 @@ class TreeGrower:
         requested nodes.
     mapper : BinMapper
     params : GrowthParams
-    scales : (float, float)
-        Fixed-point scales of g and h.
+    criterion : e.g. ``splitting.GradientCriterion``
+        Split search and node values over the histograms' statistics.
     feature_masks : ndarray of shape (n_trees, n_features), bool
         Features each tree may split on (column subsampling by tree).
     """
 
-    def __init__(self, root_hist, build_level, mapper, params: GrowthParams, scales, feature_masks):
+    def __init__(self, root_hist, build_level, mapper, params: GrowthParams, criterion,
+                 feature_masks):
         self.build_level = build_level
         self.mapper = mapper
         self.params = params
-        self.split = params.split
-        self.scale_g, self.scale_h = scales
+        self.criterion = criterion
         self.masks = feature_masks
         self.n_trees = root_hist.shape[0]
         self.nodes = []
@@ -105,21 +103,16 @@ class TreeGrower:
         return chosen
 
     def _splittable(self, node) -> bool:
-        p, s = self.params, self.split
-        return (
-            (p.max_depth is None or node.depth < p.max_depth)
-            and node.totals[C] >= 2 * s.min_samples_leaf
-            and node.totals[H] / self.scale_h >= 2 * s.min_child_weight
-        )
+        p = self.params
+        return (p.max_depth is None or node.depth < p.max_depth) and self.criterion.splittable(node.totals)
 
     def _split(self, chosen):
         """Create children, then one wave: apply splits, histogram smaller children."""
         to_build, to_derive = [], []
         for t, parent in chosen:
             f = parent.feature
-            left, parent.goes_left = left_stats(
-                parent.hist[f], self.mapper.is_categorical_[f], parent.split_bin,
-                parent.missing_left, self.scale_g, self.scale_h, self.split.reg_lambda,
+            left, parent.goes_left = self.criterion.left_stats(
+                parent.hist[f], self.mapper.is_categorical_[f], parent.split_bin, parent.missing_left
             )
             nodes = self.nodes[t]
             lchild = _Node(len(nodes), parent.depth + 1, left)
@@ -127,7 +120,10 @@ class TreeGrower:
             parent.left, parent.right = lchild.id, rchild.id
             nodes += [lchild, rchild]
             if self._splittable(lchild) or self._splittable(rchild):
-                small, large = (lchild, rchild) if left[C] <= rchild.totals[C] else (rchild, lchild)
+                count = self.criterion.count
+                small, large = (
+                    (lchild, rchild) if count(left) <= count(rchild.totals) else (rchild, lchild)
+                )
                 to_build.append((t, small))
                 to_derive.append((t, parent, small, large))
             else:
@@ -172,11 +168,8 @@ class TreeGrower:
         hist = np.stack([n.hist for _, n in pairs])
         totals = np.stack([n.totals for _, n in pairs])
         masks = np.stack([self.masks[t] for t, _ in pairs])
-        s = self.split
-        gain, feature, split_bin, missing_left = find_best_splits(
-            hist, totals, masks, self.mapper.n_bins_non_missing_, self.mapper.is_categorical_,
-            self.scale_g, self.scale_h, s.reg_lambda, s.gamma, s.min_child_weight,
-            s.min_samples_leaf,
+        gain, feature, split_bin, missing_left = self.criterion.best_splits(
+            hist, totals, masks, self.mapper
         )
         for k, (t, node) in enumerate(pairs):
             if np.isfinite(gain[k]) and gain[k] > 0:
@@ -191,12 +184,12 @@ class TreeGrower:
         nodes = self.nodes[t]
         rec = np.zeros(len(nodes), NODE_DTYPE)
         bitsets = []
-        lam, lr = self.split.reg_lambda, self.params.learning_rate
+        crit, lr = self.criterion, self.params.learning_rate
         for node in nodes:
             r = rec[node.id]
-            g, h = node.totals[G] / self.scale_g, node.totals[H] / self.scale_h
-            r["value"] = lr * leaf_value(g, h, lam)
-            r["count"], r["cover"], r["depth"] = node.totals[C], h, node.depth
+            r["value"] = lr * crit.node_value(node.totals)
+            r["count"], r["cover"] = crit.count(node.totals), crit.cover(node.totals)
+            r["depth"] = node.depth
             if node.left < 0:
                 r["is_leaf"], r["feature"], r["left"], r["right"] = 1, -1, -1, -1
                 r["cat_index"] = -1

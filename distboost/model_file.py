@@ -3,7 +3,8 @@
 Format ``distboost-model`` version 1: estimator class and parameters, the
 schema (feature names, categorical features and their categories), the bin
 edges, classes, initial scores, and every tree as columns of its node
-records. Floats are written with Python's shortest round-trip repr, so a
+records. An estimator with more to keep (e.g. AdaBoost's estimator weights)
+defines ``_model_state() -> dict`` and ``_load_model_state(dict)``. Floats are written with Python's shortest round-trip repr, so a
 loaded model predicts exactly what the saved one did.
 """
 
@@ -59,6 +60,8 @@ def model_to_dict(est) -> dict:
     }
     if hasattr(est, "classes_"):
         out["classes"] = _labels(est.classes_)
+    if hasattr(est, "_model_state"):
+        out["state"] = est._model_state()
     return out
 
 
@@ -108,4 +111,6 @@ def model_from_dict(d: dict):
     est.evals_result_ = d["evals_result"]
     if "classes" in d:
         est.classes_ = _from_labels(d["classes"])
+    if "state" in d:
+        est._load_model_state(d["state"])
     return est

@@ -202,3 +202,43 @@ def leaf_value(g: float, h: float, reg_lambda: float) -> float:
     """Newton leaf value -G/(H+lambda) (Chen & Guestrin 2016, eq. 5)."""
     denom = h + reg_lambda
     return -g / denom if denom > 0 else 0.0
+
+
+class GradientCriterion:
+    """XGBoost's split gain and leaf value on (g, h, count) histograms.
+
+    The interface every criterion offers the grower: ``best_splits``,
+    ``left_stats``, ``splittable``, ``node_value``, ``count`` and ``cover``.
+    """
+
+    n_stats = 3
+
+    def __init__(self, params: SplitParams, scales):
+        self.params = params
+        self.scale_g, self.scale_h = scales
+
+    def best_splits(self, hist, totals, masks, mapper):
+        p = self.params
+        return find_best_splits(
+            hist, totals, masks, mapper.n_bins_non_missing_, mapper.is_categorical_,
+            self.scale_g, self.scale_h, p.reg_lambda, p.gamma, p.min_child_weight,
+            p.min_samples_leaf,
+        )
+
+    def left_stats(self, hist_f, is_cat, split_bin, missing_left):
+        return left_stats(hist_f, is_cat, split_bin, missing_left, self.scale_g, self.scale_h,
+                          self.params.reg_lambda)
+
+    def splittable(self, totals) -> bool:
+        p = self.params
+        return (totals[C] >= 2 * p.min_samples_leaf
+                and totals[H] / self.scale_h >= 2 * p.min_child_weight)
+
+    def node_value(self, totals) -> float:
+        return leaf_value(totals[G] / self.scale_g, totals[H] / self.scale_h, self.params.reg_lambda)
+
+    def count(self, totals) -> int:
+        return int(totals[C])
+
+    def cover(self, totals) -> float:
+        return float(totals[H] / self.scale_h)

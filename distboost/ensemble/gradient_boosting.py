@@ -12,9 +12,10 @@ import numpy as np
 from .. import _data
 from .._params import ParamsMixin
 from .._random import random_seed
-from ..booster import BoostParams, boost
+from ..booster import BoostParams, boost, pack_rounds
 from ..engine import Engine
 from ..grower import GrowthParams
+from ..learner import GradientLearner
 from ..losses import make_loss
 from ..splitting import SplitParams
 from ..tree import pack_trees
@@ -121,8 +122,8 @@ class _GradientBoosting(ParamsMixin):
             base = engine.init_score(loss)
         else:
             base = np.full(n_out, float(self.base_score))
-        packed = _pack_rounds(prior_trees, n_out) if prior_trees else None
-        engine.set_margins(base, packed)
+        packed = pack_rounds(prior_trees, n_out) if prior_trees else None
+        engine.set_rows(GradientLearner(loss), base, packed)
         params = self._boost_params(early_stopping_rounds)
         result = boost(engine, loss, n_out, params, base, prior_trees,
                        on_round=self._round_callback(loss, callbacks))
@@ -161,12 +162,12 @@ class _GradientBoosting(ParamsMixin):
             max_depth=self.max_depth,
             max_leaf_nodes=self.max_leaf_nodes,
             learning_rate=self.learning_rate,
-            split=SplitParams(self.reg_lambda, self.gamma, self.min_child_weight,
-                              self.min_samples_leaf),
         )
+        split = SplitParams(self.reg_lambda, self.gamma, self.min_child_weight,
+                            self.min_samples_leaf)
         n_rounds = self.n_estimators if self._warm_extra is None else self._warm_extra
         return BoostParams(
-            n_rounds=n_rounds, growth=growth, seed=random_seed(self.random_state),
+            n_rounds=n_rounds, growth=growth, split=split, seed=random_seed(self.random_state),
             subsample=self.subsample, colsample_bytree=self.colsample_bytree,
             early_stopping_rounds=early_stopping_rounds, train_metric=bool(self.verbose),
         )
@@ -354,12 +355,6 @@ class GradientBoostingClassifier(_GradientBoosting):
         pred = np.asarray(self.predict(X))
         w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, np.float64)
         return float(np.sum(w * (pred == y)) / np.sum(w))
-
-
-def _pack_rounds(trees_by_round, n_outputs):
-    flat = [t for round_trees in trees_by_round for t in round_trees]
-    outputs = np.tile(np.arange(n_outputs, dtype=np.int64), len(trees_by_round))
-    return (*pack_trees(flat), outputs)
 
 
 def _snapshot(est):

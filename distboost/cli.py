@@ -1,0 +1,305 @@
+"""The ``distboost`` command line.
+
+::
+
+    distboost demo [--out DIR] [--dataset hastie|waveform|friedman] [--force]
+    distboost prepare SOURCE --out DIR --target COLUMN [--categorical C ...]
+    distboost train DATA --out RUN [--config FILE] [--estimator NAME] [--param k=v ...]
+    distboost evaluate DATA --model RUN/model.json --out REPORT
+    distboost pipeline SOURCE --out DIR --target COLUMN [--config FILE]
+    distboost predict MODEL DATA --out PREDICTIONS [--proba]
+    distboost report REPORT
+
+Every command that computes takes ``--scheduler ADDRESS`` (a running Dask
+scheduler); without it a LocalCluster is started and its dashboard printed.
+Results (paths) go to stdout, the last line being the main one; status and
+progress go to stderr. Exit status: 0 done, 1 bad input or failure, 2 bad
+usage, 130 interrupted.
+
+Prefect runs on its local SQLite-backed API unless ``PREFECT_API_URL`` is
+set; its database lives in ``PREFECT_HOME`` (default here:
+``~/.distboost/prefect``), so ``PREFECT_HOME=~/.distboost/prefect prefect
+server start`` shows every run in the UI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+DEFAULT_PREFECT_HOME = Path("~/.distboost/prefect")
+QUIET_PREFECT = {
+    "DO_NOT_TRACK": "1",
+    "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+    "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "120",
+}
+
+
+def prefect_environment(verbose: bool = False, environ: Any = None) -> None:
+    """Offline, quiet Prefect settings, unless the user has set them.
+
+    Must run before Prefect is imported.
+    """
+    env = os.environ if environ is None else environ
+    for key, value in QUIET_PREFECT.items():
+        env.setdefault(key, value)
+    env.setdefault("PREFECT_HOME", str(DEFAULT_PREFECT_HOME.expanduser()))
+    # Flow and task logs still reach the Prefect database (and UI); the terminal
+    # shows distboost's own status lines unless -v.
+    env.setdefault("PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL", "INFO" if verbose else "CRITICAL")
+
+
+# ------------------------------------------------------------------ arguments
+def _key_value(text: str) -> tuple[str, Any]:
+    import yaml
+
+    if "=" not in text:
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    key, value = text.split("=", 1)
+    return key.strip(), yaml.safe_load(value)
+
+
+def _cluster_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("Dask cluster")
+    group.add_argument("--scheduler", metavar="ADDRESS",
+                       help="address of a running Dask scheduler, e.g. tcp://10.0.0.5:8786 "
+                            "(default: start a local cluster)")
+    group.add_argument("--workers", type=int, default=2, help="local cluster: worker processes")
+    group.add_argument("--threads-per-worker", type=int, default=1, help="local cluster: threads")
+    group.add_argument("--dashboard-address", default=":8787",
+                       help="local cluster: dashboard address (default :8787)")
+
+
+def _prepare_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--target", required=True, help="column to predict")
+    parser.add_argument("--task", choices=["auto", "classification", "regression"],
+                        default="auto")
+    parser.add_argument("--categorical", nargs="+", default=[], metavar="COLUMN",
+                        help="columns to treat as categories")
+    parser.add_argument("--drop", nargs="+", default=[], metavar="COLUMN",
+                        help="columns to leave out (identifiers, leaks)")
+    parser.add_argument("--validation-fraction", type=float, default=0.15)
+    parser.add_argument("--test-fraction", type=float, default=0.15)
+    parser.add_argument("--seed", type=int, default=0, help="seed of the split")
+
+
+def _train_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", help="training configuration (YAML or JSON)")
+    parser.add_argument("--estimator", help="estimator class, e.g. GradientBoostingRegressor")
+    parser.add_argument("--param", action="append", type=_key_value, default=[],
+                        metavar="KEY=VALUE", help="estimator parameter (repeatable)")
+    parser.add_argument("--checkpoint-every", type=int, help="rounds between checkpoints")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="distboost",
+        description="Boosted tree ensembles on partitioned data with Dask, run as Prefect flows.",
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="show Prefect's logs")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("demo", help="make a demo data set and run the whole pipeline on it")
+    p.add_argument("--out", default="distboost-demo", help="output folder (default ./distboost-demo)")
+    p.add_argument("--dataset", choices=["hastie", "waveform", "friedman"], default="hastie")
+    p.add_argument("--rows", type=int, default=20_000, help="rows to generate")
+    p.add_argument("--rounds", type=int, default=100, help="boosting rounds")
+    p.add_argument("--force", action="store_true", help="redo an existing demo folder")
+    _cluster_options(p)
+
+    p = sub.add_parser("prepare", help="validate raw CSV/Parquet and split it into Parquet")
+    p.add_argument("source", help="CSV/Parquet file, folder, glob or fsspec URL")
+    p.add_argument("--out", required=True, help="output folder")
+    _prepare_options(p)
+    p.add_argument("--force", action="store_true", help="replace an existing output")
+    _cluster_options(p)
+
+    p = sub.add_parser("train", help="train an estimator on prepared data (resumable)")
+    p.add_argument("data", help="prepared data folder")
+    p.add_argument("--out", required=True, help="run folder (rerun it to resume)")
+    _train_options(p)
+    p.add_argument("--force", action="store_true", help="start over in a folder of another run")
+    _cluster_options(p)
+
+    p = sub.add_parser("evaluate", help="metrics, plots and an HTML report")
+    p.add_argument("data", help="prepared data folder")
+    p.add_argument("--model", required=True, help="model file (RUN/model.json)")
+    p.add_argument("--out", required=True, help="report folder")
+    p.add_argument("--split", default="test", choices=["test", "validation", "train"])
+    p.add_argument("--artifact-key", default="distboost", help="prefix of Prefect artifact keys")
+    _cluster_options(p)
+
+    p = sub.add_parser("pipeline", help="prepare, train and evaluate in one flow")
+    p.add_argument("source", help="CSV/Parquet file, folder, glob or fsspec URL")
+    p.add_argument("--out", required=True, help="output folder (data/, model/, report/)")
+    _prepare_options(p)
+    _train_options(p)
+    p.add_argument("--artifact-key", default="distboost", help="prefix of Prefect artifact keys")
+    p.add_argument("--force", action="store_true", help="replace existing outputs")
+    _cluster_options(p)
+
+    p = sub.add_parser("predict", help="predict a Parquet folder with a model")
+    p.add_argument("model", help="model file")
+    p.add_argument("data", help="Parquet file or folder with the model's feature columns")
+    p.add_argument("--out", required=True, help="output folder of prediction Parquet files")
+    p.add_argument("--proba", action="store_true", help="also write class probabilities")
+    p.add_argument("--force", action="store_true", help="replace an existing output")
+    _cluster_options(p)
+
+    p = sub.add_parser("report", help="re-render report.html of an evaluation folder")
+    p.add_argument("folder", help="evaluation folder (holds evaluation.json)")
+    return parser
+
+
+# ------------------------------------------------------------------- commands
+def _cluster(args: argparse.Namespace) -> dict[str, Any]:
+    return {
+        "n_workers": args.workers,
+        "threads_per_worker": args.threads_per_worker,
+        "dashboard_address": args.dashboard_address or None,
+    }
+
+
+def _params(args: argparse.Namespace) -> dict[str, Any] | None:
+    return dict(args.param) or None
+
+
+def cmd_prepare(args: argparse.Namespace) -> str:
+    from flows.prepare import prepare
+
+    return prepare(
+        source=args.source, output=args.out, target=args.target, task=args.task,
+        categorical=args.categorical, drop=args.drop,
+        validation_fraction=args.validation_fraction, test_fraction=args.test_fraction,
+        seed=args.seed, overwrite=args.force, scheduler=args.scheduler,
+        cluster=_cluster(args), progress=args.progress,
+    )
+
+
+def cmd_train(args: argparse.Namespace) -> str:
+    from flows.train import train
+
+    return train(
+        data=args.data, output=args.out, config=args.config, estimator=args.estimator,
+        params=_params(args), checkpoint_every=args.checkpoint_every, overwrite=args.force,
+        scheduler=args.scheduler, cluster=_cluster(args), progress=args.progress,
+    )
+
+
+def cmd_evaluate(args: argparse.Namespace) -> str:
+    from flows.evaluate import evaluate
+
+    return evaluate(
+        data=args.data, model=args.model, output=args.out, split=args.split,
+        artifact_key=args.artifact_key, scheduler=args.scheduler, cluster=_cluster(args),
+    )
+
+
+def cmd_pipeline(args: argparse.Namespace) -> str:
+    from flows.pipeline import pipeline
+
+    return pipeline(
+        source=args.source, output=args.out, target=args.target, task=args.task,
+        categorical=args.categorical, drop=args.drop, config=args.config,
+        estimator=args.estimator, params=_params(args), checkpoint_every=args.checkpoint_every,
+        validation_fraction=args.validation_fraction, test_fraction=args.test_fraction,
+        seed=args.seed, overwrite=args.force, artifact_key=args.artifact_key,
+        scheduler=args.scheduler, cluster=_cluster(args), progress=args.progress,
+    )
+
+
+def cmd_predict(args: argparse.Namespace) -> str:
+    from flows.predict import predict
+
+    return predict(
+        model=args.model, data=args.data, output=args.out, proba=args.proba,
+        overwrite=args.force, scheduler=args.scheduler, cluster=_cluster(args),
+        progress=args.progress,
+    )
+
+
+def cmd_report(args: argparse.Namespace) -> str:
+    from flows.report import render_report
+
+    return str(render_report(args.folder))
+
+
+def cmd_demo(args: argparse.Namespace) -> str:
+    from distboost.demo_data import DATASETS, make_dataset, write_csv_files
+
+    out = Path(args.out)
+    if (out / "data").exists() and not args.force:
+        raise FileExistsError(f"{out} already holds a demo; pass --force to run it again")
+    target, description = DATASETS[args.dataset]
+    _say(f"writing {args.rows:,} rows of {description} to {out / 'raw'}")
+    write_csv_files(make_dataset(args.dataset, args.rows), out / "raw", n_files=4)
+    from flows.pipeline import pipeline
+
+    params = {"n_estimators": args.rounds, "learning_rate": 0.1, "max_depth": 4}
+    return pipeline(
+        source=str(out / "raw"), output=str(out), target=target,
+        categorical=["station"] if args.dataset == "waveform" else None,
+        params=params, checkpoint_every=max(args.rounds // 4, 1), overwrite=args.force,
+        artifact_key=f"distboost-demo-{args.dataset}", scheduler=args.scheduler,
+        cluster=_cluster(args), progress=args.progress,
+    )
+
+
+COMMANDS = {
+    "demo": cmd_demo,
+    "prepare": cmd_prepare,
+    "train": cmd_train,
+    "evaluate": cmd_evaluate,
+    "pipeline": cmd_pipeline,
+    "predict": cmd_predict,
+    "report": cmd_report,
+}
+
+
+def _say(message: str) -> None:
+    print(f"distboost: {message}", file=sys.stderr, flush=True)
+
+
+def _expected_errors() -> tuple[type[BaseException], ...]:
+    errors: list[type[BaseException]] = [ValueError, FileExistsError, FileNotFoundError,
+                                         TypeError, KeyError]
+    try:
+        from distributed import TimeoutError as DaskTimeout
+
+        errors.append(DaskTimeout)
+    except ImportError:  # pragma: no cover
+        pass
+    errors.append(OSError)
+    return tuple(errors)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``distboost`` command; returns the exit status."""
+    args = build_parser().parse_args(argv)
+    args.progress = not args.no_progress
+    prefect_environment(verbose=args.verbose)
+    started = time.perf_counter()
+    try:
+        result = COMMANDS[args.command](args)
+    except KeyboardInterrupt:
+        _say("interrupted")
+        return 130
+    except _expected_errors() as exc:
+        if args.verbose:
+            raise
+        message = str(exc).strip() or type(exc).__name__
+        print(f"distboost: error: {message}", file=sys.stderr)
+        return 1
+    if args.command != "report":
+        _say(f"done in {time.perf_counter() - started:.0f} s")
+    print(result, flush=True)
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,83 @@
+"""Learners: what the workers compute per row for one kind of ensemble.
+
+The engine is generic: it keeps a per-partition *row state* (margins for
+gradient boosting; observation weights for AdaBoost; nothing for forests),
+and asks a learner, on the workers, to
+
+* ``initial_state(shard, base, packed_trees)``: the row state before training,
+* ``update(shard, state, packed_trees)``: the row state after adding trees,
+* ``row_stats(shard, state, round_index)``: fixed-point statistics of shape
+  (n_trees, n_rows, n_stats) and initial node positions (n_trees, n_rows),
+  -1 for rows left out of a tree,
+* ``metric_sums(shard, state)``: exact (sum of w * loss, sum of w).
+
+Learner objects are small and picklable; a new one is made each round on the
+driver (it carries that round's fixed-point scales).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import _exact
+from ._common import STAT_DTYPE
+from ._random import row_uniforms
+from .tree import predict_binned
+
+
+def quantize(values: np.ndarray, scale: float) -> np.ndarray:
+    """Fixed-point form: round(value * scale) as int64."""
+    return np.rint(values * scale).astype(STAT_DTYPE)
+
+
+def add_trees(shard, margin, packed_trees):
+    """margin + the trees' outputs, as a new array."""
+    if packed_trees is None:
+        return margin
+    margin = margin.copy()
+    predict_binned(shard.X_binned, *packed_trees, margin)
+    return margin
+
+
+@dataclass
+class GradientLearner:
+    """Gradient boosting: row state = margins f(x) of shape (n_outputs, n_rows);
+    stats = (g, h, 1) at the current margins (seed 003; Chen & Guestrin eq. 2).
+
+    Rows left out by ``subsample`` (uniforms drawn from (seed, round, global
+    row id): Friedman 2002) or with zero weight get position -1.
+    """
+
+    loss: object
+    scales: tuple = (1.0, 1.0)
+    seed: int = 0
+    subsample: float = 1.0
+
+    def initial_state(self, shard, base_score, packed_trees):
+        margin = np.repeat(np.asarray(base_score, np.float64)[:, None], shard.n_rows, axis=1)
+        return add_trees(shard, margin, packed_trees)
+
+    def update(self, shard, margin, packed_trees):
+        return add_trees(shard, margin, packed_trees)
+
+    def row_stats(self, shard, margin, round_index):
+        g, h = self.loss.gradients(shard.y, margin, shard.w)
+        n_trees, n = g.shape
+        stats = np.empty((n_trees, n, 3), STAT_DTYPE)
+        stats[:, :, 0] = quantize(g, self.scales[0])
+        stats[:, :, 1] = quantize(h, self.scales[1])
+        stats[:, :, 2] = 1
+        active = shard.w > 0
+        if self.subsample < 1.0:
+            active &= row_uniforms(self.seed, round_index, shard.first_row, n) < self.subsample
+        positions = np.where(active, 0, -1).astype(np.int32)[None, :].repeat(n_trees, axis=0)
+        return stats, positions
+
+    def metric_sums(self, shard, margin):
+        losses = self.loss.pointwise(shard.y, margin)
+        return _exact.exact_sum(shard.w * losses), _exact.exact_sum(shard.w)
+
+    def finish_metric(self, mean: float) -> float:
+        return self.loss.finish_metric(mean)
