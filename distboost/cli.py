@@ -65,23 +65,38 @@ def _key_value(text: str) -> tuple[str, Any]:
 
 def _cluster_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("Dask cluster")
-    group.add_argument("--scheduler", metavar="ADDRESS",
-                       help="address of a running Dask scheduler, e.g. tcp://10.0.0.5:8786 "
-                            "(default: start a local cluster)")
+    group.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="address of a running Dask scheduler, e.g. tcp://10.0.0.5:8786 "
+        "(default: start a local cluster)",
+    )
     group.add_argument("--workers", type=int, default=2, help="local cluster: worker processes")
     group.add_argument("--threads-per-worker", type=int, default=1, help="local cluster: threads")
-    group.add_argument("--dashboard-address", default=":8787",
-                       help="local cluster: dashboard address (default :8787)")
+    group.add_argument(
+        "--dashboard-address",
+        default=":8787",
+        help="local cluster: dashboard address (default :8787)",
+    )
 
 
 def _prepare_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--target", required=True, help="column to predict")
-    parser.add_argument("--task", choices=["auto", "classification", "regression"],
-                        default="auto")
-    parser.add_argument("--categorical", nargs="+", default=[], metavar="COLUMN",
-                        help="columns to treat as categories")
-    parser.add_argument("--drop", nargs="+", default=[], metavar="COLUMN",
-                        help="columns to leave out (identifiers, leaks)")
+    parser.add_argument("--task", choices=["auto", "classification", "regression"], default="auto")
+    parser.add_argument(
+        "--categorical",
+        nargs="+",
+        default=[],
+        metavar="COLUMN",
+        help="columns to treat as categories",
+    )
+    parser.add_argument(
+        "--drop",
+        nargs="+",
+        default=[],
+        metavar="COLUMN",
+        help="columns to leave out (identifiers, leaks)",
+    )
     parser.add_argument("--validation-fraction", type=float, default=0.15)
     parser.add_argument("--test-fraction", type=float, default=0.15)
     parser.add_argument("--seed", type=int, default=0, help="seed of the split")
@@ -90,8 +105,14 @@ def _prepare_options(parser: argparse.ArgumentParser) -> None:
 def _train_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", help="training configuration (YAML or JSON)")
     parser.add_argument("--estimator", help="estimator class, e.g. GradientBoostingRegressor")
-    parser.add_argument("--param", action="append", type=_key_value, default=[],
-                        metavar="KEY=VALUE", help="estimator parameter (repeatable)")
+    parser.add_argument(
+        "--param",
+        action="append",
+        type=_key_value,
+        default=[],
+        metavar="KEY=VALUE",
+        help="estimator parameter (repeatable)",
+    )
     parser.add_argument("--checkpoint-every", type=int, help="rounds between checkpoints")
 
 
@@ -105,7 +126,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = sub.add_parser("demo", help="make a demo data set and run the whole pipeline on it")
-    p.add_argument("--out", default="distboost-demo", help="output folder (default ./distboost-demo)")
+    p.add_argument(
+        "--out", default="distboost-demo", help="output folder (default ./distboost-demo)"
+    )
     p.add_argument("--dataset", choices=["hastie", "waveform", "friedman"], default="hastie")
     p.add_argument("--rows", type=int, default=20_000, help="rows to generate")
     p.add_argument("--rounds", type=int, default=100, help="boosting rounds")
@@ -173,11 +196,19 @@ def cmd_prepare(args: argparse.Namespace) -> str:
     from flows.prepare import prepare
 
     return prepare(
-        source=args.source, output=args.out, target=args.target, task=args.task,
-        categorical=args.categorical, drop=args.drop,
-        validation_fraction=args.validation_fraction, test_fraction=args.test_fraction,
-        seed=args.seed, overwrite=args.force, scheduler=args.scheduler,
-        cluster=_cluster(args), progress=args.progress,
+        source=args.source,
+        output=args.out,
+        target=args.target,
+        task=args.task,
+        categorical=args.categorical,
+        drop=args.drop,
+        validation_fraction=args.validation_fraction,
+        test_fraction=args.test_fraction,
+        seed=args.seed,
+        overwrite=args.force,
+        scheduler=args.scheduler,
+        cluster=_cluster(args),
+        progress=args.progress,
     )
 
 
@@ -185,9 +216,16 @@ def cmd_train(args: argparse.Namespace) -> str:
     from flows.train import train
 
     return train(
-        data=args.data, output=args.out, config=args.config, estimator=args.estimator,
-        params=_params(args), checkpoint_every=args.checkpoint_every, overwrite=args.force,
-        scheduler=args.scheduler, cluster=_cluster(args), progress=args.progress,
+        data=args.data,
+        output=args.out,
+        config=args.config,
+        estimator=args.estimator,
+        params=_params(args),
+        checkpoint_every=args.checkpoint_every,
+        overwrite=args.force,
+        scheduler=args.scheduler,
+        cluster=_cluster(args),
+        progress=args.progress,
     )
 
 
@@ -195,8 +233,13 @@ def cmd_evaluate(args: argparse.Namespace) -> str:
     from flows.evaluate import evaluate
 
     return evaluate(
-        data=args.data, model=args.model, output=args.out, split=args.split,
-        artifact_key=args.artifact_key, scheduler=args.scheduler, cluster=_cluster(args),
+        data=args.data,
+        model=args.model,
+        output=args.out,
+        split=args.split,
+        artifact_key=args.artifact_key,
+        scheduler=args.scheduler,
+        cluster=_cluster(args),
     )
 
 
@@ -204,12 +247,24 @@ def cmd_pipeline(args: argparse.Namespace) -> str:
     from flows.pipeline import pipeline
 
     return pipeline(
-        source=args.source, output=args.out, target=args.target, task=args.task,
-        categorical=args.categorical, drop=args.drop, config=args.config,
-        estimator=args.estimator, params=_params(args), checkpoint_every=args.checkpoint_every,
-        validation_fraction=args.validation_fraction, test_fraction=args.test_fraction,
-        seed=args.seed, overwrite=args.force, artifact_key=args.artifact_key,
-        scheduler=args.scheduler, cluster=_cluster(args), progress=args.progress,
+        source=args.source,
+        output=args.out,
+        target=args.target,
+        task=args.task,
+        categorical=args.categorical,
+        drop=args.drop,
+        config=args.config,
+        estimator=args.estimator,
+        params=_params(args),
+        checkpoint_every=args.checkpoint_every,
+        validation_fraction=args.validation_fraction,
+        test_fraction=args.test_fraction,
+        seed=args.seed,
+        overwrite=args.force,
+        artifact_key=args.artifact_key,
+        scheduler=args.scheduler,
+        cluster=_cluster(args),
+        progress=args.progress,
     )
 
 
@@ -217,8 +272,13 @@ def cmd_predict(args: argparse.Namespace) -> str:
     from flows.predict import predict
 
     return predict(
-        model=args.model, data=args.data, output=args.out, proba=args.proba,
-        overwrite=args.force, scheduler=args.scheduler, cluster=_cluster(args),
+        model=args.model,
+        data=args.data,
+        output=args.out,
+        proba=args.proba,
+        overwrite=args.force,
+        scheduler=args.scheduler,
+        cluster=_cluster(args),
         progress=args.progress,
     )
 
@@ -240,13 +300,19 @@ def cmd_demo(args: argparse.Namespace) -> str:
     write_csv_files(make_dataset(args.dataset, args.rows), out / "raw", n_files=4)
     from flows.pipeline import pipeline
 
-    params = {"n_estimators": args.rounds, "learning_rate": 0.1, "max_depth": 4}
+    params = {"n_estimators": args.rounds, "learning_rate": 0.2, "max_depth": 4}
     return pipeline(
-        source=str(out / "raw"), output=str(out), target=target,
+        source=str(out / "raw"),
+        output=str(out),
+        target=target,
         categorical=["station"] if args.dataset == "waveform" else None,
-        params=params, checkpoint_every=max(args.rounds // 4, 1), overwrite=args.force,
-        artifact_key=f"distboost-demo-{args.dataset}", scheduler=args.scheduler,
-        cluster=_cluster(args), progress=args.progress,
+        params=params,
+        checkpoint_every=max(args.rounds // 4, 1),
+        overwrite=args.force,
+        artifact_key=f"distboost-demo-{args.dataset}",
+        scheduler=args.scheduler,
+        cluster=_cluster(args),
+        progress=args.progress,
     )
 
 
@@ -266,8 +332,13 @@ def _say(message: str) -> None:
 
 
 def _expected_errors() -> tuple[type[BaseException], ...]:
-    errors: list[type[BaseException]] = [ValueError, FileExistsError, FileNotFoundError,
-                                         TypeError, KeyError]
+    errors: list[type[BaseException]] = [
+        ValueError,
+        FileExistsError,
+        FileNotFoundError,
+        TypeError,
+        KeyError,
+    ]
     try:
         from distributed import TimeoutError as DaskTimeout
 

@@ -186,13 +186,15 @@ def _column(X: Any, j: int, name: str) -> np.ndarray | pd.Series:
     return np.asarray(X)[:, j]
 
 
+def _sample_partition(part: pd.DataFrame, n_rows: int, random_state: int) -> pd.DataFrame:
+    return part.sample(n=min(len(part), n_rows), random_state=random_state)
+
+
 def _sample_rows(X: Any, n_rows: int, random_state: int = 0) -> Any:
     """At most about ``n_rows`` rows of ``X`` (a local frame or array)."""
     if _is_dask(X):
         per_part = max(1, n_rows // max(1, X.npartitions))
-        return X.map_partitions(
-            lambda d: d.sample(n=min(len(d), per_part), random_state=random_state)
-        ).compute()
+        return X.map_partitions(_sample_partition, per_part, random_state).compute()
     if len(X) <= n_rows:
         return X
     idx = np.sort(np.random.default_rng(random_state).choice(len(X), n_rows, replace=False))
@@ -543,6 +545,7 @@ def ice_curves(
     n_samples: int = 100,
     centered: bool = False,
     random_state: int = 0,
+    grid: Sequence | None = None,
 ) -> IceCurves:
     """Individual conditional expectation (ICE) curves (Goldstein et al. 2015).
 
@@ -562,6 +565,8 @@ def ice_curves(
     centered : bool
         Subtract each curve's value at the first grid point ("c-ICE").
     random_state : int
+    grid : sequence, optional
+        Explicit grid values (e.g. those of a partial dependence result).
 
     Returns
     -------
@@ -569,7 +574,7 @@ def ice_curves(
     """
     (j,) = _resolve_features(est, feature)
     rows = _sample_rows(X, n_samples, random_state)
-    axis = _make_axis(est, rows, j, grid_resolution, percentiles, None)
+    axis = _make_axis(est, rows, j, grid_resolution, percentiles, grid)
     curves = np.stack(
         [_raw_output(est, _set_columns(rows, [axis], (v,))) for v in axis.values], axis=-1
     )  # (n_rows, K, n_grid)

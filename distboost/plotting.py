@@ -125,7 +125,9 @@ def plot_partial_dependence(
         Names of the K outputs (e.g. class labels).
     """
     if len(result.features) != 1:
-        raise ValueError("plot_partial_dependence draws one feature; use plot_partial_dependence_2d")
+        raise ValueError(
+            "plot_partial_dependence draws one feature; use plot_partial_dependence_2d"
+        )
     fig, ax = _figure()
     grid = result.grid_values[0]
     outputs = range(result.average.shape[0]) if output is None else [output]
@@ -140,7 +142,13 @@ def plot_partial_dependence(
         if ice is not None and output is not None:
             for curve in ice.curves[output][:50]:
                 ax.plot(ice.grid_values, curve, color="0.45", lw=0.7, alpha=0.25)
-            ax.plot([], [], color="0.6", lw=0.7, label=f"ICE curves ({len(ice.curves[output][:50])} rows)")
+            ax.plot(
+                [],
+                [],
+                color="0.6",
+                lw=0.7,
+                label=f"ICE curves ({len(ice.curves[output][:50])} rows)",
+            )
         for k in outputs:
             label = names[k] if len(outputs) > 1 else "partial dependence"
             ax.plot(grid, result.average[k], lw=2.2, label=label)
@@ -273,10 +281,12 @@ def _one_vs_rest(y_true, proba, classes) -> list[tuple[str, np.ndarray, np.ndarr
     y_true = np.asarray(y_true)
     proba = np.asarray(proba, dtype=np.float64)
     if proba.ndim == 1 or proba.shape[1] == 1:
-        return [(str(classes[-1]), y_true == classes[-1], proba.reshape(len(proba), -1)[:, -1])]
+        return [
+            (f"class {classes[-1]}", y_true == classes[-1], proba.reshape(len(proba), -1)[:, -1])
+        ]
     if len(classes) == 2:
-        return [(str(classes[1]), y_true == classes[1], proba[:, 1])]
-    return [(str(c), y_true == c, proba[:, k]) for k, c in enumerate(classes)]
+        return [(f"class {classes[1]}", y_true == classes[1], proba[:, 1])]
+    return [(f"class {c}", y_true == c, proba[:, k]) for k, c in enumerate(classes)]
 
 
 def plot_roc(y_true: np.ndarray, proba: np.ndarray, classes: Sequence) -> Figure:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import sys
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -23,6 +24,10 @@ def cluster_config(scheduler: str | None, cluster: ClusterConfig | dict | None) 
     if scheduler:
         config = config.model_copy(update={"scheduler": scheduler})
     return config
+
+
+_STARTED: set[str] = set()
+"""Scheduler addresses of the LocalClusters this process started (and still runs)."""
 
 
 def quiet_dask_logs(level: int = logging.ERROR) -> None:
@@ -57,7 +62,7 @@ def dask_client(
     config = cluster_config(scheduler, cluster)
     if config.scheduler:
         client = Client(config.scheduler, set_as_default=False)
-        if not quiet:
+        if not quiet and config.scheduler not in _STARTED:
             say(f"connected to the Dask scheduler at {config.scheduler}")
             say(f"Dask dashboard: {client.dashboard_link}")
         try:
@@ -66,15 +71,18 @@ def dask_client(
             client.close()
         return
     quiet_dask_logs()
-    local = LocalCluster(
-        n_workers=config.n_workers,
-        threads_per_worker=config.threads_per_worker,
-        processes=config.processes,
-        memory_limit=config.memory_limit,
-        dashboard_address=config.dashboard_address,
-        silence_logs=logging.ERROR,
-    )
+    with warnings.catch_warnings():  # "port 8787 in use": we print the real address below
+        warnings.filterwarnings("ignore", message=".*already in use.*")
+        local = LocalCluster(
+            n_workers=config.n_workers,
+            threads_per_worker=config.threads_per_worker,
+            processes=config.processes,
+            memory_limit=config.memory_limit,
+            dashboard_address=config.dashboard_address,
+            silence_logs=logging.ERROR,
+        )
     client = Client(local, set_as_default=False)
+    _STARTED.add(local.scheduler_address)
     if not quiet:
         say(
             f"started a local Dask cluster ({config.n_workers} workers) at "
@@ -85,5 +93,6 @@ def dask_client(
     try:
         yield client
     finally:
+        _STARTED.discard(local.scheduler_address)
         client.close()
         local.close()

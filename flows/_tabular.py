@@ -203,14 +203,15 @@ def _target_statistics(target: pd.Series, raw: pd.Series, schema: dict, labels) 
 def _bin_sample(frame: pd.DataFrame, schema: dict, train: np.ndarray, n_samples: int) -> tuple:
     names = [s["name"] for s in schema["features"] if s["kind"] == "numeric"]
     values = frame.loc[train, names].to_numpy(dtype=np.float64, na_value=np.nan)
-    try:
-        from distboost.binning import sample_candidates
-    except ImportError:  # the core library is optional for preparing data
-        sample_candidates = _sample_candidates
     return sample_candidates(values, n_samples)
 
 
-def _sample_candidates(X: np.ndarray, n_samples: int) -> tuple[np.ndarray, np.ndarray]:
+def sample_candidates(X: np.ndarray, n_samples: int) -> tuple[np.ndarray, np.ndarray]:
+    """The rows with the ``n_samples`` smallest content hashes (and the hashes).
+
+    Merging such samples by smallest hash gives the same rows whatever the
+    files, so the bin edges do not depend on how the input is split.
+    """
     h = pd.util.hash_pandas_object(pd.DataFrame(X), index=False).to_numpy(np.uint64)
     order = np.argsort(h, kind="stable")[:n_samples]
     return h[order], X[order]

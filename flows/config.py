@@ -95,20 +95,24 @@ def load_config_file(path: str | Path) -> dict[str, Any]:
     return data
 
 
+def config_mapping(config: str | Path | dict | TrainConfig | None) -> dict[str, Any]:
+    """The settings of a configuration given as a file path, a mapping or a model."""
+    if isinstance(config, TrainConfig):
+        return config.model_dump()
+    if isinstance(config, dict):
+        return dict(config)
+    if config is None:
+        return {}
+    return load_config_file(config)
+
+
 def train_config(config: str | Path | dict | TrainConfig | None = None, **overrides) -> TrainConfig:
     """A :class:`TrainConfig` from a file path, a mapping or nothing, plus overrides.
 
     ``overrides`` with value ``None`` are ignored; ``params`` overrides are
     merged into the file's ``params``.
     """
-    if isinstance(config, TrainConfig):
-        data = config.model_dump()
-    elif isinstance(config, dict):
-        data = dict(config)
-    elif config is None:
-        data = {}
-    else:
-        data = load_config_file(config)
+    data = config_mapping(config)
     for key, value in overrides.items():
         if value is None:
             continue

@@ -124,10 +124,6 @@ def finish_schema(schema: dict, stats: dict, per_file: list[dict]) -> dict:
 
 def bin_edges(schema: dict, per_file: list[dict], max_bins: int) -> dict:
     """Quantile bin edges of the numeric features from the merged training sample."""
-    try:
-        from distboost.binning import find_bin_edges, merge_candidates
-    except ImportError:
-        find_bin_edges, merge_candidates = _find_bin_edges, _merge_candidates
     _, rows = merge_candidates([f["bin_sample"] for f in per_file], BIN_SAMPLE_ROWS)
     numeric = [f["name"] for f in schema["features"] if f["kind"] == "numeric"]
     features = {}
@@ -141,14 +137,15 @@ def bin_edges(schema: dict, per_file: list[dict], max_bins: int) -> dict:
     return {"max_bins": max_bins, "sample_rows": len(rows), "features": features}
 
 
-def _merge_candidates(parts: list, n_samples: int) -> tuple[np.ndarray, np.ndarray]:
+def merge_candidates(parts: list, n_samples: int) -> tuple[np.ndarray, np.ndarray]:
     hashes = np.concatenate([p[0] for p in parts])
     rows = np.concatenate([p[1] for p in parts])
     order = np.argsort(hashes, kind="stable")[:n_samples]
     return hashes[order], rows[order]
 
 
-def _find_bin_edges(column: np.ndarray, max_bins: int) -> np.ndarray:
+def find_bin_edges(column: np.ndarray, max_bins: int) -> np.ndarray:
+    """Thresholds between distinct values if few, else quantiles (max_bins - 1 value bins)."""
     unique = np.unique(column)
     if unique.size < max_bins:
         return (unique[:-1] + unique[1:]) / 2

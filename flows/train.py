@@ -17,8 +17,10 @@ Output folder::
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import inspect
+import io
 import json
 import os
 import re
@@ -31,12 +33,16 @@ from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_progress_artifact, update_progress_artifact
 from prefect.cache_policies import NO_CACHE
 
-from ._cluster import dask_client
+from ._cluster import dask_client, say
 from ._data import has_split, load_split, read_schema
 from ._progress import progress_bar
-from .config import ClusterConfig, TrainConfig, train_config
+from .config import ClusterConfig, TrainConfig, config_mapping, train_config
 
 CHECKPOINT = re.compile(r"round-(\d{5})\.json$")
+DEFAULT_ESTIMATOR = {
+    "classification": "GradientBoostingClassifier",
+    "regression": "GradientBoostingRegressor",
+}
 
 
 def estimator_class(name: str) -> type:
@@ -156,6 +162,9 @@ def fit_rounds(
     schema = read_schema(data)
     cls = estimator_class(cfg.estimator)
     params = {**cfg.params, "n_estimators": last_round - first_round}
+    quiet = "verbose" not in params and hasattr(cls(), "verbose")
+    if quiet:  # verbose records the training loss; its per-round lines are not wanted
+        params["verbose"] = True
     with Client(scheduler, set_as_default=False) as client, client.as_current():
         est = cls(**params, client=client)
         X, y = load_split(data, "train", schema)
@@ -174,7 +183,8 @@ def fit_rounds(
 
             kwargs["callbacks"] = [log_round]
         kwargs = {k: v for k, v in kwargs.items() if _supports(cls, k)}
-        return est.fit(X, y, **kwargs)
+        with contextlib.redirect_stdout(io.StringIO()) if quiet else contextlib.nullcontext():
+            return est.fit(X, y, **kwargs)
 
 
 def _check_task(cfg: TrainConfig, schema: dict) -> None:
@@ -223,12 +233,15 @@ def train(
         Path of the final model file.
     """
     logger = get_run_logger()
-    cfg = train_config(
-        config, estimator=estimator, params=params, checkpoint_every=checkpoint_every
-    )
-    if "random_state" not in cfg.params:
-        cfg = cfg.model_copy(update={"params": {**cfg.params, "random_state": 0}})
     schema = read_schema(data)
+    mapping = config_mapping(config)
+    if estimator is None and "estimator" not in mapping:
+        estimator = DEFAULT_ESTIMATOR[schema["task"]]
+    cfg = train_config(
+        mapping, estimator=estimator, params=params, checkpoint_every=checkpoint_every
+    )
+    if "random_state" not in cfg.params:  # resuming must draw the same random numbers
+        cfg = cfg.model_copy(update={"params": {**cfg.params, "random_state": 0}})
     _check_task(cfg, schema)
     out = Path(output)
     start_run(out, run_record(cfg, data), overwrite)
@@ -248,6 +261,7 @@ def _train_chunks(scheduler: str, data: str, cfg: TrainConfig, out: Path, progre
     done, checkpoint = last_checkpoint(out)
     resumed_from = done
     if done:
+        say(f"resuming from checkpoint {checkpoint} (round {done} of {total})")
         logger.warning("resuming from checkpoint %s (round %d of %d)", checkpoint, done, total)
     step = cfg.checkpoint_every if _supports(cls, "init_model") else total
     history = load_history(checkpoint)

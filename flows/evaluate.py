@@ -1,0 +1,381 @@
+"""Evaluate flow: metrics, plots, an HTML report and Prefect artifacts.
+
+Output folder::
+
+    predictions.parquet    target, prediction (and class probabilities) of the split
+    figures/*.png          learning curves, importance, partial dependence, ROC ...
+    evaluation.json        metrics, importance table, figure list, details
+    report.html            self-contained report (images embedded)
+
+Artifacts (stable keys, ``{artifact_key}-...``): a markdown summary
+(``-evaluation``), the metrics table (``-metrics``) and the importance table
+(``-importance``).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from prefect import flow, get_run_logger, task
+from prefect.artifacts import create_markdown_artifact, create_table_artifact
+from prefect.cache_policies import NO_CACHE
+
+from ._cluster import dask_client
+from ._data import load_split, read_schema
+from .config import ClusterConfig
+from .metrics import classification_metrics, headline_rows, regression_metrics
+from .report import markdown_summary, render_report
+
+MARKER = "evaluation.json"
+
+
+def check_output(output: str | Path) -> Path:
+    """An evaluation folder is regenerated; any other non-empty folder is left alone."""
+    out = Path(output)
+    if out.exists() and any(out.iterdir()) and not (out / MARKER).is_file():
+        raise FileExistsError(
+            f"{out} exists and is not a distboost evaluation folder; choose another output"
+        )
+    if (out / "figures").is_dir():
+        shutil.rmtree(out / "figures")
+    (out / "figures").mkdir(parents=True, exist_ok=True)
+    return out
+
+
+def _load_model(model: str) -> Any:
+    import distboost
+
+    if not Path(model).is_file():
+        raise FileNotFoundError(f"model file {model} does not exist; train one first")
+    return distboost.load_model(model)
+
+
+@task(name="predict-split", cache_policy=NO_CACHE)
+def predict_split(scheduler: str, data: str, model: str, split: str, output: str) -> str:
+    """Predict the split on the workers; write target and predictions to Parquet."""
+    from distributed import Client
+
+    schema = read_schema(data)
+    est = _load_model(model)
+    X, y = load_split(data, split, schema)
+    with Client(scheduler, set_as_default=False) as client, client.as_current():
+        if hasattr(est, "predict_proba"):
+            y_true, proba = client.compute([y.to_dask_array(), est.predict_proba(X)], sync=True)
+            frame = pd.DataFrame(np.asarray(proba), columns=[f"proba_{c}" for c in est.classes_])
+            frame.insert(0, "prediction", np.asarray(est.classes_)[np.argmax(proba, axis=1)])
+        else:
+            y_true, pred = client.compute([y.to_dask_array(), est.predict(X)], sync=True)
+            frame = pd.DataFrame({"prediction": np.asarray(pred, dtype=np.float64)})
+    frame.insert(0, "target", np.asarray(y_true))
+    path = Path(output) / "predictions.parquet"
+    frame.to_parquet(path, index=False)
+    return str(path)
+
+
+@task(name="compute-metrics", cache_policy=NO_CACHE)
+def compute_metrics(predictions: str, model: str) -> dict:
+    frame = pd.read_parquet(predictions)
+    est = _load_model(model)
+    if hasattr(est, "classes_"):
+        proba = frame[[f"proba_{c}" for c in est.classes_]].to_numpy()
+        return classification_metrics(frame["target"].to_numpy(), proba, list(est.classes_))
+    return regression_metrics(frame["target"].to_numpy(), frame["prediction"].to_numpy())
+
+
+def _save(fig: Any, output: Path, name: str, section: str, title: str, caption: str) -> dict:
+    from distboost.plotting import save_png
+
+    save_png(fig, output / "figures" / f"{name}.png")
+    return {"file": f"figures/{name}.png", "section": section, "title": title, "caption": caption}
+
+
+def _history(model: str, est: Any) -> dict:
+    path = Path(model).with_name("history.json")
+    if path.is_file():
+        return json.loads(path.read_text())
+    return dict(getattr(est, "evals_result_", None) or {})
+
+
+@task(name="draw-diagnostics", cache_policy=NO_CACHE)
+def draw_diagnostics(predictions: str, model: str, metrics: dict, output: str) -> list[dict]:
+    """Learning curves; ROC, calibration and confusion matrix, or residuals."""
+    from distboost import plotting
+
+    out, est = Path(output), _load_model(model)
+    figures = []
+    history = _history(model, est)
+    if history:
+        fig = plotting.plot_learning_curve(
+            history, best_iteration=getattr(est, "best_iteration_", None)
+        )
+        figures.append(
+            _save(
+                fig,
+                out,
+                "learning_curve",
+                "learning",
+                "Learning curves",
+                "Loss on the training and validation splits after each round.",
+            )
+        )
+    frame = pd.read_parquet(predictions)
+    if hasattr(est, "classes_"):
+        classes = list(est.classes_)
+        proba = frame[[f"proba_{c}" for c in classes]].to_numpy()
+        y = frame["target"].to_numpy()
+        figures += [
+            _save(
+                plotting.plot_roc(y, proba, classes),
+                out,
+                "roc",
+                "diagnostics",
+                "ROC curve",
+                "True against false positive rate as the decision threshold varies.",
+            ),
+            _save(
+                plotting.plot_calibration(y, proba, classes),
+                out,
+                "calibration",
+                "diagnostics",
+                "Calibration",
+                "Observed class frequency against the predicted probability.",
+            ),
+            _save(
+                plotting.plot_confusion_matrix(np.array(metrics["confusion_matrix"]), classes),
+                out,
+                "confusion_matrix",
+                "metrics",
+                "Confusion matrix",
+                "Rows: true class; columns: predicted class (most probable).",
+            ),
+        ]
+    else:
+        fig = plotting.plot_residuals(frame["target"].to_numpy(), frame["prediction"].to_numpy())
+        figures.append(
+            _save(
+                fig,
+                out,
+                "residuals",
+                "diagnostics",
+                "Residuals",
+                "Observed minus predicted; a good fit scatters evenly around 0.",
+            )
+        )
+    return figures
+
+
+def _output_names(est: Any) -> list[str]:
+    classes = list(getattr(est, "classes_", []))
+    if not classes:
+        return ["prediction"]
+    if len(classes) == 2:
+        return [f"log-odds of class {classes[1]}"]
+    return [f"class {c} score" for c in classes]
+
+
+@task(name="draw-interpretation", cache_policy=NO_CACHE)
+def draw_interpretation(
+    scheduler: str, data: str, model: str, split: str, output: str, n_features: int
+) -> tuple[list[dict], list[dict], str]:
+    """Importance bars and partial dependence plots of the top features."""
+    from distributed import Client
+
+    from distboost import inspection, plotting
+
+    out, est = Path(output), _load_model(model)
+    frame = inspection.importance_frame(est)
+    table = [
+        {
+            "feature": str(name),
+            "gain": round(float(r.gain), 2),
+            "splits": int(r.n_splits),
+            "cover": round(float(r.cover), 2),
+        }
+        for name, r in frame.iterrows()
+    ]
+    figures = [
+        _save(
+            plotting.plot_importance(frame["gain"].to_numpy(), list(frame.index)),
+            out,
+            "importance",
+            "importance",
+            "Relative importance",
+            "Total squared improvement of the splits on each input, averaged over "
+            "trees, largest = 100 (ESL eq. 10.42-10.43).",
+        )
+    ]
+    top = [f for f in frame.index[: max(n_features, 2)] if frame.loc[f, "gain"] > 0]
+    names = _output_names(est)
+    multi = len(names) > 1
+    X, _ = load_split(data, split, read_schema(data))
+    with Client(scheduler, set_as_default=False) as client, client.as_current():
+        sample = X.partitions[: max(1, min(X.npartitions, 8))].compute().head(5000)
+        exact = inspection._supports_recursion(est)
+        over = sample if exact else X  # brute force averages over the whole split
+        for rank, feature in enumerate(top[:n_features]):
+            pd_ = inspection.partial_dependence(est, over, feature, method="auto")
+            ice = (
+                None
+                if multi
+                else inspection.ice_curves(
+                    est, sample, feature, n_samples=50, grid=pd_.grid_values[0]
+                )
+            )
+            fig = plotting.plot_partial_dependence(
+                pd_,
+                output=None if multi else 0,
+                ice=ice,
+                output_names=names,
+                ylabel=None if multi else names[0],
+            )
+            figures.append(
+                _save(
+                    fig,
+                    out,
+                    f"pd_{rank}",
+                    "dependence",
+                    f"Partial dependence on {feature}",
+                    "Red ticks: deciles of the input.",
+                )
+            )
+        if len(top) >= 2:
+            pd2 = inspection.partial_dependence(est, over, tuple(top[:2]), grid_resolution=15)
+            fig = plotting.plot_partial_dependence_2d(pd2, output=0, output_names=names)
+            figures.append(
+                _save(
+                    fig,
+                    out,
+                    "pd_2d",
+                    "dependence",
+                    f"Joint partial dependence on {top[0]} and {top[1]}",
+                    f"Colour: {names[0]}.",
+                )
+            )
+    method = (
+        "exact tree recursion (ESL eq. 10.47), averaging over the training data"
+        if exact
+        else f"brute force over the {split} split"
+    )
+    note = (
+        f"Partial dependence of the model's raw output ({', '.join(names[:3])}"
+        f"{'...' if len(names) > 3 else ''}) on its most important inputs, computed by "
+        f"{method}." + ("" if multi else " Grey lines: ICE curves of 50 rows.")
+    )
+    return figures, table, note
+
+
+@task(name="publish-artifacts", cache_policy=NO_CACHE)
+def publish_artifacts(evaluation: dict, report: str, key: str) -> None:
+    """Markdown summary and tables in the Prefect database, under stable keys."""
+    create_markdown_artifact(
+        markdown_summary(evaluation, report),
+        key=f"{key}-evaluation",
+        description="distboost evaluation summary",
+    )
+    create_table_artifact(
+        headline_rows(evaluation["metrics"]), key=f"{key}-metrics", description="evaluation metrics"
+    )
+    if evaluation.get("importance"):
+        create_table_artifact(
+            evaluation["importance"][:30],
+            key=f"{key}-importance",
+            description="relative importance (largest = 100)",
+        )
+
+
+def _details(data: str, model: str, split: str) -> tuple[dict, Any]:
+    schema = read_schema(data)
+    run = Path(model).with_name("run.json")
+    summary = Path(model).with_name("training.json")
+    details = {
+        "data": str(Path(data).resolve()),
+        "target": schema["target"],
+        "task": schema["task"],
+        "rows (train / validation / test)": " / ".join(
+            f"{schema.get('split_rows', {}).get(s, 0):,}" for s in ("train", "validation", "test")
+        ),
+        "features": len(schema["features"]),
+        "evaluated split": split,
+        "model": str(Path(model).resolve()),
+    }
+    if summary.is_file():
+        details.update({f"training {k}": v for k, v in json.loads(summary.read_text()).items()})
+    config = json.loads(run.read_text())["config"] if run.is_file() else None
+    return details, config
+
+
+def _slug(text: str) -> str:
+    slug = "".join(c if c.isalnum() else "-" for c in text.lower()).strip("-")
+    return "-".join(filter(None, slug.split("-"))) or "distboost"
+
+
+@flow(name="distboost-evaluate")
+def evaluate(
+    data: str,
+    model: str,
+    output: str,
+    split: str = "test",
+    artifact_key: str = "distboost",
+    n_features: int = 4,
+    scheduler: str | None = None,
+    cluster: ClusterConfig | None = None,
+) -> str:
+    """Evaluate a model on a split of prepared data; write the HTML report.
+
+    Parameters
+    ----------
+    data : str
+        A prepared folder.
+    model : str
+        A model file (``model.json`` of a training run).
+    output : str
+        Report folder (created, or regenerated if it holds an earlier report).
+    split : {"test", "validation", "train"}
+    artifact_key : str
+        Prefix of the Prefect artifact keys (lowercase letters, digits, dashes).
+    n_features : int
+        Partial dependence plots for this many of the most important inputs.
+    scheduler, cluster
+        Dask scheduler address, or LocalCluster settings.
+
+    Returns
+    -------
+    str
+        Path of ``report.html``.
+    """
+    logger = get_run_logger()
+    started = time.perf_counter()
+    out = check_output(output)
+    key = _slug(artifact_key)
+    with dask_client(scheduler, cluster) as client:
+        address = client.scheduler.address
+        predictions = predict_split(address, data, model, split, str(out))
+        metrics = compute_metrics(predictions, model)
+        figures = draw_diagnostics(predictions, model, metrics, str(out))
+        more, importance, note = draw_interpretation(
+            address, data, model, split, str(out), n_features
+        )
+    details, config = _details(data, model, split)
+    est_name = json.loads(Path(model).read_text()).get("estimator", "model")
+    evaluation = {
+        "title": f"distboost evaluation: {est_name} on {Path(data).name}",
+        "subtitle": f"{details['task']} of {details['target']!r}, {split} split "
+        f"({metrics['n']:,} rows); generated {time.strftime('%Y-%m-%d %H:%M:%S')}",
+        "metrics": metrics,
+        "figures": figures + more,
+        "importance": importance,
+        "dependence_note": note,
+        "details": details,
+        "training_config": config,
+    }
+    (out / MARKER).write_text(json.dumps(evaluation, indent=1) + "\n")
+    report = render_report(out)
+    publish_artifacts(evaluation, str(report), key)
+    logger.info("report written to %s in %.1f s", report, time.perf_counter() - started)
+    return str(report)

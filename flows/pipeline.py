@@ -1,0 +1,93 @@
+"""Pipeline flow: prepare -> train -> evaluate, on one Dask cluster.
+
+Output folder::
+
+    data/      the prepare flow's output
+    model/     the train flow's run folder (model.json, checkpoints/)
+    report/    the evaluate flow's output (report.html)
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from prefect import flow, get_run_logger
+
+from ._cluster import dask_client
+from .config import ClusterConfig
+from .evaluate import evaluate
+from .prepare import prepare
+from .train import train
+
+
+@flow(name="distboost-pipeline")
+def pipeline(
+    source: str,
+    output: str,
+    target: str,
+    task: str = "auto",
+    categorical: list[str] | None = None,
+    drop: list[str] | None = None,
+    config: str | dict | None = None,
+    estimator: str | None = None,
+    params: dict[str, Any] | None = None,
+    checkpoint_every: int | None = None,
+    validation_fraction: float = 0.15,
+    test_fraction: float = 0.15,
+    seed: int = 0,
+    overwrite: bool = False,
+    artifact_key: str = "distboost",
+    scheduler: str | None = None,
+    cluster: ClusterConfig | None = None,
+    progress: bool = False,
+) -> str:
+    """Prepare raw data, train on it, evaluate on the test split.
+
+    Parameters are those of :func:`flows.prepare.prepare`,
+    :func:`flows.train.train` and :func:`flows.evaluate.evaluate`; one
+    cluster (``scheduler`` or a LocalCluster) serves all three.
+
+    Returns
+    -------
+    str
+        Path of the HTML report.
+    """
+    logger = get_run_logger()
+    out = Path(output)
+    with dask_client(scheduler, cluster) as client:
+        address = client.scheduler.address
+        data = prepare(
+            source=source,
+            output=str(out / "data"),
+            target=target,
+            task=task,
+            categorical=categorical,
+            drop=drop,
+            validation_fraction=validation_fraction,
+            test_fraction=test_fraction,
+            seed=seed,
+            overwrite=overwrite,
+            scheduler=address,
+            progress=progress,
+        )
+        model = train(
+            data=data,
+            output=str(out / "model"),
+            config=config,
+            estimator=estimator,
+            params=params,
+            checkpoint_every=checkpoint_every,
+            overwrite=overwrite,
+            scheduler=address,
+            progress=progress,
+        )
+        report = evaluate(
+            data=data,
+            model=model,
+            output=str(out / "report"),
+            artifact_key=artifact_key,
+            scheduler=address,
+        )
+    logger.info("pipeline finished: %s", report)
+    return report

@@ -1,0 +1,111 @@
+"""Predict flow: a model applied to a Parquet folder, partition by partition.
+
+Each partition is predicted on a worker and written as
+``part-NNNNN.parquet`` with a ``prediction`` column (and ``proba_<class>``
+columns with ``proba=True``); rows keep their order within a partition.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import dask
+import numpy as np
+import pandas as pd
+from prefect import flow, get_run_logger, task
+from prefect.cache_policies import NO_CACHE
+
+from ._cluster import dask_client
+from ._data import load_features
+from ._progress import gather_with_progress
+from .config import ClusterConfig
+
+
+def model_schema(est: Any) -> dict:
+    """The prepared-data schema a model expects (feature kinds and categories)."""
+    names = getattr(est, "feature_names_in_", None)
+    if names is None:
+        names = [f"f{j}" for j in range(est.n_features_in_)]
+    names = [str(n) for n in names]
+    mapper = est.bin_mapper_
+    features = []
+    for j, name in enumerate(names):
+        if bool(np.asarray(mapper.is_categorical_)[j]):
+            cats = [str(c) for c in mapper.categories_[j]]
+            features.append({"name": name, "kind": "categorical", "categories": cats})
+        else:
+            features.append({"name": name, "kind": "numeric"})
+    return {"features": features, "target": "__none__", "target_kind": "float"}
+
+
+def predict_partition(est: Any, part: pd.DataFrame, path: str, proba: bool) -> int:
+    """Predict one partition and write it; returns its row count."""
+    frame = pd.DataFrame({"prediction": np.asarray(est.predict(part))})
+    if proba and hasattr(est, "predict_proba"):
+        p = np.asarray(est.predict_proba(part))
+        for k, c in enumerate(est.classes_):
+            frame[f"proba_{c}"] = p[:, k]
+    frame.to_parquet(path, index=False)
+    return len(frame)
+
+
+@task(name="predict-partitions", cache_policy=NO_CACHE)
+def predict_partitions(
+    scheduler: str, model: str, data: str, output: str, proba: bool, progress: bool
+) -> int:
+    from distributed import Client
+
+    import distboost
+
+    est = distboost.load_model(model)
+    X = load_features(data, model_schema(est))
+    model_key = dask.delayed(est, pure=True)
+    fn = dask.delayed(predict_partition, pure=True)
+    tasks = [
+        fn(
+            model_key,
+            part,
+            str(Path(output) / f"part-{i:05d}.parquet"),
+            proba,
+            dask_key_name=("distboost-predict", i),
+        )
+        for i, part in enumerate(X.to_delayed())
+    ]
+    with Client(scheduler, set_as_default=False) as client:
+        return sum(gather_with_progress(client, tasks, "predict", progress))
+
+
+@flow(name="distboost-predict")
+def predict(
+    model: str,
+    data: str,
+    output: str,
+    proba: bool = False,
+    overwrite: bool = False,
+    scheduler: str | None = None,
+    cluster: ClusterConfig | None = None,
+    progress: bool = False,
+) -> str:
+    """Write predictions of ``model`` for every row of the Parquet ``data``.
+
+    Returns
+    -------
+    str
+        The output folder.
+    """
+    if not Path(model).is_file():
+        raise FileNotFoundError(f"model file {model} does not exist")
+    out = Path(output)
+    if out.exists() and any(out.iterdir()):
+        if not overwrite:
+            raise FileExistsError(f"{out} already exists; pass overwrite=True (--force)")
+        if any(p.suffix != ".parquet" for p in out.iterdir()):
+            raise FileExistsError(f"refusing to replace {out}: it holds more than predictions")
+        shutil.rmtree(out)
+    out.mkdir(parents=True, exist_ok=True)
+    with dask_client(scheduler, cluster) as client:
+        rows = predict_partitions(client.scheduler.address, model, data, str(out), proba, progress)
+    get_run_logger().info("wrote %d predictions to %s", rows, out)
+    return str(out)

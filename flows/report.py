@@ -1,0 +1,130 @@
+"""The self-contained HTML evaluation report.
+
+:func:`render_report` reads ``evaluation.json`` and the PNG files beside it
+(``figures/``) and writes ``report.html`` with every image embedded as a data
+URI, so the one file can be mailed or archived. ``distboost report DIR``
+re-renders it.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+from pathlib import Path
+from typing import Any
+
+from .metrics import headline_rows
+
+CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem auto;
+max-width:1100px;color:#222;line-height:1.45;padding:0 1rem}
+h1{font-size:1.6rem;margin-bottom:.2rem} h2{border-bottom:1px solid #ddd;padding-bottom:.2rem;
+margin-top:2.2rem} .meta{color:#666;font-size:.9rem}
+table{border-collapse:collapse;margin:.6rem 0} td,th{border:1px solid #ddd;padding:.25rem .6rem;
+text-align:right} th{background:#f4f4f4} td:first-child,th:first-child{text-align:left}
+.grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(480px,1fr));gap:1rem}
+figure{margin:0} figure img{max-width:100%;border:1px solid #eee}
+figcaption{font-size:.85rem;color:#555} code{background:#f4f4f4;padding:0 .2rem}
+"""
+
+SECTIONS = (
+    ("metrics", "Metrics"),
+    ("learning", "Learning curves"),
+    ("importance", "Relative importance"),
+    ("dependence", "Partial dependence"),
+    ("diagnostics", "Diagnostics"),
+)
+
+
+def _table(rows: list[dict[str, Any]]) -> str:
+    if not rows:
+        return "<p>(none)</p>"
+    head = "".join(f"<th>{html.escape(str(k))}</th>" for k in rows[0])
+    body = "".join(
+        "<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in row.values()) + "</tr>"
+        for row in rows
+    )
+    return f"<table><tr>{head}</tr>{body}</table>"
+
+
+def _figure(folder: Path, fig: dict) -> str:
+    data = base64.b64encode((folder / fig["file"]).read_bytes()).decode("ascii")
+    alt = html.escape(fig["title"])
+    caption = html.escape(fig.get("caption", ""))
+    return (
+        f'<figure><img src="data:image/png;base64,{data}" alt="{alt}">'
+        f"<figcaption><b>{alt}.</b> {caption}</figcaption></figure>"
+    )
+
+
+def _section_body(key: str, evaluation: dict, folder: Path) -> str:
+    figures = [f for f in evaluation["figures"] if f["section"] == key]
+    parts = []
+    if key == "metrics":
+        parts.append(_table(headline_rows(evaluation["metrics"])))
+    if key == "importance" and evaluation.get("importance"):
+        figures_html = "".join(_figure(folder, f) for f in figures)
+        top = evaluation["importance"][:15]
+        return f'<div class="grid">{figures_html}<div>{_table(top)}</div></div>'
+    if key == "dependence":
+        parts.append(f"<p>{html.escape(evaluation.get('dependence_note', ''))}</p>")
+    if figures:
+        parts.append('<div class="grid">' + "".join(_figure(folder, f) for f in figures) + "</div>")
+    return "".join(parts)
+
+
+def _details(evaluation: dict) -> str:
+    info = evaluation.get("details", {})
+    rows = [{"item": k, "value": v} for k, v in info.items()]
+    config = evaluation.get("training_config")
+    config_html = (
+        f"<h3>Training configuration</h3><pre>{html.escape(json.dumps(config, indent=2))}</pre>"
+        if config
+        else ""
+    )
+    return _table(rows) + config_html
+
+
+def render_report(folder: str | Path) -> Path:
+    """Write ``report.html`` from ``evaluation.json`` and ``figures/`` in ``folder``."""
+    folder = Path(folder)
+    source = folder / "evaluation.json"
+    if not source.is_file():
+        raise FileNotFoundError(
+            f"{folder} holds no evaluation.json; run `distboost evaluate` to create it"
+        )
+    evaluation = json.loads(source.read_text())
+    title = evaluation.get("title", "distboost evaluation report")
+    body = [
+        f"<h1>{html.escape(title)}</h1>",
+        f'<p class="meta">{html.escape(evaluation.get("subtitle", ""))}</p>',
+    ]
+    for key, heading in SECTIONS:
+        content = _section_body(key, evaluation, folder)
+        if content:
+            body.append(f'<h2 id="{key}">{heading}</h2>{content}')
+    body.append(f'<h2 id="details">Data and training</h2>{_details(evaluation)}')
+    page = (
+        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
+        f"<title>{html.escape(title)}</title><style>{CSS}</style></head>"
+        f"<body>{''.join(body)}</body></html>\n"
+    )
+    target = folder / "report.html"
+    tmp = folder / ".report.html.tmp"
+    tmp.write_text(page, encoding="utf-8")
+    tmp.replace(target)
+    return target
+
+
+def markdown_summary(evaluation: dict, report_path: str | Path) -> str:
+    """The Prefect markdown artifact: headline metrics and where the report is."""
+    lines = [f"# {evaluation.get('title', 'distboost evaluation')}", ""]
+    lines.append(evaluation.get("subtitle", ""))
+    lines += ["", "| metric | value |", "|---|---|"]
+    lines += [f"| {r['metric']} | {r['value']} |" for r in headline_rows(evaluation["metrics"])]
+    if evaluation.get("importance"):
+        top = ", ".join(r["feature"] for r in evaluation["importance"][:5])
+        lines += ["", f"Most important inputs: {top}."]
+    lines += ["", f"Full report (images embedded): `{report_path}`"]
+    return "\n".join(lines)
