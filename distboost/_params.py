@@ -11,11 +11,18 @@ class ParamsMixin:
 
     @classmethod
     def _param_names(cls) -> list[str]:
-        sig = inspect.signature(cls.__init__)
-        return sorted(
-            p.name for p in sig.parameters.values()
-            if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
-        )
+        """Named parameters of ``__init__``, following ``**kwargs`` to the parent's."""
+        names = set()
+        for klass in cls.__mro__:
+            init = klass.__dict__.get("__init__")
+            if init is None:
+                continue
+            params = inspect.signature(init).parameters.values()
+            names.update(p.name for p in params
+                         if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD))
+            if not any(p.kind == p.VAR_KEYWORD for p in params):
+                break
+        return sorted(names)
 
     def get_params(self, deep: bool = True) -> dict:
         out = {}
@@ -40,10 +47,34 @@ class ParamsMixin:
                 setattr(self, name, value)
         return self
 
+    def __sklearn_tags__(self):
+        """Tags for scikit-learn's model selection tools (when it is installed)."""
+        from sklearn.utils import ClassifierTags, InputTags, RegressorTags, Tags, TargetTags
+
+        kind = getattr(self, "_estimator_type", None)
+        return Tags(
+            estimator_type=kind,
+            target_tags=TargetTags(required=kind is not None),
+            input_tags=InputTags(allow_nan=True, categorical=True),
+            classifier_tags=ClassifierTags() if kind == "classifier" else None,
+            regressor_tags=RegressorTags() if kind == "regressor" else None,
+        )
+
     def __repr__(self) -> str:
-        defaults = inspect.signature(type(self).__init__).parameters
+        defaults = {}
+        for klass in reversed(type(self).__mro__):
+            init = klass.__dict__.get("__init__")
+            if init is not None:
+                defaults.update(inspect.signature(init).parameters)
         changed = [
             f"{k}={v!r}" for k, v in self.get_params(deep=False).items()
-            if k in defaults and defaults[k].default is not v and defaults[k].default != v
+            if k in defaults and not _same(defaults[k].default, v)
         ]
         return f"{type(self).__name__}({', '.join(changed)})"
+
+
+def _same(a, b) -> bool:
+    try:
+        return a is b or bool(a == b)
+    except (TypeError, ValueError):
+        return False

@@ -136,7 +136,9 @@ class TreeGrower:
             small.hist = hist[slot]
             large.hist = parent.hist - small.hist
             parent.hist = None
-            new += [(t, n) for n in (small, large) if self._splittable(n)]
+            # evaluate in node order (left, right), whatever child was built
+            new += [(t, n) for n in sorted((small, large), key=lambda n: n.id)
+                    if self._splittable(n)]
         self._evaluate(new)
 
     def _wave_arrays(self, chosen, to_build):
@@ -168,6 +170,8 @@ class TreeGrower:
         hist = np.stack([n.hist for _, n in pairs])
         totals = np.stack([n.totals for _, n in pairs])
         masks = np.stack([self.masks[t] for t, _ in pairs])
+        if hasattr(self.criterion, "node_features"):  # per-node feature sampling (forests)
+            masks = self.criterion.node_features(masks, hist, [(t, n.id) for t, n in pairs])
         gain, feature, split_bin, missing_left = self.criterion.best_splits(
             hist, totals, masks, self.mapper
         )
@@ -205,4 +209,7 @@ class TreeGrower:
                 r["bin_threshold"] = node.split_bin
                 r["threshold"] = self.mapper.bin_threshold_value(node.feature, node.split_bin)
         bits = np.array(bitsets, np.uint64).reshape(-1, N_BITSET_WORDS)
-        return Tree(rec, bits)
+        vectors = None
+        if hasattr(crit, "node_vector"):  # e.g. class frequencies of classification trees
+            vectors = np.stack([crit.node_vector(node.totals) for node in nodes])
+        return Tree(rec, bits, vectors)

@@ -1,0 +1,90 @@
+import numpy as np
+import pytest
+
+from distboost._common import MISSING_BIN
+from distboost.binning import (
+    BinMapper,
+    find_bin_edges,
+    merge_candidates,
+    sample_candidates,
+    weighted_percentile,
+)
+
+
+def test_few_distinct_values_get_midpoint_edges():
+    col = np.array([10.0, 20.0, 25.0, 35.0, 20.0])
+    np.testing.assert_array_equal(find_bin_edges(col, 256), [15.0, 22.5, 30.0])
+
+
+def test_missing_values_are_ignored_by_edges_and_get_the_last_bin():
+    X = np.array([[1.0], [np.nan], [3.0], [2.0]])
+    mapper = BinMapper().fit(X, [False], {})
+    np.testing.assert_array_equal(mapper.bin_edges_[0], [1.5, 2.5])
+    np.testing.assert_array_equal(mapper.transform(X)[0], [0, MISSING_BIN, 2, 1])
+
+
+def test_value_on_an_edge_goes_to_the_lower_bin():
+    # bin b holds edges[b-1] < x <= edges[b]: the raw split test is x <= edge
+    mapper = BinMapper().fit(np.array([[0.0], [1.0], [2.0]]), [False], {})
+    X = np.array([[0.5], [0.50000001], [-np.inf], [np.inf]])
+    np.testing.assert_array_equal(mapper.transform(X)[0], [0, 1, 0, 2])
+
+
+def test_many_values_use_at_most_max_bins_minus_one_value_bins():
+    rng = np.random.default_rng(0)
+    col = rng.normal(size=10_000)
+    for max_bins in (3, 17, 256):
+        edges = find_bin_edges(col, max_bins)
+        assert len(edges) + 1 <= max_bins - 1
+        assert np.all(np.diff(edges) > 0)
+    # quantile bins hold roughly equal counts
+    mapper = BinMapper(17).fit(col[:, None], [False], {})
+    counts = np.bincount(mapper.transform(col[:, None])[0])
+    assert counts.min() > 0.8 * len(col) / 16 and counts.max() < 1.2 * len(col) / 16
+
+
+def test_weighted_percentile_equals_repeating_rows():
+    rng = np.random.default_rng(1)
+    values = np.sort(rng.normal(size=300))
+    weights = rng.integers(1, 5, size=300)
+    q = np.linspace(0, 100, 33)
+    expected = np.percentile(np.repeat(values, weights), q, method="midpoint")
+    np.testing.assert_array_equal(weighted_percentile(values, weights.astype(float), q), expected)
+
+
+def test_sample_does_not_depend_on_row_order_or_partitioning():
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(5000, 3))
+    w = np.ones(len(X))
+    whole = sample_candidates(X, w, 700)
+    perm = rng.permutation(len(X))
+    pieces = [sample_candidates(X[perm][i::7], w[i::7], 700) for i in range(7)]
+    merged = merge_candidates([merge_candidates(pieces[:3], 700), merge_candidates(pieces[3:], 700)], 700)
+    np.testing.assert_array_equal(whole[0], merged[0])
+    np.testing.assert_array_equal(whole[1], merged[1])
+
+
+def test_zero_weight_rows_are_not_sampled():
+    X = np.arange(6.0)[:, None]
+    _, rows, weights = sample_candidates(X, np.array([1, 0, 1, 0, 1, 2.0]), 10)
+    assert sorted(rows[:, 0]) == [0.0, 2.0, 4.0, 5.0]
+
+
+def test_categorical_codes_are_bins_and_unknown_codes_are_missing():
+    mapper = BinMapper().fit(np.zeros((3, 1)), [True], {0: ["a", "b", "c"]})
+    X = np.array([[0.0], [2.0], [np.nan], [7.0]])
+    np.testing.assert_array_equal(mapper.transform(X)[0], [0, 2, MISSING_BIN, MISSING_BIN])
+    assert mapper.n_bins_non_missing_[0] == 3
+
+
+def test_max_bins_is_validated():
+    with pytest.raises(ValueError, match="max_bins"):
+        BinMapper(300)
+
+
+def test_dict_round_trip():
+    rng = np.random.default_rng(3)
+    X = np.column_stack([rng.normal(size=500), rng.integers(0, 4, 500)])
+    mapper = BinMapper(64).fit(X, [False, True], {1: ["w", "x", "y", "z"]})
+    again = BinMapper.from_dict(mapper.to_dict())
+    np.testing.assert_array_equal(mapper.transform(X), again.transform(X))

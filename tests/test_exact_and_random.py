@@ -1,0 +1,38 @@
+import math
+
+import numpy as np
+
+from distboost._exact import exact_sum, to_float
+from distboost._random import random_seed, row_content_hashes, row_uniforms
+
+
+def test_exact_sum_is_exact_and_order_free():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=10_000) * 10.0 ** rng.integers(-20, 20, 10_000)
+    expected = math.fsum(x)
+    assert to_float(exact_sum(x)) == expected
+    parts = np.array_split(rng.permutation(x), 7)
+    assert to_float(sum(exact_sum(p) for p in parts)) == expected
+    assert to_float(exact_sum(np.array([1e16, 1.0, -1e16]))) == 1.0
+    assert exact_sum(np.array([])) == 0
+
+
+def test_row_uniforms_depend_only_on_global_row_ids():
+    whole = row_uniforms(7, 3, 0, 1000)
+    pieces = np.concatenate([row_uniforms(7, 3, s, 250) for s in range(0, 1000, 250)])
+    np.testing.assert_array_equal(whole, pieces)
+    assert 0.0 <= whole.min() and whole.max() < 1.0
+    assert abs(whole.mean() - 0.5) < 0.05
+    assert not np.array_equal(whole, row_uniforms(7, 4, 0, 1000))
+    assert not np.array_equal(whole, row_uniforms(8, 3, 0, 1000))
+
+
+def test_content_hashes_follow_values():
+    X = np.array([[1.0, 2.0], [1.0, 2.0], [2.0, 1.0]])
+    h = row_content_hashes(X)
+    assert h[0] == h[1] != h[2]
+
+
+def test_random_seed():
+    assert random_seed(None) == 0 and random_seed(5) == 5
+    assert isinstance(random_seed(np.random.default_rng(1)), int)

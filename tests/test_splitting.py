@@ -1,0 +1,98 @@
+import numpy as np
+import pytest
+
+from distboost._common import MISSING_BIN
+from distboost.splitting import GradientCriterion, SplitParams, find_best_splits, leaf_value, left_stats
+
+
+def _hist(bins, g, h, n_bins=256):
+    """(1 node, 1 feature) histogram from per-row bins, g and h."""
+    hist = np.zeros((1, 1, n_bins, 3), np.int64)
+    for b, gi, hi in zip(bins, g, h):
+        hist[0, 0, b] += (gi, hi, 1)
+    return hist
+
+
+def _best(hist, lam=0.0, gamma=0.0, mcw=0.0, min_count=1, is_cat=False, n_bins=None):
+    totals = hist[:, 0].sum(axis=1)
+    n_bins = np.array([n_bins or 4]) if n_bins is None or isinstance(n_bins, int) else n_bins
+    return find_best_splits(hist, totals, np.ones((1, 1), bool), n_bins, np.array([is_cat]),
+                            1.0, 1.0, lam, gamma, mcw, min_count)
+
+
+def test_seed_003_root_split():
+    # D = {(10,-10),(20,7),(25,8),(35,-7)}, f0 = 0.5, squared error (y-f)^2:
+    # g = 2(f - y), h = 2; bins 0..3 for x = 10, 20, 25, 35
+    y = np.array([-10, 7, 8, -7.0])
+    g = (2 * (0.5 - y)).astype(np.int64)
+    hist = _hist([0, 1, 2, 3], g, [2, 2, 2, 2])
+    gain, feature, split_bin, _ = _best(hist, n_bins=4)
+    assert split_bin[0] == 0  # x <= 15
+    assert gain[0] == pytest.approx(120.3333333333, rel=1e-9)
+    # the alternatives of seed 003: x < 22.5 has gain 4, x < 30 has 56.33
+    for b, expected in ((1, 4.0), (2, 56.3333333333)):
+        left = hist[0, 0, : b + 1].sum(axis=0)
+        right = hist[0, 0].sum(axis=0) - left
+        score = lambda s: s[0] ** 2 / s[1]  # noqa: E731
+        got = 0.5 * (score(left) + score(right) - score(left + right))
+        assert got == pytest.approx(expected)
+
+
+def test_leaf_value_is_newton_step():
+    assert leaf_value(21.0, 2.0, 0.0) == -10.5
+    assert leaf_value(21.0, 2.0, 1.0) == -7.0
+    assert leaf_value(0.0, 0.0, 0.0) == 0.0
+
+
+def test_regularization_gamma_and_min_child_weight_block_splits():
+    hist = _hist([0, 1], [-4, 4], [1, 1])
+    gain, *_ = _best(hist, lam=0.0)
+    assert gain[0] == pytest.approx(16.0)  # 0.5 * (16 + 16 - 0)
+    gain, *_ = _best(hist, lam=1.0)
+    assert gain[0] == pytest.approx(8.0)  # 0.5 * (8 + 8)
+    gain, *_ = _best(hist, gamma=16.0)
+    assert gain[0] == pytest.approx(0.0)
+    gain, *_ = _best(hist, mcw=1.5)
+    assert gain[0] == -np.inf
+
+
+def test_missing_values_learn_their_direction():
+    # rows in bins 0 (g=-1) and 1 (g=+1); the missing rows look like bin 1
+    hist = _hist([0, 0, 1, 1, MISSING_BIN, MISSING_BIN], [-1, -1, 1, 1, 1, 1], [1] * 6)
+    gain, feature, split_bin, missing_left = _best(hist, n_bins=2)
+    assert split_bin[0] == 0 and not missing_left[0]
+    hist = _hist([0, 0, 1, 1, MISSING_BIN, MISSING_BIN], [-1, -1, 1, 1, -1, -1], [1] * 6)
+    _, _, split_bin, missing_left = _best(hist, n_bins=2)
+    assert split_bin[0] == 0 and missing_left[0]
+    left, goes_left = left_stats(hist[0, 0], False, 0, True, 1.0, 1.0, 0.0)
+    np.testing.assert_array_equal(left, [-4, 4, 4])
+    assert goes_left[0] and goes_left[MISSING_BIN] and not goes_left[1]
+
+
+def test_no_missing_values_send_missing_to_the_larger_child():
+    hist = _hist([0, 1, 1, 1], [-3, 1, 1, 1], [1] * 4)
+    _, _, split_bin, missing_left = _best(hist, n_bins=2)
+    assert split_bin[0] == 0 and not missing_left[0]
+
+
+def test_categorical_split_groups_categories_by_gradient_ratio():
+    # categories 0 and 2 have negative gradients, 1 and 3 positive: the best
+    # split puts {0, 2} on one side, which no ordinal split of codes can do
+    bins = [0, 0, 1, 1, 2, 2, 3, 3]
+    g = [-2, -2, 3, 3, -2, -2, 3, 3]
+    hist = _hist(bins, g, [1] * 8)
+    gain, _, prefix, _ = _best(hist, is_cat=True, n_bins=4)
+    assert prefix[0] == 2
+    assert gain[0] == pytest.approx(0.5 * (8**2 / 4 + 12**2 / 4 - 4**2 / 8))
+    left, goes_left = left_stats(hist[0, 0], True, 2, False, 1.0, 1.0, 0.0)
+    assert set(np.flatnonzero(goes_left[:MISSING_BIN])) == {0, 2}
+    np.testing.assert_array_equal(left, [-8, 4, 4])
+
+
+def test_criterion_object_matches_kernels():
+    crit = GradientCriterion(SplitParams(reg_lambda=1.0, min_child_weight=1.0), (2.0, 4.0))
+    totals = np.array([-8, 16, 5])
+    assert crit.node_value(totals) == pytest.approx(-(-8 / 2) / (16 / 4 + 1))
+    assert crit.cover(totals) == 4.0 and crit.count(totals) == 5
+    assert crit.splittable(totals)
+    assert not crit.splittable(np.array([0, 4, 5]))  # hessian 1 < 2 * min_child_weight

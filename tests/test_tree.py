@@ -1,0 +1,61 @@
+import json
+
+import numpy as np
+
+from distboost._common import MISSING_BIN, NODE_DTYPE
+from distboost.tree import Tree, bitset_from_mask, pack_trees, predict_binned, predict_raw
+
+
+def three_node_tree(missing_left=True):
+    """x0 <= 1.5 (bin 1) -> -1.0 else +2.0."""
+    nodes = np.zeros(3, NODE_DTYPE)
+    nodes[0] = (0.0, 10, 10.0, 0, 1.5, 1, missing_left, 0, -1, 1, 2, 5.0, 0, 0)
+    nodes[1] = (-1.0, 4, 4.0, -1, 0.0, 0, 0, 0, -1, -1, -1, 0.0, 1, 1)
+    nodes[2] = (2.0, 6, 6.0, -1, 0.0, 0, 0, 0, -1, -1, -1, 0.0, 1, 1)
+    return Tree(nodes)
+
+
+def test_hand_built_tree_predicts_raw_values():
+    tree = three_node_tree()
+    X = np.array([[1.0], [1.5], [1.6], [np.nan]])
+    np.testing.assert_array_equal(tree.predict(X), [-1.0, -1.0, 2.0, -1.0])
+    np.testing.assert_array_equal(three_node_tree(False).predict(X), [-1.0, -1.0, 2.0, 2.0])
+
+
+def test_binned_and_raw_traversal_agree():
+    tree = three_node_tree()
+    X_binned = np.array([[0, 1, 2, MISSING_BIN]], np.uint8)
+    out = np.zeros((1, 4))
+    predict_binned(X_binned, *pack_trees([tree]), np.zeros(1, np.int64), out)
+    np.testing.assert_array_equal(out[0], [-1.0, -1.0, 2.0, -1.0])
+
+
+def test_categorical_node_uses_its_bitset():
+    nodes = np.zeros(3, NODE_DTYPE)
+    nodes[0] = (0.0, 3, 3.0, 0, 0.0, 0, 0, 1, 0, 1, 2, 1.0, 0, 0)
+    nodes[1]["value"], nodes[1]["is_leaf"], nodes[1]["feature"] = 5.0, 1, -1
+    nodes[2]["value"], nodes[2]["is_leaf"], nodes[2]["feature"] = 7.0, 1, -1
+    mask = np.zeros(256, bool)
+    mask[[1, 70]] = True
+    tree = Tree(nodes, bitset_from_mask(mask)[None, :])
+    X = np.array([[0.0], [1.0], [70.0], [2.0], [np.nan], [300.0]])
+    np.testing.assert_array_equal(tree.predict(X), [7, 5, 5, 7, 7, 7])
+
+
+def test_packed_trees_add_up_per_output():
+    t = three_node_tree()
+    packed = pack_trees([t, t, t])
+    X = np.array([[1.0], [2.0]])
+    out = np.zeros((2, 2))
+    predict_raw(X, *packed, np.array([0, 1, 0], np.int64), out)
+    np.testing.assert_array_equal(out, [[-2.0, 4.0], [-1.0, 2.0]])
+
+
+def test_json_round_trip_is_exact():
+    tree = three_node_tree()
+    tree.nodes["threshold"][0] = 0.1 + 0.2
+    mask = np.zeros(256, bool)
+    mask[[3, 200]] = True
+    tree.cat_bitsets = bitset_from_mask(mask)[None, :]
+    again = Tree.from_dict(json.loads(json.dumps(tree.to_dict())))
+    assert again == tree
