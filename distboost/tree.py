@@ -21,13 +21,18 @@ class Tree:
     nodes : ndarray of NODE_DTYPE
     cat_bitsets : ndarray of shape (n_categorical_splits, 4), uint64
         Bit c of row ``cat_index`` set: category code c goes left.
+    leaf_values : ndarray of shape (n_nodes, K), float64, optional
+        A vector per node (e.g. class frequencies of a classification tree),
+        read by ``predict_leaf_vectors``; the scalar ``value`` path ignores it.
     """
 
-    def __init__(self, nodes: np.ndarray, cat_bitsets: np.ndarray | None = None):
+    def __init__(self, nodes: np.ndarray, cat_bitsets: np.ndarray | None = None,
+                 leaf_values: np.ndarray | None = None):
         self.nodes = nodes
         if cat_bitsets is None:
             cat_bitsets = np.zeros((0, N_BITSET_WORDS), np.uint64)
         self.cat_bitsets = cat_bitsets
+        self.leaf_values = leaf_values
 
     @property
     def n_leaves(self) -> int:
@@ -45,10 +50,13 @@ class Tree:
         return out[0]
 
     def to_dict(self) -> dict:
-        return {
+        out = {
             "nodes": {name: self.nodes[name].tolist() for name in NODE_DTYPE.names},
             "cat_bitsets": [[str(int(w)) for w in row] for row in self.cat_bitsets],
         }
+        if self.leaf_values is not None:
+            out["leaf_values"] = self.leaf_values.tolist()
+        return out
 
     @classmethod
     def from_dict(cls, d: dict) -> "Tree":
@@ -57,13 +65,17 @@ class Tree:
         for name in NODE_DTYPE.names:
             nodes[name] = fields[name]
         bits = np.array([[int(w) for w in row] for row in d["cat_bitsets"]], np.uint64)
-        return cls(nodes, bits.reshape(-1, N_BITSET_WORDS))
+        values = d.get("leaf_values")
+        values = None if values is None else np.asarray(values, np.float64).reshape(len(nodes), -1)
+        return cls(nodes, bits.reshape(-1, N_BITSET_WORDS), values)
 
     def __eq__(self, other) -> bool:
         return (
             isinstance(other, Tree)
             and np.array_equal(self.nodes, other.nodes)
             and np.array_equal(self.cat_bitsets, other.cat_bitsets)
+            and (self.leaf_values is None) == (other.leaf_values is None)
+            and (self.leaf_values is None or np.array_equal(self.leaf_values, other.leaf_values))
         )
 
     def __repr__(self) -> str:
@@ -164,3 +176,125 @@ def predict_binned(X_binned, nodes, roots, bitsets, tree_output, out):
                     left = b <= node["bin_threshold"]
                 k = node["left"] if left else node["right"]
             out[tree_output[t], i] += nodes[k]["value"]
+
+
+def pack_leaf_values(trees: list[Tree], values=None) -> np.ndarray:
+    """Vector leaf values of ``pack_trees(trees)``'s nodes, shape (n_total_nodes, K).
+
+    ``values`` (one (n_nodes, K) array per tree) replaces the trees' own
+    ``leaf_values``, e.g. with a re-coding of each leaf's class.
+    """
+    values = [t.leaf_values for t in trees] if values is None else values
+    if not trees:
+        return np.zeros((0, 1))
+    return np.ascontiguousarray(np.concatenate(values), np.float64)
+
+
+@numba.njit(cache=True, inline="always")
+def _leaf_raw(X, i, nodes, k, bitsets):
+    while not nodes[k]["is_leaf"]:
+        node = nodes[k]
+        x = X[i, node["feature"]]
+        if np.isnan(x):
+            left = node["missing_left"]
+        elif node["is_categorical"]:
+            code = int(x)
+            if code < 0 or code >= MISSING_BIN:
+                left = node["missing_left"]
+            else:
+                left = _bit_is_set(bitsets, node["cat_index"], code)
+        else:
+            left = x <= node["threshold"]
+        k = node["left"] if left else node["right"]
+    return k
+
+
+@numba.njit(cache=True, inline="always")
+def _leaf_binned(X_binned, i, nodes, k, bitsets):
+    while not nodes[k]["is_leaf"]:
+        node = nodes[k]
+        b = X_binned[node["feature"], i]
+        if b == MISSING_BIN:
+            left = node["missing_left"]
+        elif node["is_categorical"]:
+            left = _bit_is_set(bitsets, node["cat_index"], b)
+        else:
+            left = b <= node["bin_threshold"]
+        k = node["left"] if left else node["right"]
+    return k
+
+
+@numba.njit(parallel=True, cache=True)
+def predict_leaf_vectors(X, nodes, roots, bitsets, leaf_values, tree_weight, out):
+    """Add ``tree_weight[t] * leaf_values[leaf]`` of every tree to ``out[i]``.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_rows, n_features), float64; NaN = missing
+    nodes, roots, bitsets : from ``pack_trees``
+    leaf_values : ndarray of shape (n_total_nodes, K), float64
+        From ``pack_leaf_values``.
+    tree_weight : ndarray of shape (n_trees,), float64
+    out : ndarray of shape (n_rows, K), float64, updated in place
+    """
+    n, n_out = X.shape[0], leaf_values.shape[1]
+    for i in numba.prange(n):
+        for t in range(len(roots)):
+            k = _leaf_raw(X, i, nodes, roots[t], bitsets)
+            for j in range(n_out):
+                out[i, j] += tree_weight[t] * leaf_values[k, j]
+
+
+@numba.njit(parallel=True, cache=True)
+def predict_leaf_vectors_binned(X_binned, nodes, roots, bitsets, leaf_values, tree_weight, out):
+    """``predict_leaf_vectors`` on binned data of shape (n_features, n_rows), uint8."""
+    n, n_out = X_binned.shape[1], leaf_values.shape[1]
+    for i in numba.prange(n):
+        for t in range(len(roots)):
+            k = _leaf_binned(X_binned, i, nodes, roots[t], bitsets)
+            for j in range(n_out):
+                out[i, j] += tree_weight[t] * leaf_values[k, j]
+
+
+@numba.njit(parallel=True, cache=True)
+def leaf_ids_binned(X_binned, nodes, roots, bitsets, out):
+    """Packed index of the leaf each row reaches in each tree.
+
+    Parameters
+    ----------
+    X_binned : ndarray of shape (n_features, n_rows), uint8
+    nodes, roots, bitsets : from ``pack_trees``
+    out : ndarray of shape (n_trees, n_rows), int64, filled in place
+    """
+    n = X_binned.shape[1]
+    for i in numba.prange(n):
+        for t in range(len(roots)):
+            out[t, i] = _leaf_binned(X_binned, i, nodes, roots[t], bitsets)
+
+
+@numba.njit(parallel=True, cache=True)
+def leaf_indices_binned(X_binned, nodes, roots, bitsets, out):
+    """Leaf reached by every row in every tree, on binned data.
+
+    Parameters
+    ----------
+    X_binned : ndarray of shape (n_features, n_rows), uint8
+    nodes, roots, bitsets : from ``pack_trees``
+    out : ndarray of shape (n_trees, n_rows), int32, written
+        Node id of the leaf within its own tree (``k - roots[t]``).
+    """
+    n = X_binned.shape[1]
+    for i in numba.prange(n):
+        for t in range(len(roots)):
+            k = roots[t]
+            while not nodes[k]["is_leaf"]:
+                node = nodes[k]
+                b = X_binned[node["feature"], i]
+                if b == MISSING_BIN:
+                    left = node["missing_left"]
+                elif node["is_categorical"]:
+                    left = _bit_is_set(bitsets, node["cat_index"], b)
+                else:
+                    left = b <= node["bin_threshold"]
+                k = node["left"] if left else node["right"]
+            out[t, i] = k - roots[t]

@@ -1,0 +1,341 @@
+"""Impurity criteria on class-weight histograms (classification trees).
+
+The statistics of a row are ``(w * onehot(class), count)``: K fixed-point
+class weights (an AdaBoost observation weight, or a bootstrap count times the
+sample weight) and the row's multiplicity. A node with class weights
+``c_1..c_K`` (total W) has the weighted impurity W·I(p), p = c / W (ESL
+9.2.3, eq. 9.17; the weighted sums of seed 000, "Fitting Classification Tree
+with Observation Weights"):
+
+* Gini              W·I = W - sum_k c_k^2 / W
+* entropy           W·I = W log W - sum_k c_k log c_k
+* misclassification W·I = W - max_k c_k
+
+A split's gain is the decrease ``W·I - W_L·I_L - W_R·I_R``; the leaf's class
+is the weighted majority and its vector value the class frequencies p.
+Categorical features are split on a prefix of the categories sorted by the
+frequency of the node's majority class, the optimal order for two classes
+(Breiman et al. 1984, sec. 4.2.2) and a heuristic for more.
+
+``VarianceCriterion`` is the regression forests' criterion: squared error
+reduction with mean leaves, i.e. the gradient criterion on (g, h) =
+(-w·count·y, w·count) with lambda = 0.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from ._common import MAX_BINS, MISSING_BIN
+from ._random import splitmix64
+from .splitting import GradientCriterion, SplitParams
+
+CRITERIA = {"gini": 0, "entropy": 1, "log_loss": 1, "misclassification": 2}
+_RELATIVE_TOLERANCE = 1e-12  # gains below this fraction of W are rounding noise
+
+
+@numba.njit(cache=True)
+def _weighted_impurity(c, kind):
+    """W·I of a class-weight vector ``c`` (float64)."""
+    total = 0.0
+    for k in range(len(c)):
+        total += c[k]
+    if total <= 0.0:
+        return 0.0
+    if kind == 0:
+        s = 0.0
+        for k in range(len(c)):
+            s += c[k] * c[k]
+        return total - s / total
+    if kind == 1:
+        s = total * np.log(total)
+        for k in range(len(c)):
+            if c[k] > 0.0:
+                s -= c[k] * np.log(c[k])
+        return s
+    m = 0.0
+    for k in range(len(c)):
+        m = max(m, c[k])
+    return total - m
+
+
+@numba.njit(cache=True)
+def category_order(hist_f, n_categories, majority):
+    """Categories present in the node, sorted by the frequency of class ``majority``."""
+    n_classes = hist_f.shape[1] - 1
+    present = np.empty(n_categories, np.int64)
+    ratio = np.empty(n_categories, np.float64)
+    k = 0
+    for c in range(n_categories):
+        if hist_f[c, n_classes] > 0:
+            w = 0.0
+            for j in range(n_classes):
+                w += hist_f[c, j]
+            present[k] = c
+            ratio[k] = hist_f[c, majority] / w if w > 0 else 0.0
+            k += 1
+    order = np.argsort(ratio[:k], kind="mergesort")
+    return present[:k][order]
+
+
+@numba.njit(cache=True)
+def _scan(hist_f, order, total, kind, min_count, parent):
+    """Best prefix of ``order`` (bins or categories) as the left child.
+
+    Returns (gain, prefix_length, missing_left); the missing bin is tried on
+    both sides.
+    """
+    n_classes = total.shape[0] - 1
+    miss = hist_f[MISSING_BIN]
+    best_gain, best_len, best_missing_left = -np.inf, -1, False
+    left = np.zeros(n_classes + 1, np.int64)
+    cl = np.empty(n_classes, np.float64)
+    cr = np.empty(n_classes, np.float64)
+    for p in range(len(order) - 1):
+        left += hist_f[order[p]]
+        for missing_left in (False, True):
+            if missing_left and miss[n_classes] == 0:
+                continue
+            n_l = left[n_classes] + (miss[n_classes] if missing_left else 0)
+            n_r = total[n_classes] - n_l
+            if n_l < min_count or n_r < min_count:
+                continue
+            w_l = 0.0
+            w_r = 0.0
+            for k in range(n_classes):
+                cl[k] = left[k] + (miss[k] if missing_left else 0)
+                cr[k] = total[k] - cl[k]
+                w_l += cl[k]
+                w_r += cr[k]
+            if w_l <= 0.0 or w_r <= 0.0:
+                continue
+            gain = parent - _weighted_impurity(cl, kind) - _weighted_impurity(cr, kind)
+            if gain > best_gain:
+                best_gain, best_len = gain, p + 1
+                best_missing_left = missing_left if miss[n_classes] > 0 else n_l >= n_r
+    return best_gain, best_len, best_missing_left
+
+
+@numba.njit(cache=True)
+def find_best_impurity_splits(hist, totals, features, n_bins, is_categorical, kind, min_count,
+                              tolerance):
+    """Best split of each node by impurity decrease.
+
+    Parameters
+    ----------
+    hist : ndarray of shape (n_nodes, n_features, 256, K + 1), int64
+    totals : ndarray of shape (n_nodes, K + 1), int64
+    features : ndarray of shape (n_nodes, n_features), bool
+    n_bins : ndarray of shape (n_features,), int
+    is_categorical : ndarray of shape (n_features,), bool
+    kind : int
+        0 Gini, 1 entropy, 2 misclassification.
+    min_count : int
+        Fewest rows (counted with multiplicity) in a child.
+    tolerance : float
+        Gains at most ``tolerance * W`` count as no gain.
+
+    Returns
+    -------
+    gain : ndarray (n_nodes,), float64, in fixed-point weight units; -inf: no split
+    feature, split_bin : ndarray (n_nodes,), int64
+        ``split_bin``: last left bin (numeric) or prefix length (categorical).
+    missing_left : ndarray (n_nodes,), bool
+    """
+    n_nodes, n_features = hist.shape[0], hist.shape[1]
+    n_classes = hist.shape[3] - 1
+    gain = np.full(n_nodes, -np.inf)
+    feature = np.full(n_nodes, -1, np.int64)
+    split_bin = np.full(n_nodes, -1, np.int64)
+    missing_left = np.zeros(n_nodes, np.bool_)
+    c = np.empty(n_classes, np.float64)
+    for node in range(n_nodes):
+        total = totals[node]
+        w = 0.0
+        majority = 0
+        for k in range(n_classes):
+            c[k] = total[k]
+            w += c[k]
+            if c[k] > c[majority]:
+                majority = k
+        parent = _weighted_impurity(c, kind)
+        for f in range(n_features):
+            if not features[node, f]:
+                continue
+            if is_categorical[f]:
+                order = category_order(hist[node, f], n_bins[f], majority)
+                g_, b_, m_ = _scan(hist[node, f], order, total, kind, min_count, parent)
+            else:
+                order = np.arange(n_bins[f])
+                g_, b_, m_ = _scan(hist[node, f], order, total, kind, min_count, parent)
+                b_ -= 1  # prefix length -> last left bin
+            if g_ > gain[node]:
+                gain[node], feature[node], split_bin[node], missing_left[node] = g_, f, b_, m_
+        if gain[node] <= tolerance * w:
+            gain[node] = -np.inf
+    return gain, feature, split_bin, missing_left
+
+
+@numba.njit(cache=True)
+def draw_node_features(keys, allowed, non_constant, max_features):
+    """Random feature subsets of the nodes of a forest (seed 001, step 2).
+
+    Each node walks its own random permutation of the features (a function of
+    its key only) and keeps the first ``max_features`` that are allowed and
+    not constant in the node; constant features do not count, as in
+    scikit-learn, so a node with an informative feature is never left without
+    one to split on.
+
+    Parameters
+    ----------
+    keys : ndarray of shape (n_nodes,), uint64
+    allowed, non_constant : ndarray of shape (n_nodes, n_features), bool
+    max_features : int
+
+    Returns
+    -------
+    masks : ndarray of shape (n_nodes, n_features), bool
+    """
+    n_nodes, n_features = allowed.shape
+    masks = np.zeros((n_nodes, n_features), np.bool_)
+    perm = np.empty(n_features, np.int64)
+    for node in range(n_nodes):
+        z = keys[node]
+        for j in range(n_features):
+            perm[j] = j
+        for j in range(n_features - 1, 0, -1):  # Fisher-Yates
+            z = splitmix64(z + np.uint64(0x9E3779B97F4A7C15))
+            r = np.int64(z % np.uint64(j + 1))
+            perm[j], perm[r] = perm[r], perm[j]
+        taken = 0
+        for j in range(n_features):
+            f = perm[j]
+            if taken >= max_features:
+                break
+            if allowed[node, f] and non_constant[node, f]:
+                masks[node, f] = True
+                taken += 1
+    return masks
+
+
+def node_keys(seed: int, nodes) -> np.ndarray:
+    """One uint64 key per (tree, node) pair: its random stream for features."""
+    keys = np.empty(len(nodes), np.uint64)
+    for k, (tree, node) in enumerate(nodes):
+        mixed = (seed * 0x9E3779B1 + tree * 0x85EBCA77 + node * 0xC2B2AE3D + 0x27D4EB2F) % 2**64
+        keys[k] = splitmix64(np.uint64(mixed))
+    return keys
+
+
+class NodeFeatureSampler:
+    """Per-node random feature subsets for the grower's ``node_features`` hook.
+
+    Parameters
+    ----------
+    max_features : int or None
+        Features tried per node; None: all.
+    seed : int
+    first_tree : int
+        Global index of the batch's first tree: draws depend on (seed, global
+        tree index, node id) only, not on how trees are batched.
+    count_stat : int
+        Position of the row count in the stats vector (to find constant features).
+    """
+
+    def __init__(self, max_features, seed, first_tree, count_stat):
+        self.max_features, self.seed = max_features, seed
+        self.first_tree, self.count_stat = first_tree, count_stat
+
+    def __call__(self, masks, hist, nodes):
+        if self.max_features is None or self.max_features >= masks.shape[1]:
+            return masks
+        non_constant = (hist[..., self.count_stat] > 0).sum(axis=2) > 1
+        keys = node_keys(self.seed, [(self.first_tree + t, n) for t, n in nodes])
+        return draw_node_features(keys, masks, non_constant, self.max_features)
+
+
+class ImpurityCriterion:
+    """Weighted impurity splits and class-frequency leaves on (w·onehot, count) stats.
+
+    Parameters
+    ----------
+    n_classes : int
+    criterion : {"gini", "entropy", "log_loss", "misclassification"}
+    scale : float
+        Fixed-point scale of the class weights.
+    min_samples_leaf : int
+    feature_sampler : NodeFeatureSampler, optional
+        Random feature subsets per node (random forests).
+    """
+
+    def __init__(self, n_classes: int, criterion: str = "gini", scale: float = 1.0,
+                 min_samples_leaf: int = 1, feature_sampler=None):
+        if criterion not in CRITERIA:
+            raise ValueError(f"criterion must be one of {sorted(CRITERIA)}, got {criterion!r}")
+        self.n_classes, self.kind = n_classes, CRITERIA[criterion]
+        self.scale, self.min_samples_leaf = scale, min_samples_leaf
+        self.n_stats = n_classes + 1
+        if feature_sampler is not None:
+            self.node_features = feature_sampler
+
+    def best_splits(self, hist, totals, masks, mapper):
+        gain, feature, split_bin, missing_left = find_best_impurity_splits(
+            hist, totals, masks, mapper.n_bins_non_missing_, mapper.is_categorical_,
+            self.kind, self.min_samples_leaf, _RELATIVE_TOLERANCE,
+        )
+        return gain / self.scale, feature, split_bin, missing_left
+
+    def left_stats(self, hist_f, is_cat, split_bin, missing_left):
+        goes_left = np.zeros(MAX_BINS, dtype=bool)
+        if is_cat:
+            majority = int(np.argmax(hist_f[:, : self.n_classes].sum(axis=0)))
+            order = category_order(hist_f, hist_f.shape[0] - 1, majority)
+            goes_left[order[:split_bin]] = True
+        else:
+            goes_left[: split_bin + 1] = True
+        goes_left[MISSING_BIN] = missing_left
+        return hist_f[goes_left].sum(axis=0), goes_left
+
+    def splittable(self, totals) -> bool:
+        """At least 2·min_samples_leaf rows and more than one class present."""
+        return (totals[self.n_classes] >= 2 * self.min_samples_leaf
+                and np.count_nonzero(totals[: self.n_classes]) > 1)
+
+    def node_value(self, totals) -> float:
+        """The weighted majority class (its code), ESL eq. 9.17's c_m."""
+        return float(np.argmax(totals[: self.n_classes]))
+
+    def node_vector(self, totals) -> np.ndarray:
+        """Class frequencies p_k of the node."""
+        c = totals[: self.n_classes].astype(np.float64)
+        s = c.sum()
+        return c / s if s > 0 else np.full(self.n_classes, 1.0 / self.n_classes)
+
+    def count(self, totals) -> int:
+        return int(totals[self.n_classes])
+
+    def cover(self, totals) -> float:
+        return float(totals[: self.n_classes].sum() / self.scale)
+
+
+class VarianceCriterion(GradientCriterion):
+    """Squared-error reduction with mean leaves on (-w·n·y, w·n, n) stats.
+
+    With lambda = 0 the gradient gain G_L²/H_L + G_R²/H_R - G²/H is exactly
+    the decrease of the weighted sum of squares, and -G/H the weighted mean.
+    """
+
+    def __init__(self, scales, min_samples_leaf: int = 1, feature_sampler=None):
+        params = SplitParams(reg_lambda=0.0, gamma=0.0, min_child_weight=np.finfo(float).tiny,
+                             min_samples_leaf=min_samples_leaf)
+        super().__init__(params, scales)
+        if feature_sampler is not None:
+            self.node_features = feature_sampler
+
+    def best_splits(self, hist, totals, masks, mapper):
+        gain, feature, split_bin, missing_left = super().best_splits(hist, totals, masks, mapper)
+        noise = _RELATIVE_TOLERANCE * np.abs(totals[:, 0] / self.scale_g) ** 2 / np.maximum(
+            totals[:, 1] / self.scale_h, np.finfo(float).tiny)
+        gain = np.where(gain > noise, gain, -np.inf)
+        return gain, feature, split_bin, missing_left

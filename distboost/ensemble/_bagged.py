@@ -1,0 +1,183 @@
+"""Bagged trees: the estimator side of random forests, bagging and pasting.
+
+Seed 001: draw a sample of the training rows for each of M trees (with
+replacement: bagging; without: pasting), grow a tree on it (a random forest
+also draws k of the d features at every node), and average: class
+frequencies for classification (soft voting), means for regression. The rows
+a tree did not see estimate its error (out of bag). Samples are per-row
+multiplicities drawn on the workers (``learners_ensemble``), so no row moves.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._random import random_seed, splitmix64
+from ..grower import GrowthParams
+from ._predict import predict_any
+from ._tree_batch import ForestSpec, grow_forest
+from ._tree_estimator import TreeEnsembleBase
+
+
+def resolve_max_features(max_features, n_features: int) -> int:
+    """scikit-learn's ``max_features``: "sqrt", "log2", None, an int or a fraction."""
+    if max_features is None:
+        return n_features
+    if max_features == "sqrt":
+        return max(1, int(math.sqrt(n_features)))
+    if max_features == "log2":
+        return max(1, int(math.log2(n_features)))
+    if isinstance(max_features, (int, np.integer)) and not isinstance(max_features, bool):
+        if not 1 <= max_features <= n_features:
+            raise ValueError(f"max_features={max_features} must be in [1, {n_features}]")
+        return int(max_features)
+    if isinstance(max_features, float) and 0.0 < max_features <= 1.0:
+        return max(1, int(max_features * n_features))
+    raise ValueError(
+        f"max_features must be 'sqrt', 'log2', None, an int in [1, n_features] or a float in "
+        f"(0, 1], got {max_features!r}"
+    )
+
+
+def sampling_rate(max_samples, n_rows: int, bootstrap: bool) -> float:
+    """Expected multiplicity of a row: max_samples / n (a fraction as is)."""
+    if max_samples is None:
+        return 1.0
+    if isinstance(max_samples, (int, np.integer)) and not isinstance(max_samples, bool):
+        if not 1 <= max_samples <= n_rows:
+            raise ValueError(f"max_samples={max_samples} must be in [1, n_rows={n_rows}]")
+        return max_samples / n_rows
+    if isinstance(max_samples, float) and 0.0 < max_samples <= 1.0:
+        return float(max_samples)
+    raise ValueError(f"max_samples must be an int in [1, n_rows] or a float in (0, 1], "
+                     f"got {max_samples!r}")
+
+
+def tree_feature_masks(n_trees, n_features, k, seed, bootstrap_features=False) -> np.ndarray:
+    """Features of each tree (random subspaces), a function of (seed, tree) only."""
+    masks = np.ones((n_trees, n_features), bool)
+    if k >= n_features and not bootstrap_features:
+        return masks
+    for t in range(n_trees):
+        key = int(splitmix64(np.uint64((seed * 0x9E3779B1 + t * 0x7F4A7C15 + 0x51) % 2**64)))
+        chosen = np.random.default_rng(key).choice(n_features, size=k, replace=bootstrap_features)
+        masks[t] = False
+        masks[t, chosen] = True
+    return masks
+
+
+class BaggedTreesBase(TreeEnsembleBase):
+    """Shared fit / predict of forests and bagging; subclasses say how to sample."""
+
+    _node_sampling = True  # random forests draw features per node, bagging per tree
+
+    def _validate_params(self):
+        if not (isinstance(self.n_estimators, (int, np.integer)) and self.n_estimators >= 1):
+            raise ValueError(f"{type(self).__name__}: n_estimators must be an integer >= 1")
+        if self.oob_score and not self.bootstrap:
+            raise ValueError("out-of-bag estimates need bootstrap=True (pasting leaves no "
+                             "out-of-bag rows by design)")
+        if self.max_depth is not None and self.max_depth < 1:
+            raise ValueError("max_depth must be >= 1 or None")
+        if self.max_leaf_nodes is not None and self.max_leaf_nodes < 2:
+            raise ValueError("max_leaf_nodes must be >= 2 or None")
+        if self.min_samples_leaf < 1:
+            raise ValueError("min_samples_leaf must be >= 1")
+
+    def _spec(self, engine) -> ForestSpec:
+        n_features = engine.schema.n_features
+        k = resolve_max_features(self.max_features, n_features)
+        seed = random_seed(self.random_state)
+        if self._node_sampling:
+            masks = np.ones((self.n_estimators, n_features), bool)
+            node_k = k if k < n_features else None
+        else:
+            masks = tree_feature_masks(self.n_estimators, n_features, k, seed,
+                                       getattr(self, "bootstrap_features", False))
+            node_k = None
+        self.estimators_features_ = [np.flatnonzero(m) for m in masks]
+        return ForestSpec(
+            n_estimators=self.n_estimators,
+            n_classes=self.n_classes_ if self._is_classifier else None,
+            criterion=self.criterion if self._is_classifier else "squared_error",
+            growth=GrowthParams(max_depth=self.max_depth, max_leaf_nodes=self.max_leaf_nodes),
+            min_samples_leaf=self.min_samples_leaf,
+            node_max_features=node_k,
+            tree_masks=masks,
+            bootstrap=self.bootstrap,
+            rate=sampling_rate(self.max_samples, engine.n_rows, self.bootstrap),
+            seed=seed,
+            oob=bool(self.oob_score),
+            trees_per_pass=self.trees_per_pass,
+        )
+
+    def _fit_engine(self, engine):
+        trees, oob = grow_forest(engine, self._spec(engine))
+        self._set_model_attributes(trees, self.n_classes_ if self._is_classifier else 1)
+        if oob is not None:
+            self.oob_score_ = oob.score
+            if self._is_classifier:
+                self.oob_decision_function_ = oob.prediction
+            else:
+                self.oob_prediction_ = oob.prediction[:, 0]
+
+    @property
+    def feature_importances_(self) -> np.ndarray:
+        """Mean over trees of each tree's normalized impurity decrease (ESL 15.3.2)."""
+        self._check_fitted()
+        total = np.mean([self._tree_importances(t) for t in self.estimators_], axis=0)
+        s = total.sum()
+        return total / s if s > 0 else total
+
+    def _model_state(self) -> dict:
+        state = {"estimators_features": [f.tolist() for f in self.estimators_features_]}
+        if hasattr(self, "oob_score_"):
+            state["oob_score"] = self.oob_score_
+        return state
+
+    def _load_model_state(self, d: dict) -> None:
+        self.estimators_features_ = [np.asarray(f, np.int64) for f in d["estimators_features"]]
+        if "oob_score" in d:
+            self.oob_score_ = d["oob_score"]
+        if self._is_classifier:
+            self.n_classes_ = len(self.classes_)
+
+
+class BaggedClassifierMixin:
+    """Soft voting over the trees: the mean of their class frequencies."""
+
+    _is_classifier = True
+
+    def predict_proba(self, X):
+        """Mean class frequencies of the leaves, shape (n, n_classes); lazy on Dask."""
+        self._check_fitted()
+        trees = self.estimators_
+        weights = np.full(len(trees), 1.0 / len(trees))
+        return predict_any(lambda part: self._vector_sum(self._matrix(part), trees, weights), X,
+                           self.n_classes_)
+
+    def predict(self, X):
+        """The class with the highest mean frequency; lazy on Dask."""
+        self._check_fitted()
+        return self._predict_labels(lambda part: self._labels(self.predict_proba(part)), X)
+
+    def score(self, X, y, sample_weight=None) -> float:
+        """Accuracy (weighted by ``sample_weight``)."""
+        return self._weighted_score(self.predict(X), y, sample_weight)
+
+
+class BaggedRegressorMixin:
+    """Averaging over the trees."""
+
+    def predict(self, X):
+        """Mean of the trees' leaf means; lazy on Dask."""
+        self._check_fitted()
+        trees = self.estimators_
+        return predict_any(lambda part: self._scalar_sum(self._matrix(part), trees) / len(trees),
+                           X, None)
+
+    def score(self, X, y, sample_weight=None) -> float:
+        """R^2 of the predictions."""
+        return self._weighted_score(np.asarray(self.predict(X)), y, sample_weight)

@@ -1,0 +1,147 @@
+"""Growing a forest on the engine, many trees per pass over the data.
+
+Trees are independent, so a batch of B trees is grown together: the root
+histograms of all B trees come from one pass, and each level of all B trees
+from one more, so a forest of M trees of depth D costs about (M / B)·(D + 1)
+passes instead of M·(D + 1). Every random choice is a function of
+(random_state, global tree index, node id or global row id), so a tree does
+not depend on the batch it was grown in, nor on the partitioning.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import _exact
+from ..booster import fixed_point_scales, grow_trees
+from ..criteria import ImpurityCriterion, NodeFeatureSampler, VarianceCriterion
+from ..grower import GrowthParams
+from ..learners_ensemble import (
+    MAX_MULTIPLICITY,
+    BaggedTreesLearner,
+    OutOfBagBatch,
+    out_of_bag_results,
+)
+from ..tree import pack_trees
+
+STATS_BUDGET = 192 * 2**20
+"""Bytes of per-row statistics a worker group may hold for one batch."""
+HIST_BUDGET = 384 * 2**20
+"""Bytes of histograms one wave of a batch may produce."""
+MAX_TREES_PER_PASS = 64
+
+
+@dataclass
+class ForestSpec:
+    """How the trees of a forest are sampled and grown."""
+
+    n_estimators: int
+    n_classes: int | None  # None: regression
+    criterion: str
+    growth: GrowthParams
+    min_samples_leaf: int
+    node_max_features: int | None  # features tried per node (random forests)
+    tree_masks: np.ndarray  # (n_estimators, n_features): features per tree (subspaces)
+    bootstrap: bool
+    rate: float  # Poisson / Bernoulli parameter of a row's multiplicity
+    seed: int
+    oob: bool
+    trees_per_pass: int | None = None
+
+
+@dataclass
+class OutOfBag:
+    """Out-of-bag estimates (seed 001: the rows a tree never saw validate it)."""
+
+    prediction: np.ndarray  # (n_rows, n_out), NaN where no tree left the row out
+    score: float
+
+
+def grow_forest(engine, spec: ForestSpec):
+    """Grow ``spec.n_estimators`` trees; returns (trees, OutOfBag or None)."""
+    scales = _scales(engine, spec)
+    batch = spec.trees_per_pass or auto_trees_per_pass(engine, spec)
+    features = np.arange(engine.schema.n_features)
+    engine.set_rows(_learner(spec, scales, 0, 1), None, None)
+    trees, pending, learner = [], None, None
+    for first in range(0, spec.n_estimators, batch):
+        n = min(batch, spec.n_estimators - first)
+        learner = _learner(spec, scales, first, n)
+        root, _, _ = engine.start_round(learner, pending, False, first, features)
+        used = np.flatnonzero(spec.tree_masks[first: first + n].any(axis=0))
+        grown = grow_trees(engine, root, used, spec.tree_masks[first: first + n],
+                           _criterion(spec, scales, first), spec.growth)
+        trees += grown
+        pending = OutOfBagBatch(pack_trees(grown), node_values(grown), first) if spec.oob else None
+    if not spec.oob:
+        return trees, None
+    engine.finish(learner, pending, False)
+    return trees, _out_of_bag(engine, spec.n_classes is None)
+
+
+def auto_trees_per_pass(engine, spec: ForestSpec) -> int:
+    """Largest batch whose statistics and widest level fit the budgets."""
+    n_stats = 3 if spec.n_classes is None else spec.n_classes + 1
+    rows = engine.n_rows / max(1, len(engine.groups))
+    per_tree_stats = rows * (8 * n_stats + 4)
+    g = spec.growth
+    widest = 2 ** (g.max_depth - 1) if g.max_depth is not None else np.inf
+    if g.max_leaf_nodes is not None:
+        widest = min(widest, g.max_leaf_nodes)
+    widest = min(widest, max(1.0, engine.n_rows / (2 * spec.min_samples_leaf)), 4096)
+    per_tree_hist = widest * engine.schema.n_features * 256 * n_stats * 8
+    n = min(STATS_BUDGET // per_tree_stats, HIST_BUDGET // per_tree_hist, MAX_TREES_PER_PASS)
+    return int(max(1, min(n, spec.n_estimators)))
+
+
+def node_values(trees) -> np.ndarray:
+    """Per packed node: class frequencies (classification) or the value (regression)."""
+    if trees[0].leaf_values is not None:
+        return np.concatenate([t.leaf_values for t in trees])
+    return np.concatenate([t.nodes["value"] for t in trees])[:, None]
+
+
+def _learner(spec, scales, first, n):
+    return BaggedTreesLearner(spec.n_classes, spec.seed, spec.rate, spec.bootstrap, scales,
+                              first, n, spec.oob)
+
+
+def _scales(engine, spec):
+    bound = engine.w_max * MAX_MULTIPLICITY
+    if spec.n_classes is None:
+        return fixed_point_scales([bound * engine.y_absmax, bound], engine.n_rows)
+    scale = fixed_point_scales([bound], engine.n_rows)[0]
+    return (scale, scale)
+
+
+def _criterion(spec, scales, first_tree):
+    n_stats = 3 if spec.n_classes is None else spec.n_classes + 1
+    sampler = None
+    if spec.node_max_features is not None:
+        sampler = NodeFeatureSampler(spec.node_max_features, spec.seed, first_tree, n_stats - 1)
+    if spec.n_classes is None:
+        return VarianceCriterion(scales, spec.min_samples_leaf, sampler)
+    return ImpurityCriterion(spec.n_classes, spec.criterion, scales[0], spec.min_samples_leaf,
+                             sampler)
+
+
+def _out_of_bag(engine, regression: bool) -> OutOfBag:
+    parts = [p for group in engine.apply(out_of_bag_results, "out-of-bag", regression)
+             for p in group]
+    parts.sort(key=lambda p: p[0])
+    prediction = np.concatenate([p[1] for p in parts])
+    sums = [sum(col) for col in zip(*(p[2] for p in parts))]
+    if not regression:
+        w = _exact.to_float(sums[1])
+        return OutOfBag(prediction, _exact.to_float(sums[0]) / w if w > 0 else float("nan"))
+    sse, w, wy, wy2 = sums  # exact integers in units of 2**-_OFFSET
+    if w == 0:
+        return OutOfBag(prediction, float("nan"))
+    # R^2 = 1 - SSE / SST with SST = sum w y^2 - (sum w y)^2 / sum w, exactly
+    from fractions import Fraction
+
+    sst = Fraction(wy2) - Fraction(wy * wy, w)
+    score = 1.0 - float(Fraction(sse) / sst) if sst > 0 else float("nan")
+    return OutOfBag(prediction, score)

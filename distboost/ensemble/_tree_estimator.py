@@ -1,0 +1,137 @@
+"""What every tree-ensemble estimator of this package shares: turning input
+into a prepared engine, the fitted data attributes, prediction plumbing and
+model files. Concrete learners (AdaBoost, forests, bagging) add the loop."""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+
+import numpy as np
+
+from .. import _data
+from .._input import to_matrix, to_vector
+from .._params import ParamsMixin
+from ..engine import Engine
+from ..tree import pack_leaf_values, pack_trees, predict_leaf_vectors, predict_raw
+from .gradient_boosting import _numba_threads
+
+
+class TreeEnsembleBase(ParamsMixin):
+    """Shared plumbing; subclasses implement ``_fit_engine(engine)``."""
+
+    _is_classifier = False
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, X, y, sample_weight=None):
+        """Fit on numpy/pandas data (in this process) or Dask collections (on the cluster).
+
+        Parameters
+        ----------
+        X : array-like, pandas DataFrame, or Dask DataFrame/Array of shape (n, d)
+        y : array-like or Dask Series/Array of shape (n,)
+        sample_weight : array-like or Dask Series/Array of shape (n,), optional
+        """
+        self._validate_params()
+        self.fit_timings_ = defaultdict(float)
+        t0 = time.perf_counter()
+        executor, parts, _, schema = _data.plan(X, y, sample_weight, None, None, self.client,
+                                                self.n_jobs)
+        engine = Engine(executor, self.fit_timings_)
+        with _numba_threads(self.n_jobs):
+            engine.prepare(parts, [], schema, not self._is_classifier, self.max_bins)
+            self._set_data_attributes(engine, schema)
+            self._fit_engine(engine)
+        self.bin_mapper_ = engine.mapper
+        self.fit_timings_["fit"] = time.perf_counter() - t0
+        self.fit_timings_ = dict(self.fit_timings_)
+        return self
+
+    def _validate_params(self):
+        pass
+
+    def _set_data_attributes(self, engine, schema):
+        self._schema = schema
+        self.n_features_in_ = schema.n_features
+        if not all(n == f"f{j}" for j, n in enumerate(schema.feature_names)):
+            self.feature_names_in_ = np.array(schema.feature_names, dtype=object)
+        if self._is_classifier:
+            self.classes_ = np.asarray(engine.classes)
+            self.n_classes_ = len(self.classes_)
+            if self.n_classes_ < 2:
+                raise ValueError(
+                    f"the target has a single class ({self.classes_.tolist()}); a classifier "
+                    f"needs at least two"
+                )
+
+    # ------------------------------------------------------------ predict
+    def _check_fitted(self):
+        if not hasattr(self, "trees_"):
+            raise RuntimeError(f"this {type(self).__name__} is not fitted yet; call fit first")
+
+    @property
+    def estimators_(self) -> list:
+        """The fitted trees (``distboost.Tree``), in order."""
+        self._check_fitted()
+        return [round_trees[0] for round_trees in self.trees_]
+
+    def _matrix(self, X) -> np.ndarray:
+        return np.ascontiguousarray(to_matrix(X, self._schema))
+
+    def _vector_sum(self, matrix, trees, weights, leaf_values=None) -> np.ndarray:
+        """sum_t weights[t] * leaf vector of tree t, shape (n_rows, K)."""
+        k = (leaf_values[0] if leaf_values is not None else trees[0].leaf_values).shape[1]
+        out = np.zeros((len(matrix), k))
+        nodes, roots, bits = pack_trees(trees)
+        values = pack_leaf_values(trees, leaf_values)
+        predict_leaf_vectors(matrix, nodes, roots, bits, values, np.asarray(weights, float), out)
+        return out
+
+    def _scalar_sum(self, matrix, trees) -> np.ndarray:
+        """sum_t of tree t's scalar value, shape (n_rows,)."""
+        out = np.zeros((1, len(matrix)))
+        nodes, roots, bits = pack_trees(trees)
+        predict_raw(matrix, nodes, roots, bits, np.zeros(len(trees), np.int64), out)
+        return out[0]
+
+    def _labels(self, proba_or_decision) -> np.ndarray:
+        return self.classes_[np.argmax(proba_or_decision, axis=1)]
+
+    def _predict_labels(self, fn, X):
+        """Class labels from ``fn(in-memory X) -> labels``; lazy for Dask X."""
+        if _data.is_dask(X):
+            from ._predict import map_collection
+
+            return map_collection(fn, X, None)
+        return fn(X)
+
+    def _weighted_score(self, pred, y, sample_weight) -> float:
+        y = to_vector(y, "y")
+        w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, np.float64)
+        if self._is_classifier:
+            return float(np.sum(w * (np.asarray(pred) == y)) / np.sum(w))
+        y = y.astype(np.float64)
+        mean = np.average(y, weights=w)
+        return float(1.0 - np.sum(w * (y - pred) ** 2) / np.sum(w * (y - mean) ** 2))
+
+    # ------------------------------------------------------------- models
+    def _tree_importances(self, tree) -> np.ndarray:
+        """Impurity decrease per feature of one tree, normalized to sum to 1."""
+        total = np.zeros(self.n_features_in_)
+        internal = tree.nodes["is_leaf"] == 0
+        np.add.at(total, tree.nodes["feature"][internal], tree.nodes["gain"][internal])
+        s = total.sum()
+        return total / s if s > 0 else total
+
+    def _set_model_attributes(self, trees, n_outputs):
+        """Attributes the JSON model file expects of a fitted estimator."""
+        self.trees_ = [[t] for t in trees]
+        self.base_score_ = np.zeros(n_outputs)
+        self.best_iteration_ = None
+        self.evals_result_ = {}
+
+    def save_model(self, path) -> None:
+        """Write the model as versioned JSON (see ``distboost.model_file``)."""
+        from ..model_file import save_model
+
+        save_model(self, path)

@@ -1,0 +1,280 @@
+"""AdaBoost.M1 (ESL Algorithm 10.1) and SAMME / SAMME.R (Zhu, Zou, Rosset &
+Hastie 2009, Algorithms 2 and 4; seed 004) on the distributed tree engine.
+
+SAMME, for K classes with observation weights w_i = 1/N:
+
+    for m = 1..M:
+      (a) fit a classification tree T_m to the training data with weights w_i
+      (b) err_m = sum_i w_i I(c_i != T_m(x_i)) / sum_i w_i
+      (c) alpha_m = log((1 - err_m) / err_m) + log(K - 1)
+      (d) w_i <- w_i exp(alpha_m I(c_i != T_m(x_i))), then renormalize
+    C(x) = argmax_k sum_m alpha_m I(T_m(x) = k)
+
+For K = 2 the log(K - 1) term vanishes and this is AdaBoost.M1. The weights
+live on the workers (the learner's row state); step (a) grows the tree from
+class-weight histograms, step (b) sums exactly on the workers and only two
+numbers per partition travel, step (d) runs on the workers fused with the
+next round's histograms. ``learning_rate`` nu multiplies alpha_m (shrinkage).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import _exact
+from ..booster import grow_trees
+from ..criteria import CRITERIA, ImpurityCriterion
+from ..grower import GrowthParams
+from ..learners_ensemble import AdaBoostLearner, AdaBoostUpdate, round_sums
+from ..tree import pack_trees
+from ._predict import predict_any
+from ._tree_estimator import TreeEnsembleBase
+
+PROBA_FLOOR = np.finfo(np.float64).eps
+"""SAMME.R clips leaf probabilities here before taking logs (as scikit-learn)."""
+
+
+def samme_alpha(err: float, n_classes: int, learning_rate: float = 1.0) -> float:
+    """alpha = nu·(log((1 - err) / err) + log(K - 1)), SAMME step 2(c)."""
+    return learning_rate * (math.log((1.0 - err) / err) + math.log(n_classes - 1))
+
+
+def samme_r_leaf_values(proba: np.ndarray) -> np.ndarray:
+    """h_k = (K - 1)(log p_k - mean_j log p_j), SAMME.R's per-leaf output (Alg. 4, 2(b))."""
+    log_p = np.log(np.clip(proba, PROBA_FLOOR, None))
+    k = proba.shape[1]
+    return (k - 1) * (log_p - log_p.mean(axis=1, keepdims=True))
+
+
+def samme_codes(classes: np.ndarray, n_classes: int) -> np.ndarray:
+    """The coding of class c: 1 in position c, -1/(K - 1) elsewhere (paper eq. 2)."""
+    codes = np.full((len(classes), n_classes), -1.0 / (n_classes - 1))
+    codes[np.arange(len(classes)), classes.astype(np.int64)] = 1.0
+    return codes
+
+
+class AdaBoostClassifier(TreeEnsembleBase):
+    """Discrete AdaBoost (SAMME; AdaBoost.M1 for two classes) or SAMME.R with
+    weighted classification trees as weak learners.
+
+    Parameters
+    ----------
+    n_estimators : int
+        Rounds M (fewer if a tree is perfect or no better than guessing).
+    max_depth, max_leaf_nodes : int or None
+        Size of the trees: a stump (depth 1) unless one is given;
+        ``max_leaf_nodes`` alone grows best-first to that many leaves (the J
+        of ESL 10.11).
+    learning_rate : float
+        Shrinks alpha_m (SAMME) or the weight update (SAMME.R).
+    algorithm : {"SAMME", "SAMME.R"}
+    criterion : {"gini", "entropy", "misclassification"}
+        Split criterion of the weak learners on the weighted class histograms.
+    random_state : ignored (AdaBoost draws nothing), kept for the scikit-learn contract.
+
+    Attributes
+    ----------
+    estimators_ : list of Tree
+    estimator_weights_ : ndarray of shape (M,), the alpha_m (1 for SAMME.R)
+    estimator_errors_ : ndarray of shape (M,), the err_m
+    classes_, n_classes_, feature_importances_
+    """
+
+    _is_classifier = True
+
+    def __init__(self, *, n_estimators=50, max_depth=None, max_leaf_nodes=None,
+                 learning_rate=1.0, algorithm="SAMME", criterion="gini", max_bins=256,
+                 random_state=None, n_jobs=None, client=None):
+        self.n_estimators = n_estimators
+        self.max_depth = max_depth
+        self.max_leaf_nodes = max_leaf_nodes
+        self.learning_rate = learning_rate
+        self.algorithm = algorithm
+        self.criterion = criterion
+        self.max_bins = max_bins
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.client = client
+
+    def _validate_params(self):
+        if not (isinstance(self.n_estimators, (int, np.integer)) and self.n_estimators >= 1):
+            raise ValueError("n_estimators must be an integer >= 1")
+        if self.algorithm not in ("SAMME", "SAMME.R"):
+            raise ValueError(f"algorithm must be 'SAMME' or 'SAMME.R', got {self.algorithm!r}")
+        if self.criterion not in CRITERIA:
+            raise ValueError(f"criterion must be one of {sorted(CRITERIA)}, got {self.criterion!r}")
+        if not self.learning_rate > 0:
+            raise ValueError("learning_rate must be > 0")
+        if self.max_depth is not None and self.max_depth < 1:
+            raise ValueError("max_depth must be >= 1 or None")
+        if self.max_leaf_nodes is not None and self.max_leaf_nodes < 2:
+            raise ValueError("max_leaf_nodes must be >= 2 or None")
+
+    def _growth(self) -> GrowthParams:
+        depth = self.max_depth
+        if depth is None and self.max_leaf_nodes is None:
+            depth = 1  # a stump
+        return GrowthParams(max_depth=depth, max_leaf_nodes=self.max_leaf_nodes)
+
+    # ------------------------------------------------------------------ fit
+    def _fit_engine(self, engine):
+        k = self.n_classes_
+        total_weight = engine.exact_sums(_weights)[0]
+        if total_weight <= 0:
+            raise ValueError("sample_weight sums to zero; nothing to fit")
+        engine.set_rows(AdaBoostLearner(k), total_weight, None)
+        features = np.arange(engine.schema.n_features)
+        masks = np.ones((1, len(features)), bool)
+        trees, alphas, errors, pending = [], [], [], None
+        for m in range(self.n_estimators):
+            root, _, _ = engine.start_round(AdaBoostLearner(k), pending, False, m, features)
+            criterion = ImpurityCriterion(k, self.criterion, AdaBoostLearner.scale)
+            tree = grow_trees(engine, root, features, masks, criterion, self._growth())[0]
+            err, w_sum, wu_sum = self._round_error(engine, tree)
+            if self.algorithm == "SAMME" and err >= 1.0 - 1.0 / k:
+                if m == 0:
+                    raise ValueError(
+                        f"the first weak learner's weighted error {err:.4f} is no better than "
+                        f"guessing (>= 1 - 1/K = {1 - 1 / k:.4f}); AdaBoost cannot start: use "
+                        f"larger trees (max_depth / max_leaf_nodes) or check the features"
+                    )
+                break  # SAMME stops: alpha would be <= 0 (Zhu et al. 2009, sec. 2)
+            alpha = self._estimator_weight(err, alphas)
+            trees.append(tree)
+            alphas.append(alpha)
+            errors.append(err)
+            if err <= 0.0:
+                break  # a perfect weak learner: the weights cannot change any more
+            pending = self._weight_update(tree, err, alpha, w_sum, wu_sum)
+        self._set_model_attributes(trees, k)
+        self.estimator_weights_ = np.asarray(alphas)
+        self.estimator_errors_ = np.asarray(errors)
+
+    def _round_error(self, engine, tree):
+        """err_m (step 2b) and the weight sums, exactly, from the workers."""
+        update = self._samme_r_update(tree, 1.0) if self.algorithm == "SAMME.R" else None
+        parts = [p for group in engine.apply(round_sums, "adaboost-error", pack_trees([tree]),
+                                             update) for p in group]
+        miss, w, wu = (_exact.to_float(sum(col)) for col in zip(*parts))
+        return miss / w, w, wu
+
+    def _estimator_weight(self, err: float, previous) -> float:
+        """alpha_m; for a perfect tree (err = 0, alpha = inf in the formula) any alpha
+        above the others' sum lets it decide alone, as the limit does."""
+        if self.algorithm == "SAMME.R":
+            return 1.0
+        if err <= 0.0:
+            return float(sum(previous)) + 1.0
+        return samme_alpha(err, self.n_classes_, self.learning_rate)
+
+    def _weight_update(self, tree, err, alpha, w_sum, wu_sum) -> AdaBoostUpdate:
+        """Step 2(d) for the workers, with the normalizer z = sum of the new weights."""
+        if self.algorithm == "SAMME.R":
+            return self._samme_r_update(tree, wu_sum)
+        z = w_sum * ((1.0 - err) + math.exp(alpha) * err)
+        return AdaBoostUpdate(pack_trees([tree]), "SAMME", alpha, z)
+
+    def _samme_r_update(self, tree, z) -> AdaBoostUpdate:
+        log_p = np.log(np.clip(tree.leaf_values, PROBA_FLOOR, None))
+        return AdaBoostUpdate(pack_trees([tree]), "SAMME.R", 0.0, z, log_p, self.learning_rate)
+
+    # ------------------------------------------------------------- predict
+    def _leaf_vectors(self, tree) -> np.ndarray:
+        """Per node: alpha-free vote of the tree (SAMME coding, or SAMME.R's h)."""
+        if self.algorithm == "SAMME.R":
+            return samme_r_leaf_values(tree.leaf_values)
+        return samme_codes(tree.nodes["value"], self.n_classes_)
+
+    def _decision_sum(self, matrix, upto=None):
+        trees = self.estimators_[:upto]
+        weights = self.estimator_weights_[: len(trees)]
+        vectors = [self._leaf_vectors(t) for t in trees]
+        return self._vector_sum(matrix, trees, weights, vectors) / weights.sum()
+
+    def _staged_decision_sums(self, X):
+        self._check_fitted()
+        matrix = self._matrix(X)
+        total, weight = np.zeros((len(matrix), self.n_classes_)), 0.0
+        for tree, alpha in zip(self.estimators_, self.estimator_weights_):
+            total += self._vector_sum(matrix, [tree], [alpha], [self._leaf_vectors(tree)])
+            weight += alpha
+            yield total / weight
+
+    def _format_decision(self, pred: np.ndarray) -> np.ndarray:
+        """(n, K) class scores; for two classes the single score of class 1."""
+        return pred[:, 1] - pred[:, 0] if self.n_classes_ == 2 else pred
+
+    def _proba(self, pred: np.ndarray) -> np.ndarray:
+        """softmax(f(x) / (K - 1)) of the normalized class scores (the multi-class
+        exponential loss's population minimizer, paper eq. 9)."""
+        z = pred / (self.n_classes_ - 1)
+        z = z - z.max(axis=1, keepdims=True)
+        e = np.exp(z)
+        return e / e.sum(axis=1, keepdims=True)
+
+    def decision_function(self, X):
+        """sum_m alpha_m g_m(x) / sum_m alpha_m; shape (n,) for two classes, else (n, K)."""
+        self._check_fitted()
+        k = self.n_classes_
+        return predict_any(lambda p: self._format_decision(self._decision_sum(self._matrix(p))),
+                           X, None if k == 2 else k)
+
+    def predict_proba(self, X):
+        """Class probabilities, shape (n, K); lazy on Dask input."""
+        self._check_fitted()
+        return predict_any(lambda p: self._proba(self._decision_sum(self._matrix(p))), X,
+                           self.n_classes_)
+
+    def predict(self, X):
+        """C(x) = argmax_k sum_m alpha_m I(T_m(x) = k); lazy on Dask input."""
+        self._check_fitted()
+        return self._predict_labels(lambda p: self._labels(self._decision_sum(self._matrix(p))),
+                                    X)
+
+    def staged_decision_function(self, X):
+        for pred in self._staged_decision_sums(X):
+            yield self._format_decision(pred)
+
+    def staged_predict_proba(self, X):
+        for pred in self._staged_decision_sums(X):
+            yield self._proba(pred)
+
+    def staged_predict(self, X):
+        """Predictions after each round (in-memory X)."""
+        for pred in self._staged_decision_sums(X):
+            yield self._labels(pred)
+
+    def staged_score(self, X, y, sample_weight=None):
+        """Accuracy after each round (in-memory X)."""
+        for pred in self.staged_predict(X):
+            yield self._weighted_score(pred, y, sample_weight)
+
+    def score(self, X, y, sample_weight=None) -> float:
+        """Accuracy (weighted by ``sample_weight``)."""
+        return self._weighted_score(np.asarray(self.predict(X)), y, sample_weight)
+
+    @property
+    def feature_importances_(self) -> np.ndarray:
+        """Each tree's normalized impurity decrease, averaged with weights alpha_m."""
+        self._check_fitted()
+        per_tree = [self._tree_importances(t) for t in self.estimators_]
+        total = np.average(per_tree, axis=0, weights=self.estimator_weights_)
+        s = total.sum()
+        return total / s if s > 0 else total
+
+    # ------------------------------------------------------------- models
+    def _model_state(self) -> dict:
+        return {"estimator_weights": self.estimator_weights_.tolist(),
+                "estimator_errors": self.estimator_errors_.tolist()}
+
+    def _load_model_state(self, d: dict) -> None:
+        self.estimator_weights_ = np.asarray(d["estimator_weights"], np.float64)
+        self.estimator_errors_ = np.asarray(d["estimator_errors"], np.float64)
+        self.n_classes_ = len(self.classes_)
+
+
+def _weights(shard):
+    """Picklable ``shard -> [w]`` for the total sample weight."""
+    return [shard.w]

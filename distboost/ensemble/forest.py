@@ -1,0 +1,73 @@
+"""Random forests (seed 001; Breiman 2001; ESL Algorithm 15.1).
+
+For b = 1..M: draw a bootstrap sample of the rows; grow a tree on it, at every
+node choosing the best split among k features drawn at random (k = sqrt(d)
+for classification by default), without pruning; then average the trees
+(class frequencies, or means). Bootstrap samples are Poisson multiplicities
+drawn on the workers from (random_state, tree, global row id); many trees grow
+per pass over the data (``trees_per_pass``, chosen from memory budgets when
+None). Histogram trees are exact on the binned features: fully grown trees
+on large data hold one histogram per node of a level, so there set
+``max_depth`` or ``max_leaf_nodes``.
+"""
+
+from __future__ import annotations
+
+from ._bagged import BaggedClassifierMixin, BaggedRegressorMixin, BaggedTreesBase
+
+
+class _Forest(BaggedTreesBase):
+    def __init__(self, *, n_estimators=100, criterion="gini", max_depth=None,
+                 min_samples_leaf=1, max_features="sqrt", max_leaf_nodes=None, bootstrap=True,
+                 oob_score=False, max_samples=None, max_bins=256, random_state=None,
+                 n_jobs=None, client=None, trees_per_pass=None):
+        self.n_estimators = n_estimators
+        self.criterion = criterion
+        self.max_depth = max_depth
+        self.min_samples_leaf = min_samples_leaf
+        self.max_features = max_features
+        self.max_leaf_nodes = max_leaf_nodes
+        self.bootstrap = bootstrap
+        self.oob_score = oob_score
+        self.max_samples = max_samples
+        self.max_bins = max_bins
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.client = client
+        self.trees_per_pass = trees_per_pass
+
+
+class RandomForestClassifier(BaggedClassifierMixin, _Forest):
+    """A random forest of classification trees (Gini, entropy or misclassification).
+
+    Parameters follow scikit-learn's; ``trees_per_pass`` sets how many trees
+    grow together per pass over the data (None: as many as the memory budgets
+    allow). Fitted: ``estimators_`` (trees), ``classes_``, ``oob_score_`` and
+    ``oob_decision_function_`` (with ``oob_score=True``; NaN rows were in
+    every tree's sample), ``feature_importances_``.
+    """
+
+
+class RandomForestRegressor(BaggedRegressorMixin, _Forest):
+    """A random forest of regression trees (squared error; leaves hold means).
+
+    ``max_features`` defaults to 1.0 (all features, scikit-learn's default);
+    ``oob_score=True`` gives ``oob_score_`` (R^2) and ``oob_prediction_``.
+    """
+
+    def __init__(self, *, n_estimators=100, criterion="squared_error", max_depth=None,
+                 min_samples_leaf=1, max_features=1.0, max_leaf_nodes=None, bootstrap=True,
+                 oob_score=False, max_samples=None, max_bins=256, random_state=None,
+                 n_jobs=None, client=None, trees_per_pass=None):
+        super().__init__(
+            n_estimators=n_estimators, criterion=criterion, max_depth=max_depth,
+            min_samples_leaf=min_samples_leaf, max_features=max_features,
+            max_leaf_nodes=max_leaf_nodes, bootstrap=bootstrap, oob_score=oob_score,
+            max_samples=max_samples, max_bins=max_bins, random_state=random_state,
+            n_jobs=n_jobs, client=client, trees_per_pass=trees_per_pass,
+        )
+
+    def _validate_params(self):
+        super()._validate_params()
+        if self.criterion != "squared_error":
+            raise ValueError(f"criterion must be 'squared_error', got {self.criterion!r}")
