@@ -6,6 +6,12 @@ one tree per output grown from histograms of (g, h), leaf values
 fused with the start of round r+1, so a round of depth-D trees costs D waves
 of tasks. Random draws (row and column subsampling) are functions of
 (random_state, round) and of the global row id, never of the partitioning.
+
+With ``leaf_estimation="line_search"`` (ESL Algorithm 10.3) the trees are grown
+on (g, w) instead and each leaf value is then re-estimated by the loss's line
+search (``line_search``: a few more waves per round, exact across
+partitions). Huber's delta is the alpha-quantile of |y - f| at the start of
+each round (Friedman 2001), found exactly before the round's gradients.
 """
 
 from __future__ import annotations
@@ -16,6 +22,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import line_search
+from ._colsample import NodeFeatures
 from ._random import splitmix64
 from .grower import GrowthParams, TreeGrower
 from .learner import GradientLearner
@@ -35,6 +43,9 @@ class BoostParams:
     seed: int = 0
     subsample: float = 1.0
     colsample_bytree: float = 1.0
+    colsample_bylevel: float = 1.0
+    colsample_bynode: float = 1.0
+    leaf_estimation: str = "newton"  # or "line_search"
     early_stopping_rounds: int | None = None
     train_metric: bool = False
 
@@ -69,7 +80,7 @@ def feature_masks(n_trees, n_features, fraction, seed, round_index) -> np.ndarra
     masks = np.ones((n_trees, n_features), bool)
     if fraction >= 1.0:
         return masks
-    k = max(1, int(round(fraction * n_features)))
+    k = max(1, round(fraction * n_features))
     for t in range(n_trees):
         key = int(splitmix64(np.uint64((seed * 1_000_003 + round_index * 131 + t) & (2**63 - 1))))
         chosen = np.random.default_rng(key).choice(n_features, size=k, replace=False)
@@ -116,14 +127,16 @@ def boost(engine, loss, n_outputs: int, params: BoostParams, base_score, prior_t
     margin_bound = float(np.max(np.abs(base_score))) + _max_leaf(prior_trees)
     pending, stopped = None, False
     trees = tracker.result.trees
+    line = params.leaf_estimation == "line_search"
     for r in range(first, first + params.n_rounds):
         t0 = time.perf_counter()
-        bounds = loss.gradient_bounds(engine.y_absmax, engine.w_max, margin_bound)
-        scales = fixed_point_scales(bounds, engine.n_rows)
-        learner = GradientLearner(loss, scales, params.seed, params.subsample)
         if (r - first) % REBASE_EVERY == 0 and r > first:
-            engine.set_rows(learner, base_score, pack_rounds(list(prior_trees) + trees[:-1], n_outputs))
+            engine.set_rows(GradientLearner(loss), base_score,
+                            pack_rounds(list(prior_trees) + trees[:-1], n_outputs))
         pending_packed = None if pending is None else pack_rounds([pending], n_outputs)
+        round_loss = _round_loss(engine, loss, pending_packed)
+        scales = _scales(engine, round_loss, margin_bound, line)
+        learner = GradientLearner(round_loss, scales, params.seed, params.subsample, line)
         masks = feature_masks(n_outputs, engine.schema.n_features, params.colsample_bytree,
                               params.seed, r)
         features = np.flatnonzero(masks.any(axis=0))
@@ -133,7 +146,10 @@ def boost(engine, loss, n_outputs: int, params: BoostParams, base_score, prior_t
             stopped = True
             break
         criterion = GradientCriterion(params.split, scales)
-        pending = grow_trees(engine, root, features, masks, criterion, params.growth)
+        node_features = _node_features(params, masks, r)
+        pending = grow_trees(engine, root, features, masks, criterion, params.growth, node_features)
+        if line:
+            pending = _line_search(engine, round_loss, pending, n_outputs, params.growth)
         trees.append(pending)
         margin_bound += _max_leaf([pending])
         engine.timings["train"] += time.perf_counter() - t0
@@ -150,7 +166,39 @@ def boost(engine, loss, n_outputs: int, params: BoostParams, base_score, prior_t
     return res
 
 
-def grow_trees(engine, root, features, masks, criterion, growth: GrowthParams):
+def _round_loss(engine, loss, pending_packed):
+    """The loss of this round: Huber's delta from the residuals at its start."""
+    if not hasattr(loss, "with_delta"):
+        return loss
+    t0 = time.perf_counter()
+    delta = line_search.huber_delta(engine, loss.alpha, pending_packed)
+    engine.timings["line_search"] += time.perf_counter() - t0
+    return loss.with_delta(delta)
+
+
+def _scales(engine, loss, margin_bound, first_order):
+    """Fixed-point scales of g and h (h = w for line-search trees)."""
+    g_bound, h_bound = loss.gradient_bounds(engine.y_absmax, engine.w_max, margin_bound)
+    return fixed_point_scales((g_bound, engine.w_max if first_order else h_bound), engine.n_rows)
+
+
+def _node_features(params: BoostParams, masks, round_index):
+    if params.colsample_bylevel >= 1.0 and params.colsample_bynode >= 1.0:
+        return None
+    return NodeFeatures(masks, params.colsample_bylevel, params.colsample_bynode, params.seed,
+                        round_index)
+
+
+def _line_search(engine, loss, trees, n_outputs, growth: GrowthParams):
+    """Leaf values by the loss's line search (ESL Algorithm 10.3, step 2(c))."""
+    t0 = time.perf_counter()
+    trees = line_search.leaf_values(engine, loss, trees, pack_rounds([trees], n_outputs),
+                                    growth.learning_rate)
+    engine.timings["line_search"] += time.perf_counter() - t0
+    return trees
+
+
+def grow_trees(engine, root, features, masks, criterion, growth: GrowthParams, node_features=None):
     """Grow one batch of trees on the engine from its root histograms."""
     t0 = time.perf_counter()
     waited = 0.0
@@ -162,7 +210,8 @@ def grow_trees(engine, root, features, masks, criterion, growth: GrowthParams):
         waited += time.perf_counter() - t1
         return hist
 
-    trees = TreeGrower(root, build_level, engine.mapper, growth, criterion, masks).grow()
+    trees = TreeGrower(root, build_level, engine.mapper, growth, criterion, masks,
+                       node_features).grow()
     engine.timings["split_finding"] += time.perf_counter() - t0 - waited
     return trees
 

@@ -58,10 +58,15 @@ class TreeGrower:
         Split search and node values over the histograms' statistics.
     feature_masks : ndarray of shape (n_trees, n_features), bool
         Features each tree may split on (column subsampling by tree).
+    node_features : callable, optional
+        ``node_features(tree, depth, node_id) -> mask``: features a node may
+        split on (column subsampling by level and by node, ``_colsample``);
+        by default the tree's mask.
     """
 
     def __init__(self, root_hist, build_level, mapper, params: GrowthParams, criterion,
-                 feature_masks):
+                 feature_masks, node_features=None):
+        self.node_features = node_features
         self.build_level = build_level
         self.mapper = mapper
         self.params = params
@@ -169,7 +174,10 @@ class TreeGrower:
             return
         hist = np.stack([n.hist for _, n in pairs])
         totals = np.stack([n.totals for _, n in pairs])
-        masks = np.stack([self.masks[t] for t, _ in pairs])
+        masks = np.stack([
+            self.masks[t] if self.node_features is None else self.node_features(t, n.depth, n.id)
+            for t, n in pairs
+        ])
         if hasattr(self.criterion, "node_features"):  # per-node feature sampling (forests)
             masks = self.criterion.node_features(masks, hist, [(t, n.id) for t, n in pairs])
         gain, feature, split_bin, missing_left = self.criterion.best_splits(

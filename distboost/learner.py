@@ -48,12 +48,17 @@ class GradientLearner:
 
     Rows left out by ``subsample`` (uniforms drawn from (seed, round, global
     row id): Friedman 2002) or with zero weight get position -1.
+
+    With ``first_order`` (line-search leaves, ESL Algorithm 10.3) the stats
+    are (g, w, 1): the tree fits the negative gradient by weighted least
+    squares and the loss's line search sets the leaf values afterwards.
     """
 
     loss: object
     scales: tuple = (1.0, 1.0)
     seed: int = 0
     subsample: float = 1.0
+    first_order: bool = False
 
     def initial_state(self, shard, base_score, packed_trees):
         margin = np.repeat(np.asarray(base_score, np.float64)[:, None], shard.n_rows, axis=1)
@@ -64,6 +69,8 @@ class GradientLearner:
 
     def row_stats(self, shard, margin, round_index):
         g, h = self.loss.gradients(shard.y, margin, shard.w)
+        if self.first_order:
+            h = np.broadcast_to(shard.w, g.shape)
         n_trees, n = g.shape
         stats = np.empty((n_trees, n, 3), STAT_DTYPE)
         stats[:, :, 0] = quantize(g, self.scales[0])
@@ -76,7 +83,7 @@ class GradientLearner:
         return stats, positions
 
     def metric_sums(self, shard, margin):
-        losses = self.loss.pointwise(shard.y, margin)
+        losses = self.loss.metric_pointwise(shard.y, margin)
         return _exact.exact_sum(shard.w * losses), _exact.exact_sum(shard.w)
 
     def finish_metric(self, mean: float) -> float:

@@ -7,11 +7,21 @@ round, ESL Algorithm 10.4; seed 001).
 ``gradients`` returns g = dL/df and h = d^2L/df^2 per row (the second-order
 Taylor expansion of seed 003 / Chen & Guestrin 2016 eq. 2), multiplied by the
 sample weight. Initial scores (ESL Algorithm 10.3 step 1,
-f_0 = argmin_gamma sum_i w_i L(y_i, gamma)) come from exact sums over all
-partitions: ``init_statistics`` per partition, ``init_score`` on the driver.
+f_0 = argmin_gamma sum_i w_i L(y_i, gamma)) come either from exact sums over
+all partitions (``init_statistics`` per partition, ``init_score`` on the
+driver) or, for the robust losses, from an exact weighted quantile of y
+(``init_quantile``; see ``line_search``).
+
+Each loss also names its per-leaf line search (ESL Algorithm 10.3 step 2(c),
+Friedman 2001 "TreeBoost"): ``leaf_rule`` is ``"quantile"`` (absolute error,
+quantile), ``"huber"`` (median plus the mean of clipped deviations) or
+``"sums"`` (a ratio of per-leaf sums: the exact minimizer for squared error and
+exponential loss, one Newton step for deviance).
 """
 
 from __future__ import annotations
+
+from fractions import Fraction
 
 import numpy as np
 
@@ -32,12 +42,22 @@ def softmax(raw: np.ndarray) -> np.ndarray:
     return z / z.sum(axis=0, keepdims=True)
 
 
+def _ratio(num: Fraction | int, den: Fraction | int) -> float:
+    """num / den correctly rounded; 0 when den is 0."""
+    return float(Fraction(num) / Fraction(den)) if den != 0 else 0.0
+
+
 class Loss:
     """Interface; see the subclasses."""
 
     name: str
     metric_name: str
     is_classification = False
+    has_hessian = True
+    """False when d^2L/df^2 is 0 almost everywhere: Newton leaves are undefined."""
+    leaf_rule = "sums"
+    init_quantile: float | None = None
+    """alpha when f_0 is the weighted alpha-quantile of y, else None."""
 
     def n_outputs(self, n_classes: int) -> int:
         return 1
@@ -64,11 +84,25 @@ class Loss:
         return w_max, 0.25 * w_max
 
     def pointwise(self, y, raw):
-        """Per-row loss used as the evaluation metric (before averaging)."""
+        """Per-row loss L(y, f) (before weighting and averaging)."""
         raise NotImplementedError
+
+    def metric_pointwise(self, y, raw):
+        """Per-row evaluation metric; the loss itself unless a loss says otherwise."""
+        return self.pointwise(y, raw)
 
     def finish_metric(self, mean: float) -> float:
         return mean
+
+    # ---------------------------------------------------- line search (sums)
+    def leaf_sums(self, y, raw, w) -> list[np.ndarray]:
+        """Per-row arrays (each (n_outputs, n_rows)) whose per-leaf exact sums
+        give the leaf value through ``leaf_value``."""
+        raise NotImplementedError
+
+    def leaf_value(self, sums) -> float:
+        """Leaf value from the exact per-leaf sums of ``leaf_sums``."""
+        raise NotImplementedError
 
 
 class SquaredError(Loss):
@@ -76,7 +110,8 @@ class SquaredError(Loss):
 
     With this convention the split gain of seed 003's worked example is
     120.33; XGBoost's reg:squarederror uses L/2, so our ``reg_lambda`` and
-    ``min_child_weight`` are twice XGBoost's for the same effect.
+    ``min_child_weight`` are twice XGBoost's for the same effect. The line
+    search is the leaf's weighted mean residual (ESL 10.10, LS_Boost).
     """
 
     name, metric_name = "squared_error", "rmse"
@@ -100,12 +135,122 @@ class SquaredError(Loss):
     def finish_metric(self, mean):
         return float(np.sqrt(mean))
 
+    def leaf_sums(self, y, raw, w):
+        return [(w * (y - raw[0]))[None, :], w[None, :]]
+
+    def leaf_value(self, sums):
+        return _ratio(sums[0], sums[1])
+
+
+class AbsoluteError(Loss):
+    """L = |y - f|; g = -sign(y - f), h = 0 (ESL Table 10.2, LAD regression).
+
+    The tree is fit to sign(y - f) by least squares and each leaf's value is
+    the weighted median of its residuals (Friedman 2001, LAD_TreeBoost);
+    f_0 is the weighted median of y.
+    """
+
+    name, metric_name = "absolute_error", "mae"
+    has_hessian = False
+    leaf_rule = "quantile"
+    init_quantile = 0.5
+    alpha = 0.5
+
+    def gradients(self, y, raw, w):
+        g = -np.sign(y - raw[0]) * w
+        return g[None, :], np.zeros_like(g)[None, :]
+
+    def gradient_bounds(self, y_absmax, w_max, margin_absmax):
+        return w_max, w_max
+
+    def pointwise(self, y, raw):
+        return np.abs(y - raw[0])
+
+
+class QuantileLoss(Loss):
+    """Pinball loss L = alpha (y - f) if y >= f else (1 - alpha)(f - y).
+
+    g = -alpha where y > f, 1 - alpha where y < f (0 at y = f, a
+    subgradient); h = 0. Leaf values and f_0 are weighted alpha-quantiles
+    (of residuals, of y), the exact minimizers.
+    """
+
+    name, metric_name = "quantile", "pinball"
+    has_hessian = False
+    leaf_rule = "quantile"
+
+    def __init__(self, alpha: float):
+        if not 0.0 < alpha < 1.0:
+            raise ValueError(f"quantile loss needs 0 < alpha < 1, got alpha={alpha!r}")
+        self.alpha = float(alpha)
+        self.init_quantile = self.alpha
+
+    def gradients(self, y, raw, w):
+        r = y - raw[0]
+        g = np.where(r > 0, -self.alpha, np.where(r < 0, 1.0 - self.alpha, 0.0)) * w
+        return g[None, :], np.zeros_like(g)[None, :]
+
+    def gradient_bounds(self, y_absmax, w_max, margin_absmax):
+        return max(self.alpha, 1.0 - self.alpha) * w_max, w_max
+
+    def pointwise(self, y, raw):
+        r = y - raw[0]
+        return np.where(r >= 0, self.alpha * r, (self.alpha - 1.0) * r)
+
+
+class HuberLoss(Loss):
+    """Huber's loss, Friedman's M-regression (ESL 10.6, Table 10.2).
+
+    L = r^2 if |r| <= delta, else 2 delta |r| - delta^2 (r = y - f: the
+    squared-error convention of ``SquaredError``); g = -2 clip(r, -delta,
+    delta), h = 2 [|r| <= delta]. delta is the alpha-quantile of |r| over the
+    training rows at the start of each round (Friedman 2001, M_TreeBoost),
+    set with ``with_delta``. The leaf value is the Huber M-estimate's one-step
+    approximation: the weighted median r~ of the leaf's residuals plus the
+    weighted mean of clip(r - r~, -delta, delta). The evaluation metric is the
+    mean absolute error (delta changes every round; the metric should not).
+    """
+
+    name, metric_name = "huber", "mae"
+    has_hessian = False
+    leaf_rule = "huber"
+    init_quantile = 0.5
+
+    def __init__(self, alpha: float = 0.9, delta: float = np.inf):
+        if not 0.0 < alpha < 1.0:
+            raise ValueError(f"huber loss needs 0 < alpha < 1, got alpha={alpha!r}")
+        self.alpha = float(alpha)
+        self.delta = float(delta)
+
+    def with_delta(self, delta: float) -> HuberLoss:
+        return HuberLoss(self.alpha, delta)
+
+    def gradients(self, y, raw, w):
+        r = y - raw[0]
+        g = -2.0 * np.clip(r, -self.delta, self.delta) * w
+        h = 2.0 * (np.abs(r) <= self.delta) * w
+        return g[None, :], h[None, :]
+
+    def gradient_bounds(self, y_absmax, w_max, margin_absmax):
+        reach = min(self.delta, y_absmax + margin_absmax)
+        return 2.0 * w_max * reach, 2.0 * w_max
+
+    def pointwise(self, y, raw):
+        a = np.abs(y - raw[0])
+        d = self.delta
+        return np.where(a <= d, a * a, 2.0 * d * a - d * d)
+
+    def metric_pointwise(self, y, raw):
+        return np.abs(y - raw[0])
+
 
 class BinomialDeviance(Loss):
     """L = log(1 + e^f) - y f with y in {0, 1} and f the log-odds.
 
     This is ESL's binomial deviance log(1 + e^{-2 y' F}) (y' in {-1, 1}) with
-    f = 2F; g = p - y, h = p(1 - p).
+    f = 2F; g = p - y, h = p(1 - p). The line search is one Newton step,
+    sum_leaf w (y - p) / sum_leaf w p (1 - p) (Friedman 2001, L2_TreeBoost in
+    the units of f).
     """
 
     name, metric_name, is_classification = "log_loss", "logloss", True
@@ -130,12 +275,21 @@ class BinomialDeviance(Loss):
         p = sigmoid(raw[0])
         return np.column_stack([1.0 - p, p])
 
+    def leaf_sums(self, y, raw, w):
+        p = sigmoid(raw[0])
+        return [(w * (y - p))[None, :], (w * p * (1.0 - p))[None, :]]
+
+    def leaf_value(self, sums):
+        return _ratio(sums[0], sums[1])
+
 
 class MultinomialDeviance(Loss):
     """L = -sum_k y_k f_k + log sum_k e^{f_k} (ESL 10.10, seed 001 table).
 
     K outputs, softmax link; g_k = p_k - y_k, h_k = p_k (1 - p_k) (the diagonal
-    of the Hessian). f_0k = log(pi_k), the class priors.
+    of the Hessian). f_0k = log(pi_k), the class priors. The line search is
+    ESL Algorithm 10.4's step (K-1)/K sum r / sum |r| (1 - |r|) with
+    r = y_k - p_k (|r| (1 - |r|) = p_k (1 - p_k)).
     """
 
     name, metric_name, is_classification = "log_loss", "mlogloss", True
@@ -166,11 +320,94 @@ class MultinomialDeviance(Loss):
     def predict_proba(self, raw):
         return softmax(raw).T
 
+    def leaf_sums(self, y, raw, w):
+        p = softmax(raw)
+        onehot = np.arange(self.n_classes)[:, None] == y[None, :].astype(np.int64)
+        r = onehot - p
+        a = np.abs(r)
+        return [w * r, w * a * (1.0 - a)]
 
-def make_loss(name: str, n_classes: int | None = None) -> Loss:
-    """Loss object for an estimator's ``loss`` parameter."""
-    if name == "squared_error":
-        return SquaredError()
+    def leaf_value(self, sums):
+        k = self.n_classes
+        return (k - 1) / k * _ratio(sums[0], sums[1])
+
+
+class ExponentialLoss(Loss):
+    """AdaBoost's loss as gradient boosting: L = exp(-y' f), y' = 2y - 1
+    (ESL 10.4-10.5).
+
+    g = -y' e^{-y' f}, h = e^{-y' f}. f estimates half the log-odds (ESL eq.
+    10.16), so P(y = 1 | x) = 1 / (1 + e^{-2f}). f_0 and the line search are
+    exact: gamma = 1/2 log(S+ / S-) with S+- the weighted sums of e^{-y' f}
+    over the leaf's rows of each class (ESL 10.9); a leaf holding one class
+    only (the minimizer is infinite) takes the Newton step -G/H instead.
+    """
+
+    name, metric_name, is_classification = "exponential", "exponential", True
+
+    def init_statistics(self, y, w):
+        return [w * y, w * (1.0 - y)]
+
+    def init_score(self, sums, n_outputs):
+        pos, neg = sums
+        if pos <= 0 or neg <= 0:
+            return np.array([0.0])
+        return np.array([0.5 * np.log(pos / neg)])
+
+    def gradients(self, y, raw, w):
+        s = 2.0 * y - 1.0
+        e = np.exp(-s * raw[0]) * w
+        return (-s * e)[None, :], e[None, :]
+
+    def gradient_bounds(self, y_absmax, w_max, margin_absmax):
+        b = w_max * np.exp(margin_absmax)
+        return b, b
+
+    def pointwise(self, y, raw):
+        return np.exp(-(2.0 * y - 1.0) * raw[0])
+
+    def predict_proba(self, raw):
+        p = sigmoid(2.0 * raw[0])
+        return np.column_stack([1.0 - p, p])
+
+    def leaf_sums(self, y, raw, w):
+        e = w * np.exp(-(2.0 * y - 1.0) * raw[0])
+        return [(e * y)[None, :], (e * (1.0 - y))[None, :]]
+
+    def leaf_value(self, sums):
+        pos, neg = Fraction(sums[0]), Fraction(sums[1])
+        if pos > 0 and neg > 0:
+            return 0.5 * float(np.log(float(pos)) - np.log(float(neg)))
+        return _ratio(pos - neg, pos + neg)
+
+
+REGRESSION_LOSSES = ("squared_error", "absolute_error", "huber", "quantile")
+CLASSIFICATION_LOSSES = ("log_loss", "exponential")
+
+
+def make_loss(name: str, n_classes: int | None = None, alpha: float = 0.9) -> Loss:
+    """Loss object for an estimator's ``loss`` parameter.
+
+    ``alpha`` is the quantile of ``"quantile"`` and the residual quantile that
+    sets Huber's delta (scikit-learn's convention, default 0.9).
+    """
+    if n_classes is None:
+        if name == "squared_error":
+            return SquaredError()
+        if name == "absolute_error":
+            return AbsoluteError()
+        if name == "huber":
+            return HuberLoss(alpha)
+        if name == "quantile":
+            return QuantileLoss(alpha)
+        raise ValueError(f"unknown regression loss {name!r}; choose one of {REGRESSION_LOSSES}")
     if name == "log_loss":
         return BinomialDeviance() if n_classes == 2 else MultinomialDeviance(n_classes)
-    raise ValueError(f"unknown loss {name!r}")
+    if name == "exponential":
+        if n_classes != 2:
+            raise ValueError(
+                f"loss='exponential' is for two classes (AdaBoost's loss); the target has "
+                f"{n_classes}: use loss='log_loss'"
+            )
+        return ExponentialLoss()
+    raise ValueError(f"unknown classification loss {name!r}; choose one of {CLASSIFICATION_LOSSES}")

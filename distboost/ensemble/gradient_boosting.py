@@ -1,5 +1,11 @@
 """Gradient boosting estimators (ESL 10.10, Algorithm 10.3; XGBoost's
-second-order objective, seed 003) with the scikit-learn contract."""
+second-order objective, seed 003) with the scikit-learn contract.
+
+Losses: squared, absolute, Huber and quantile error for regression; binomial
+and multinomial deviance and exponential loss for classification (ESL 10.6).
+Leaves are set by a Newton step (XGBoost) or by the loss's own line search
+(Friedman's TreeBoost), exact across partitions; rows and columns can be
+subsampled (stochastic gradient boosting, ESL 10.12)."""
 
 from __future__ import annotations
 
@@ -9,7 +15,7 @@ from collections import defaultdict
 import numba
 import numpy as np
 
-from .. import _data
+from .. import _data, line_search
 from .._params import ParamsMixin
 from .._random import random_seed
 from ..booster import BoostParams, boost, pack_rounds
@@ -24,11 +30,14 @@ from ._predict import predict_any, raw_scores
 
 class _GradientBoosting(ParamsMixin):
     _is_classifier = False
+    _estimator_type = "regressor"
 
     def __init__(
         self,
         *,
         loss="squared_error",
+        alpha=0.9,
+        leaf_estimation="auto",
         n_estimators=100,
         learning_rate=0.1,
         max_depth=6,
@@ -40,6 +49,8 @@ class _GradientBoosting(ParamsMixin):
         gamma=0.0,
         subsample=1.0,
         colsample_bytree=1.0,
+        colsample_bylevel=1.0,
+        colsample_bynode=1.0,
         base_score=None,
         warm_start=False,
         random_state=None,
@@ -48,6 +59,8 @@ class _GradientBoosting(ParamsMixin):
         verbose=False,
     ):
         self.loss = loss
+        self.alpha = alpha
+        self.leaf_estimation = leaf_estimation
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
         self.max_depth = max_depth
@@ -59,6 +72,8 @@ class _GradientBoosting(ParamsMixin):
         self.gamma = gamma
         self.subsample = subsample
         self.colsample_bytree = colsample_bytree
+        self.colsample_bylevel = colsample_bylevel
+        self.colsample_bynode = colsample_bynode
         self.base_score = base_score
         self.warm_start = warm_start
         self.random_state = random_state
@@ -119,12 +134,12 @@ class _GradientBoosting(ParamsMixin):
         if init_model is not None:
             base = np.asarray(init_model.base_score_, np.float64)
         elif self.base_score is None:
-            base = engine.init_score(loss)
+            base = self._init_score(engine, loss)
         else:
             base = np.full(n_out, float(self.base_score))
         packed = pack_rounds(prior_trees, n_out) if prior_trees else None
         engine.set_rows(GradientLearner(loss), base, packed)
-        params = self._boost_params(early_stopping_rounds)
+        params = self._boost_params(early_stopping_rounds, self._leaf_estimation(loss))
         result = boost(engine, loss, n_out, params, base, prior_trees,
                        on_round=self._round_callback(loss, callbacks))
         self._loss = loss
@@ -155,9 +170,33 @@ class _GradientBoosting(ParamsMixin):
                 )
 
     def _make_loss(self):
-        return make_loss(self.loss, len(self.classes_) if self._is_classifier else None)
+        return make_loss(self.loss, len(self.classes_) if self._is_classifier else None, self.alpha)
 
-    def _boost_params(self, early_stopping_rounds) -> BoostParams:
+    @staticmethod
+    def _init_score(engine, loss):
+        """f_0 (ESL Algorithm 10.3, step 1): exact sums, or an exact weighted quantile of y."""
+        if loss.init_quantile is not None:
+            return np.array([line_search.init_quantile(engine, loss.init_quantile)])
+        return engine.init_score(loss)
+
+    def _leaf_estimation(self, loss) -> str:
+        """The leaf rule: "newton" where the loss has a hessian, else "line_search"."""
+        if self.leaf_estimation == "auto":
+            return "newton" if loss.has_hessian else "line_search"
+        if self.leaf_estimation not in ("newton", "line_search"):
+            raise ValueError(
+                f"{type(self).__name__}: leaf_estimation must be 'auto', 'newton' or "
+                f"'line_search', got {self.leaf_estimation!r}"
+            )
+        if self.leaf_estimation == "newton" and not loss.has_hessian:
+            raise ValueError(
+                f"{type(self).__name__}: loss={self.loss!r} has a zero second derivative, so a "
+                f"Newton leaf -G/(H+lambda) is undefined; use leaf_estimation='line_search' "
+                f"(or 'auto')"
+            )
+        return self.leaf_estimation
+
+    def _boost_params(self, early_stopping_rounds, leaf_estimation="newton") -> BoostParams:
         growth = GrowthParams(
             max_depth=self.max_depth,
             max_leaf_nodes=self.max_leaf_nodes,
@@ -169,7 +208,8 @@ class _GradientBoosting(ParamsMixin):
         return BoostParams(
             n_rounds=n_rounds, growth=growth, split=split, seed=random_seed(self.random_state),
             subsample=self.subsample, colsample_bytree=self.colsample_bytree,
-            early_stopping_rounds=early_stopping_rounds, train_metric=bool(self.verbose),
+            colsample_bylevel=self.colsample_bylevel, colsample_bynode=self.colsample_bynode,
+            leaf_estimation=leaf_estimation, early_stopping_rounds=early_stopping_rounds, train_metric=bool(self.verbose),
         )
 
     def _round_callback(self, loss, callbacks):
@@ -212,6 +252,9 @@ class _GradientBoosting(ParamsMixin):
              "set max_depth or max_leaf_nodes (or both)"),
             (0 < self.subsample <= 1, "subsample must be in (0, 1]"),
             (0 < self.colsample_bytree <= 1, "colsample_bytree must be in (0, 1]"),
+            (0 < self.colsample_bylevel <= 1, "colsample_bylevel must be in (0, 1]"),
+            (0 < self.colsample_bynode <= 1, "colsample_bynode must be in (0, 1]"),
+            (0 < self.alpha < 1, "alpha must be in (0, 1)"),
             (self.reg_lambda >= 0, "reg_lambda must be >= 0"),
             (self.gamma >= 0, "gamma must be >= 0"),
             (self.min_child_weight >= 0, "min_child_weight must be >= 0"),
@@ -309,6 +352,7 @@ class GradientBoostingClassifier(_GradientBoosting):
     """
 
     _is_classifier = True
+    _estimator_type = "classifier"
 
     def __init__(self, *, loss="log_loss", **kwargs):
         super().__init__(loss=loss, **kwargs)
@@ -318,7 +362,7 @@ class GradientBoostingClassifier(_GradientBoosting):
 
     def _loss_object(self):
         if not hasattr(self, "_loss"):
-            self._loss = make_loss(self.loss, len(self.classes_))
+            self._loss = make_loss(self.loss, len(self.classes_), self.alpha)
         return self._loss
 
     def predict_proba(self, X):
