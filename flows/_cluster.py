@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import warnings
 from collections.abc import Iterator
@@ -13,19 +14,36 @@ from distributed import Client, LocalCluster
 from .config import ClusterConfig
 
 
+def run_logger() -> logging.Logger | logging.LoggerAdapter:
+    """Prefect's run logger inside a flow or task run, a plain logger outside
+    (e.g. when a task's ``.fn`` is called directly in a test)."""
+    from prefect import get_run_logger
+    from prefect.exceptions import MissingContextError
+
+    try:
+        return get_run_logger()
+    except MissingContextError:
+        return logging.getLogger("distboost.flows")
+
+
 def say(message: str) -> None:
     """A status line for the person at the terminal (stderr: stdout is for results)."""
     print(f"distboost: {message}", file=sys.stderr, flush=True)
 
 
 def cluster_config(scheduler: str | None, cluster: ClusterConfig | dict | None) -> ClusterConfig:
-    """Merge a scheduler address into the cluster settings."""
+    """Merge a scheduler address into the cluster settings.
+
+    The address comes from ``scheduler``, else the settings, else the
+    ``DISTBOOST_SCHEDULER`` environment variable (set it on a Prefect worker
+    so that every deployment run uses that cluster).
+    """
     config = ClusterConfig.model_validate(cluster or {})
-    if scheduler:
-        config = config.model_copy(update={"scheduler": scheduler})
-    return config
+    scheduler = scheduler or config.scheduler or os.environ.get(SCHEDULER_ENV) or None
+    return config.model_copy(update={"scheduler": scheduler})
 
 
+SCHEDULER_ENV = "DISTBOOST_SCHEDULER"
 _STARTED: set[str] = set()
 """Scheduler addresses of the LocalClusters this process started (and still runs)."""
 

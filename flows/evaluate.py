@@ -22,11 +22,11 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from prefect import flow, get_run_logger, task
+from prefect import flow, task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
-from ._cluster import dask_client
+from ._cluster import dask_client, run_logger
 from ._data import load_split, read_schema
 from .config import ClusterConfig
 from .metrics import classification_metrics, headline_rows, regression_metrics
@@ -232,7 +232,7 @@ def draw_interpretation(
                 output=None if multi else 0,
                 ice=ice,
                 output_names=names,
-                ylabel=None if multi else names[0],
+                ylabel="raw class score (partial dependence)" if multi else names[0],
             )
             figures.append(
                 _save(
@@ -349,7 +349,7 @@ def evaluate(
     str
         Path of ``report.html``.
     """
-    logger = get_run_logger()
+    logger = run_logger()
     started = time.perf_counter()
     out = check_output(output)
     key = _slug(artifact_key)

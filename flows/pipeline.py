@@ -12,9 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from prefect import flow, get_run_logger
+from prefect import flow
 
-from ._cluster import dask_client
+from ._cluster import dask_client, run_logger
 from .config import ClusterConfig
 from .evaluate import evaluate
 from .prepare import prepare
@@ -53,7 +53,7 @@ def pipeline(
     str
         Path of the HTML report.
     """
-    logger = get_run_logger()
+    logger = run_logger()
     out = Path(output)
     with dask_client(scheduler, cluster) as client:
         address = client.scheduler.address

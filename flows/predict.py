@@ -14,10 +14,10 @@ from typing import Any
 import dask
 import numpy as np
 import pandas as pd
-from prefect import flow, get_run_logger, task
+from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
-from ._cluster import dask_client
+from ._cluster import dask_client, run_logger
 from ._data import load_features
 from ._progress import gather_with_progress
 from .config import ClusterConfig
@@ -107,5 +107,5 @@ def predict(
     out.mkdir(parents=True, exist_ok=True)
     with dask_client(scheduler, cluster) as client:
         rows = predict_partitions(client.scheduler.address, model, data, str(out), proba, progress)
-    get_run_logger().info("wrote %d predictions to %s", rows, out)
+    run_logger().info("wrote %d predictions to %s", rows, out)
     return str(out)

@@ -26,10 +26,10 @@ from typing import Any
 
 import dask
 import numpy as np
-from prefect import flow, get_run_logger, task
+from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
-from ._cluster import dask_client
+from ._cluster import dask_client, run_logger
 from ._progress import gather_with_progress
 from ._schema import (
     categories_of,
@@ -242,7 +242,7 @@ def prepare(
     str
         The output folder.
     """
-    logger = get_run_logger()
+    logger = run_logger()
     out = check_output(output, overwrite)
     fractions = _fractions(validation_fraction, test_fraction)
     fmt, files, schema = inspect_source(source, target, task, categorical or [], drop or [])

@@ -29,11 +29,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from prefect import flow, get_run_logger, task
+from prefect import flow, task
 from prefect.artifacts import create_progress_artifact, update_progress_artifact
 from prefect.cache_policies import NO_CACHE
 
-from ._cluster import dask_client, say
+from ._cluster import dask_client, run_logger, say
 from ._data import has_split, load_split, read_schema
 from ._progress import progress_bar
 from .config import ClusterConfig, TrainConfig, config_mapping, train_config
@@ -158,7 +158,7 @@ def fit_rounds(
     """
     from distributed import Client
 
-    logger = get_run_logger()
+    logger = run_logger()
     schema = read_schema(data)
     cls = estimator_class(cfg.estimator)
     params = {**cfg.params, "n_estimators": last_round - first_round}
@@ -232,7 +232,7 @@ def train(
     str
         Path of the final model file.
     """
-    logger = get_run_logger()
+    logger = run_logger()
     schema = read_schema(data)
     mapping = config_mapping(config)
     if estimator is None and "estimator" not in mapping:
@@ -255,7 +255,7 @@ def train(
 
 
 def _train_chunks(scheduler: str, data: str, cfg: TrainConfig, out: Path, progress: bool) -> None:
-    logger = get_run_logger()
+    logger = run_logger()
     cls = estimator_class(cfg.estimator)
     total = cfg.n_estimators
     done, checkpoint = last_checkpoint(out)
