@@ -53,12 +53,24 @@ def _is_numeric_text(column: pd.Series) -> bool:
     return bool(pd.to_numeric(values, errors="coerce").notna().all())
 
 
+def _mostly_numeric(column: pd.Series) -> bool:
+    """At least 90% numbers: a numeric column with a few bad entries, which the
+    statistics pass then reports with their file and row."""
+    values = column.dropna()
+    return values.empty or pd.to_numeric(values, errors="coerce").notna().mean() >= 0.9
+
+
+def _first_text(column: pd.Series) -> object:
+    values = column.dropna()
+    return values[pd.to_numeric(values, errors="coerce").isna()].iloc[0]
+
+
 def _column_kind(column: pd.Series, categorical: bool) -> str:
     if categorical or isinstance(column.dtype, pd.CategoricalDtype):
         return "categorical"
     if pd.api.types.is_numeric_dtype(column.dtype) or pd.api.types.is_bool_dtype(column.dtype):
         return "numeric"
-    return "numeric" if _is_numeric_text(column) else "text"
+    return "numeric" if _mostly_numeric(column) else "text"
 
 
 def _target_kind(column: pd.Series, task: str) -> tuple[str, str]:
@@ -106,7 +118,7 @@ def infer_schema(
             continue
         kind = _column_kind(head[name], name in categorical)
         if kind == "text":
-            example = head[name].dropna().iloc[0]
+            example = _first_text(head[name])
             problems.append(
                 f"column {name!r} is not numeric (e.g. {example!r} in {source}); "
                 f"declare it categorical (--categorical {name}) or drop it (--drop {name})"

@@ -96,9 +96,13 @@ def with_categories(frame: pd.DataFrame, schema: dict) -> pd.DataFrame:
 
 def row_uniforms(frame: pd.DataFrame, seed: int) -> np.ndarray:
     """A uniform [0, 1) number per row from a seeded hash of its content."""
-    key = f"{seed % 10**16:016d}"
-    h = pd.util.hash_pandas_object(frame, index=False, hash_key=key).to_numpy(np.uint64)
-    return (h >> np.uint64(11)).astype(np.float64) * 2.0**-53
+    h = pd.util.hash_pandas_object(frame, index=False).to_numpy(np.uint64)
+    # splitmix64 finaliser of hash + seed: pandas' hash_key only salts text columns
+    z = h + np.uint64(0x9E3779B97F4A7C15) * np.uint64(seed % 2**63 + 1)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    z = z ^ (z >> np.uint64(31))
+    return (z >> np.uint64(11)).astype(np.float64) * 2.0**-53
 
 
 def split_labels(u: np.ndarray, validation: float, test: float) -> np.ndarray:

@@ -1,0 +1,65 @@
+"""Shared helpers of the flow tests (not a conftest: imported by the modules).
+
+Importing this module sets Prefect's quiet, offline settings before Prefect
+itself is imported, so import it before anything from ``flows``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+QUIET = {
+    "DO_NOT_TRACK": "1",
+    "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+    "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "120",
+    "PREFECT_LOGGING_LEVEL": "WARNING",
+    "PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL": "CRITICAL",
+}
+for _key, _value in QUIET.items():
+    os.environ.setdefault(_key, _value)
+os.environ.setdefault("PREFECT_HOME", tempfile.mkdtemp(prefix="distboost-test-prefect-"))
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+import numpy as np
+import pandas as pd
+
+TEST_CLUSTER = {
+    "processes": False,
+    "n_workers": 1,
+    "threads_per_worker": 2,
+    "dashboard_address": None,
+}
+"""LocalCluster settings for flows run in the test process."""
+
+
+def subprocess_env(prefect_home: str | Path) -> dict[str, str]:
+    """Environment for running ``python -m distboost.cli`` in a child process."""
+    env = dict(os.environ)
+    env.update(QUIET)
+    env["PREFECT_HOME"] = str(prefect_home)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    env.pop("PREFECT_API_URL", None)
+    return env
+
+
+def hastie_csv(folder: Path, n_rows: int = 1200, n_files: int = 3, seed: int = 0) -> Path:
+    """A small ESL 10.2 data set with a categorical column, as CSV files."""
+    from distboost.demo_data import hastie_10_2, write_csv_files
+
+    frame = hastie_10_2(n_rows, seed).iloc[:, [0, 1, 2, 3, 10]]  # x1..x4 and y
+    frame["colour"] = np.random.default_rng(seed).choice(["red", "green", "blue"], n_rows)
+    frame.loc[frame.index[::23], "x2"] = np.nan
+    frame["y"] = np.where((frame[["x1", "x2", "x3", "x4"]] ** 2).sum(axis=1) > 3.36, 1, -1)
+    write_csv_files(frame, folder, n_files)
+    return folder
+
+
+def write_csv(path: Path, frame: pd.DataFrame) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    frame.to_csv(path, index=False)
+    return path

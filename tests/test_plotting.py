@@ -1,0 +1,102 @@
+"""distboost.plotting: every plot renders a PNG; ROC points and AUC are right."""
+
+import numpy as np
+import pytest
+
+from distboost import plotting
+from distboost.inspection import IceCurves, PartialDependence
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def _pd(features=(0,), shape=(1, 5), categorical=None):
+    grids = [np.linspace(0, 1, n) for n in shape[1:]]
+    return PartialDependence(
+        features=features,
+        feature_names=[f"x{f}" for f in features],
+        grid_values=grids,
+        average=np.random.default_rng(0).normal(size=shape),
+        deciles=[np.linspace(0.1, 0.9, 9)] * len(features),
+        categorical=categorical or [False] * len(features),
+    )
+
+
+def _is_png(fig):
+    data = plotting.png_bytes(fig)
+    assert data.startswith(PNG_MAGIC) and len(data) > 5000
+    return data
+
+
+def test_importance_orders_bars_largest_on_top():
+    fig = plotting.plot_importance([10.0, 100.0, 55.0], ["a", "b", "c"])
+    labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    assert labels == ["a", "c", "b"]  # barh draws bottom-up: largest last = top
+    _is_png(fig)
+
+
+def test_partial_dependence_plots(tmp_path):
+    ice = IceCurves(
+        0, "x0", np.linspace(0, 1, 5), np.zeros((1, 3, 5)), np.zeros((1, 5)), None, False, False
+    )
+    one = plotting.plot_partial_dependence(_pd(), ice=ice, ylabel="log-odds")
+    assert one.axes[0].get_ylabel() == "log-odds"
+    path = plotting.save_png(one, tmp_path / "pd.png")
+    assert path.read_bytes().startswith(PNG_MAGIC)
+    multi = plotting.plot_partial_dependence(
+        _pd(shape=(3, 5)), output=None, output_names=["a", "b", "c"]
+    )
+    assert len(multi.axes[0].get_legend().get_texts()) == 4  # 3 classes + deciles
+    cat = plotting.plot_partial_dependence(
+        PartialDependence(
+            (0,),
+            ["colour"],
+            [np.array(["r", "g"], dtype=object)],
+            np.array([[1.0, 2.0]]),
+            [None],
+            [True],
+        )
+    )
+    assert [t.get_text() for t in cat.axes[0].get_xticklabels()] == ["r", "g"]
+    two = plotting.plot_partial_dependence_2d(_pd((0, 1), (1, 4, 6)))
+    assert two.axes[0].get_xlabel() == "x0" and two.axes[0].get_ylabel() == "x1"
+    for fig in (multi, cat, two):
+        _is_png(fig)
+    with pytest.raises(ValueError):
+        plotting.plot_partial_dependence_2d(_pd())
+
+
+def test_learning_curve_names_sets():
+    fig = plotting.plot_learning_curve(
+        {"training": {"logloss": [0.6, 0.5]}, "validation_0": {"logloss": [0.65, 0.6]}},
+        best_iteration=1,
+    )
+    texts = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert texts == ["training", "validation", "best round"]
+    _is_png(fig)
+
+
+def test_roc_points_and_auc_match_scikit_learn():
+    metrics = pytest.importorskip("sklearn.metrics")
+    rng = np.random.default_rng(1)
+    y = rng.integers(0, 2, 300).astype(bool)
+    score = np.round(y + rng.normal(size=300), 1)  # ties on purpose
+    fpr, tpr = plotting.roc_points(y, score)
+    ref_fpr, ref_tpr, _ = metrics.roc_curve(y, score, drop_intermediate=False)
+    np.testing.assert_allclose(fpr, ref_fpr)
+    np.testing.assert_allclose(tpr, ref_tpr)
+    assert np.trapezoid(tpr, fpr) == pytest.approx(metrics.roc_auc_score(y, score))
+
+
+def test_classifier_and_regression_diagnostics():
+    rng = np.random.default_rng(2)
+    y = rng.integers(0, 3, 200)
+    proba = rng.dirichlet(np.ones(3), 200)
+    for fig in (
+        plotting.plot_roc(y, proba, [0, 1, 2]),
+        plotting.plot_calibration(y, proba, [0, 1, 2]),
+        plotting.plot_confusion_matrix(np.array([[5, 1], [2, 7]]), ["no", "yes"]),
+        plotting.plot_residuals(rng.normal(size=100), rng.normal(size=100)),
+    ):
+        _is_png(fig)
+    binary = plotting.plot_roc(y > 0, proba[:, :2], [False, True])
+    assert "AUC" in binary.axes[0].get_legend().get_texts()[0].get_text()
