@@ -237,8 +237,8 @@ class HuberLoss(Loss):
 
     def pointwise(self, y, raw):
         a = np.abs(y - raw[0])
-        d = self.delta
-        return np.where(a <= d, a * a, 2.0 * d * a - d * d)
+        m = np.minimum(a, self.delta)
+        return m * (2.0 * a - m)  # a^2 if a <= delta, else 2 delta a - delta^2
 
     def metric_pointwise(self, y, raw):
         return np.abs(y - raw[0])

@@ -1,0 +1,255 @@
+"""Line-search leaves (ESL Algorithm 10.3): exact weighted order statistics
+across partitions, exact leaf minimizers, and what the robust losses buy."""
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from distboost import GradientBoostingClassifier, GradientBoostingRegressor, _data, _select
+from distboost._input import infer_schema
+from distboost.engine import Engine, LocalExecutor
+from distboost.line_search import TargetValues, grouped_exact_sums
+from distboost.tree import leaf_indices_binned, pack_trees
+
+
+# ----------------------------------------------------------------- helpers
+def _bounds(n, n_parts):
+    return np.linspace(0, n, n_parts + 1).astype(int)
+
+
+@pytest.fixture
+def partitioned(monkeypatch):
+    """``partitioned(k)``: in-process fits see their rows as k partitions."""
+    real = _data.plan
+
+    def use(n_parts):
+        def plan(X, y, w, *args):
+            ex, parts, evals, schema = real(X, y, w, *args)
+            ((Xa, ya, wa),) = parts
+            b = _bounds(len(ya), n_parts)
+            parts = [(Xa[i:j], ya[i:j], None if wa is None else wa[i:j])
+                     for i, j in zip(b[:-1], b[1:])]
+            return ex, parts, evals, schema
+
+        monkeypatch.setattr(_data, "plan", plan)
+
+    return use
+
+
+def _engine(X, y, w, n_parts):
+    b = _bounds(len(y), n_parts)
+    parts = [(X[i:j], y[i:j], w[i:j]) for i, j in zip(b[:-1], b[1:])]
+    engine = Engine(LocalExecutor())
+    engine.prepare(parts, [], infer_schema(X), True, 256)
+    return engine
+
+
+def lower_quantile(values, weights, alpha):
+    """Reference: the smallest v with W(<= v) >= alpha W (integer weights, exact)."""
+    order = np.argsort(values, kind="stable")
+    cum = np.cumsum(np.asarray(weights, np.int64)[order])
+    target = Fraction(alpha) * int(cum[-1])
+    k = next(i for i, c in enumerate(cum) if c >= target)
+    return values[order][k]
+
+
+def is_pinball_minimizer(r, w, alpha, gamma) -> bool:
+    """Subgradient condition: W(r < gamma) <= alpha W <= W(r <= gamma)."""
+    w = np.asarray(w, np.int64)
+    total = Fraction(alpha) * int(w.sum())
+    return int(w[r < gamma].sum()) <= total <= int(w[r <= gamma].sum())
+
+
+def leaf_of_rows(model, X, round_index):
+    tree = model.trees_[round_index][0]
+    nodes, roots, bits = pack_trees([tree])
+    out = np.empty((1, len(X)), np.int32)
+    leaf_indices_binned(model.bin_mapper_.transform(X), nodes, roots, bits, out)
+    return tree, out[0]
+
+
+def sorted_by_target(n, seed=0):
+    """Rows sorted by y, so contiguous partitions have different target ranges."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 4))
+    y = X[:, 0] + rng.standard_t(2, n)
+    order = np.argsort(y)
+    return X[order], y[order], rng.integers(1, 4, n).astype(float)[order]
+
+
+# ------------------------------------------------------ distributed selection
+class ByBin:
+    """Five queries by the bin of feature 0."""
+
+    def __call__(self, shard, rows, positions):
+        return shard.X_binned[0].astype(np.int64) % 5, shard.y, shard.w
+
+
+@pytest.mark.parametrize("ship", [2048, 3])
+def test_selection_is_exact_for_any_partitioning(monkeypatch, ship):
+    """Ties, weights, heavy tails and signed zeros; with ship=3 the bucket passes do the work."""
+    monkeypatch.setattr(_select, "MAX_SHIP", ship)
+    monkeypatch.setattr(_select, "MAX_BUCKETS", 64)
+    rng = np.random.default_rng(1)
+    n = 3000
+    X = rng.normal(size=(n, 2))
+    y = np.concatenate([rng.standard_cauchy(n - 1000) * 1e3, np.round(rng.normal(size=1000), 1)])
+    y[:5] = [1e300, -1e300, 5e-324, -0.0, 0.0]
+    w = rng.integers(1, 5, n).astype(float)
+    for alpha in (0.5, 0.1, 0.9, 1e-4):
+        results = []
+        for n_parts in (1, 7):
+            engine = _engine(X, y, w, n_parts)
+            results.append(_select.weighted_quantiles(engine, ByBin(), alpha, 5))
+            results.append(_select.weighted_quantiles(engine, TargetValues(), alpha, 1))
+        q = engine.mapper.transform(X)[0].astype(int) % 5
+        expected = [lower_quantile(y[q == k], w[q == k], alpha) for k in range(5)]
+        np.testing.assert_array_equal(results[0], expected)
+        np.testing.assert_array_equal(results[2], expected)
+        assert results[1][0] == results[3][0] == lower_quantile(y, w, alpha)
+
+
+def test_selection_leaves_no_cached_rows(monkeypatch):
+    monkeypatch.setattr(_select, "MAX_SHIP", 3)
+    X, y, w = sorted_by_target(500)
+    engine = _engine(X, y, w, 3)
+    _select.weighted_quantiles(engine, TargetValues(), 0.5, 1)
+    assert all(type(g) is _select.GroupState for g in engine.groups)
+
+
+def test_grouped_exact_sums_are_exact():
+    values = np.array([1e16, 1.0, -1e16, 3.5, 2.0**-60, 0.0])
+    groups = np.array([0, 0, 0, 1, 1, -1])
+    sums = grouped_exact_sums(values, groups, 2)
+    assert Fraction(sums[0], 1 << 1200) == 1
+    assert Fraction(sums[1], 1 << 1200) == Fraction(3.5) + Fraction(2.0**-60)
+
+
+# ------------------------------------------------------------ leaf values
+@pytest.mark.parametrize("loss,alpha", [("absolute_error", 0.5), ("quantile", 0.2),
+                                        ("quantile", 0.9)])
+def test_leaves_are_exact_minimizers_for_1_and_7_partitions(partitioned, loss, alpha):
+    X, y, w = sorted_by_target(1500)
+    models = []
+    for n_parts in (1, 7):
+        partitioned(n_parts)
+        models.append(GradientBoostingRegressor(
+            loss=loss, alpha=alpha, n_estimators=3, max_depth=3, learning_rate=0.5,
+        ).fit(X, y, sample_weight=w))
+    one, seven = models
+    assert one.base_score_[0] == seven.base_score_[0] == lower_quantile(y, w, alpha)
+    for r in range(3):
+        assert one.trees_[r][0] == seven.trees_[r][0]
+    staged = [np.full(len(y), one.base_score_[0])] + [p for p in one.staged_predict(X)]
+    for r in range(3):
+        tree, leaf = leaf_of_rows(one, X, r)
+        resid = y - staged[r]
+        for j in np.flatnonzero(tree.nodes["is_leaf"]):
+            gamma = tree.nodes["value"][j] / 0.5
+            rows = leaf == j
+            assert gamma == pytest.approx(lower_quantile(resid[rows], w[rows], alpha), abs=1e-12)
+            assert is_pinball_minimizer(resid[rows], w[rows], alpha, lower_quantile(
+                resid[rows], w[rows], alpha))
+
+
+def test_huber_leaf_is_median_plus_mean_clipped_deviation(partitioned):
+    X, y, w = sorted_by_target(1200, seed=3)
+    partitioned(5)
+    m = GradientBoostingRegressor(loss="huber", alpha=0.8, n_estimators=1, max_depth=2,
+                                  learning_rate=1.0).fit(X, y, sample_weight=w)
+    r = y - m.base_score_[0]
+    delta = lower_quantile(np.abs(r), w, 0.8)
+    tree, leaf = leaf_of_rows(m, X, 0)
+    for j in np.flatnonzero(tree.nodes["is_leaf"]):
+        rr, ww = r[leaf == j], w[leaf == j]
+        med = lower_quantile(rr, ww, 0.5)
+        expected = med + np.sum(ww * np.clip(rr - med, -delta, delta)) / ww.sum()
+        assert tree.nodes["value"][j] == pytest.approx(expected, rel=1e-12)
+
+
+def test_weights_count_as_repeated_rows():
+    X, y, w = sorted_by_target(400, seed=5)
+    rep = w.astype(int)
+    Xr, yr = np.repeat(X, rep, axis=0), np.repeat(y, rep)
+    for loss in ("absolute_error", "quantile", "huber"):
+        kw = dict(loss=loss, alpha=0.3 if loss == "quantile" else 0.9, n_estimators=5,
+                  max_depth=2, min_child_weight=0)
+        a = GradientBoostingRegressor(**kw).fit(X, y, sample_weight=w)
+        b = GradientBoostingRegressor(**kw).fit(Xr, yr)
+        assert a.base_score_[0] == b.base_score_[0]
+        np.testing.assert_allclose(a.predict(X), b.predict(X), rtol=1e-9, atol=1e-9)
+
+
+def test_newton_and_line_search_agree_for_squared_error():
+    X, y, w = sorted_by_target(600, seed=7)
+    kw = dict(n_estimators=5, max_depth=3, reg_lambda=0.0, min_child_weight=0)
+    newton = GradientBoostingRegressor(leaf_estimation="newton", **kw).fit(X, y, sample_weight=w)
+    line = GradientBoostingRegressor(leaf_estimation="line_search", **kw).fit(X, y, sample_weight=w)
+    for a, b in zip(newton.trees_, line.trees_):
+        leaves = a[0].nodes["is_leaf"] == 1
+        np.testing.assert_array_equal(a[0].nodes["feature"], b[0].nodes["feature"])
+        np.testing.assert_allclose(a[0].nodes["value"][leaves], b[0].nodes["value"][leaves],
+                                   rtol=1e-12)
+
+
+def test_line_search_for_deviance_and_exponential_runs_in_partitions(partitioned):
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(600, 3))
+    y = np.digitize(X[:, 0] + 0.5 * rng.normal(size=600), [-0.5, 0.5])
+    out = []
+    for n_parts in (1, 4):
+        partitioned(n_parts)
+        out.append(GradientBoostingClassifier(leaf_estimation="line_search", n_estimators=4,
+                                              max_depth=2).fit(X, y))
+    assert all(a == b for ra, rb in zip(out[0].trees_, out[1].trees_) for a, b in zip(ra, rb))
+    assert out[0].score(X, y) > 0.7
+
+
+# ------------------------------------------------------ what robustness buys
+def friedman1(n, rng):
+    X = rng.uniform(size=(n, 10))
+    f = 10 * np.sin(np.pi * X[:, 0] * X[:, 1]) + 20 * (X[:, 2] - 0.5) ** 2 + 10 * X[:, 3] + 5 * X[:, 4]
+    return X, f
+
+
+def test_robust_losses_beat_squared_error_under_heavy_tailed_outliers():
+    rng = np.random.default_rng(0)
+    X, f = friedman1(2000, rng)
+    y = f + rng.normal(size=2000)
+    outliers = rng.random(2000) < 0.1
+    y[outliers] += 30 * rng.standard_cauchy(outliers.sum())
+    Xt, ft = friedman1(2000, rng)
+    kw = dict(n_estimators=60, max_depth=3, learning_rate=0.2)
+    rmse = {}
+    for loss in ("squared_error", "absolute_error", "huber"):
+        m = GradientBoostingRegressor(loss=loss, **kw).fit(X, y)
+        rmse[loss] = float(np.sqrt(np.mean((m.predict(Xt) - ft) ** 2)))
+    assert rmse["absolute_error"] < 0.6 * rmse["squared_error"], rmse
+    assert rmse["huber"] < 0.6 * rmse["squared_error"], rmse
+
+
+def test_quantile_predictions_cover_held_out_data():
+    rng = np.random.default_rng(4)
+    n = 4000
+    X = rng.uniform(-1, 1, size=(n + 10000, 3))
+    y = 2 * X[:, 0] + (0.5 + np.abs(X[:, 1])) * rng.normal(size=len(X))
+    for alpha in (0.1, 0.9):
+        m = GradientBoostingRegressor(loss="quantile", alpha=alpha, n_estimators=100, max_depth=2,
+                                      learning_rate=0.1).fit(X[:n], y[:n])
+        coverage = np.mean(y[n:] <= m.predict(X[n:]))
+        assert abs(coverage - alpha) <= 0.02, (alpha, coverage)
+
+
+def test_exponential_loss_on_esl_example_10_2():
+    """ESL 10.1 / Figure 10.2: boosting stumps on 10 Gaussian features."""
+    from sklearn.datasets import make_hastie_10_2
+
+    X, y = make_hastie_10_2(n_samples=12000, random_state=1)
+    Xtr, ytr, Xte, yte = X[:2000], y[:2000], X[2000:], y[2000:]
+    m = GradientBoostingClassifier(loss="exponential", n_estimators=200, max_depth=1,
+                                   learning_rate=0.5).fit(Xtr, ytr)
+    errors = [np.mean(p != yte) for p in m.staged_predict(Xte)]
+    assert errors[0] > 0.4
+    assert errors[0] > errors[19] > errors[99] > errors[199]
+    assert errors[199] < 0.15
