@@ -96,7 +96,7 @@ def dask_client(
             threads_per_worker=config.threads_per_worker,
             processes=config.processes,
             memory_limit=config.memory_limit,
-            dashboard_address=config.dashboard_address,
+            dashboard_address=config.dashboard_address or ":0",  # the HTTP server always runs
             silence_logs=logging.ERROR,
         )
     client = Client(local, set_as_default=False)

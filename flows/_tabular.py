@@ -98,7 +98,8 @@ def row_uniforms(frame: pd.DataFrame, seed: int) -> np.ndarray:
     """A uniform [0, 1) number per row from a seeded hash of its content."""
     h = pd.util.hash_pandas_object(frame, index=False).to_numpy(np.uint64)
     # splitmix64 finaliser of hash + seed: pandas' hash_key only salts text columns
-    z = h + np.uint64(0x9E3779B97F4A7C15) * np.uint64(seed % 2**63 + 1)
+    salt = np.uint64((0x9E3779B97F4A7C15 * (seed + 1)) % 2**64)
+    z = h + salt
     z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
     z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
     z = z ^ (z >> np.uint64(31))

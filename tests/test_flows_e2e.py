@@ -1,0 +1,216 @@
+"""The flows run for real under Prefect (one session-scoped test harness) on a
+module-scoped in-process Dask cluster: prepare -> train -> evaluate, resume,
+the pipeline, prediction, and the artifacts in the Prefect database."""
+
+try:
+    import _flows_fixtures as fx
+except ImportError:  # tests/ imported as a package
+    from tests import _flows_fixtures as fx
+
+import base64
+import json
+import re
+import shutil
+
+import numpy as np
+import pandas as pd
+import pytest
+from distributed import LocalCluster
+
+import distboost
+from distboost.demo_data import friedman1, write_csv_files
+from flows._tabular import DataError
+from flows.evaluate import evaluate
+from flows.pipeline import pipeline
+from flows.predict import predict
+from flows.prepare import prepare
+from flows.train import train
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(scope="session")
+def prefect_harness():
+    from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
+    from prefect.testing.utilities import prefect_test_harness
+
+    no_heartbeat = temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None})
+    with prefect_test_harness(server_startup_timeout=120), no_heartbeat:
+        yield
+
+
+@pytest.fixture(scope="module")
+def scheduler():
+    with LocalCluster(**{**fx.TEST_CLUSTER, "n_workers": 1}) as cluster:
+        yield cluster.scheduler_address
+
+
+@pytest.fixture(scope="module")
+def run(prefect_harness, scheduler, tmp_path_factory):
+    """Prepare, train and evaluate once; the tests look at what was made."""
+    root = tmp_path_factory.mktemp("e2e")
+    raw = fx.hastie_csv(root / "raw", n_rows=1200, n_files=3)
+    data = prepare(
+        source=str(raw),
+        output=str(root / "data"),
+        target="y",
+        categorical=["colour"],
+        scheduler=scheduler,
+    )
+    model = train(
+        data=data,
+        output=str(root / "model"),
+        checkpoint_every=5,
+        params={"n_estimators": 12, "max_depth": 3, "learning_rate": 0.3},
+        scheduler=scheduler,
+    )
+    report = evaluate(
+        data=data,
+        model=model,
+        output=str(root / "report"),
+        artifact_key="e2e-test",
+        scheduler=scheduler,
+    )
+    return {"root": root, "raw": raw, "data": data, "model": model, "report": report}
+
+
+def test_prepare_writes_splits_schema_and_refuses_to_overwrite(run, scheduler):
+    data = run["root"] / "data"
+    schema = json.loads((data / "schema.json").read_text())
+    assert sum(schema["split_rows"].values()) == 1200
+    assert schema["classes"] == [-1, 1]
+    edges = json.loads((data / "bin_edges.json").read_text())["features"]
+    assert 0 < len(edges["x1"]["edges"]) <= 255 and edges["colour"]["kind"] == "categorical"
+    rows = sum(len(pd.read_parquet(p)) for p in (data / "train").glob("*.parquet"))
+    assert rows == schema["split_rows"]["train"]
+    before = (data / "schema.json").read_text()
+    with pytest.raises(FileExistsError, match="already exists"):
+        prepare(
+            source=str(run["raw"]),
+            output=str(data),
+            target="y",
+            categorical=["colour"],
+            scheduler=scheduler,
+        )
+    assert (data / "schema.json").read_text() == before
+
+
+def test_prepare_flow_rejects_bad_input(run, scheduler):
+    out = run["root"] / "never"
+    with pytest.raises(DataError, match="target column 'label' not found"):
+        prepare(source=str(run["raw"]), output=str(out), target="label", scheduler=scheduler)
+    with pytest.raises(DataError, match="column 'colour' is not numeric"):
+        prepare(source=str(run["raw"]), output=str(out), target="y", scheduler=scheduler)
+    assert not out.exists()
+
+
+def test_train_checkpoints_and_history(run):
+    folder = run["root"] / "model"
+    names = sorted(p.name for p in (folder / "checkpoints").glob("round-*[0-9].json"))
+    assert names == ["round-00005.json", "round-00010.json", "round-00012.json"]
+    history = json.loads((folder / "history.json").read_text())
+    assert len(history["validation_0"]["logloss"]) == 12
+    assert len(history["training"]["logloss"]) == 12
+    model = distboost.load_model(run["model"])
+    assert len(model.trees_) == 12 and list(model.classes_) == [-1, 1]
+
+
+def test_rerun_resumes_from_last_checkpoint_and_matches(run, scheduler, tmp_path):
+    """A crash after round 5 (later files gone): the rerun continues from round 5."""
+    crashed = tmp_path / "model"
+    shutil.copytree(run["root"] / "model", crashed)
+    for name in ("model.json", "history.json", "training.json"):
+        (crashed / name).unlink()
+    for p in (crashed / "checkpoints").glob("round-0001*"):
+        p.unlink()
+    model = train(
+        data=run["data"],
+        output=str(crashed),
+        checkpoint_every=5,
+        params={"n_estimators": 12, "max_depth": 3, "learning_rate": 0.3},
+        scheduler=scheduler,
+    )
+    assert json.loads((crashed / "training.json").read_text())["resumed_from_round"] == 5
+    assert_same_model(distboost.load_model(model), distboost.load_model(run["model"]))
+    history = json.loads((crashed / "history.json").read_text())
+    original = json.loads((run["root"] / "model" / "history.json").read_text())
+    np.testing.assert_allclose(
+        history["validation_0"]["logloss"], original["validation_0"]["logloss"]
+    )
+
+
+def assert_same_model(a, b):
+    assert len(a.trees_) == len(b.trees_)
+    np.testing.assert_array_equal(a.base_score_, b.base_score_)
+    for ra, rb in zip(a.trees_, b.trees_):
+        for ta, tb in zip(ra, rb):
+            np.testing.assert_array_equal(ta.nodes, tb.nodes)
+
+
+def test_report_has_sections_and_embedded_images(run):
+    html = (run["root"] / "report" / "report.html").read_text()
+    for heading in (
+        "Metrics",
+        "Learning curves",
+        "Relative importance",
+        "Partial dependence",
+        "Diagnostics",
+        "Data and training",
+    ):
+        assert f">{heading}</h2>" in html
+    images = re.findall(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', html)
+    assert len(images) >= 9  # learning, confusion, ROC, calibration, importance, 4 PD
+    assert all(base64.b64decode(i).startswith(PNG) for i in images)
+    assert "error rate" in html and "AUC" in html and 'src="figures/' not in html
+    evaluation = json.loads((run["root"] / "report" / "evaluation.json").read_text())
+    metrics = evaluation["metrics"]
+    assert (
+        metrics["n"]
+        == json.loads((run["root"] / "data" / "schema.json").read_text())["split_rows"]["test"]
+    )
+    assert metrics["error_rate"] < 0.35 and metrics["auc"] > 0.7
+    assert evaluation["importance"][0]["gain"] == 100.0
+
+
+def test_artifacts_are_in_the_prefect_database(run):
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
+
+    keys = ["e2e-test-evaluation", "e2e-test-metrics", "e2e-test-importance"]
+    with get_client(sync_client=True) as client:
+        found = client.read_artifacts(
+            artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=keys))
+        )
+    by_key = {a.key: a for a in found}
+    assert set(by_key) == set(keys)
+    assert by_key["e2e-test-evaluation"].type == "markdown"
+    assert "error rate" in by_key["e2e-test-evaluation"].data
+    assert by_key["e2e-test-metrics"].type == "table"
+
+
+def test_pipeline_regression_then_predict(prefect_harness, scheduler, tmp_path):
+    write_csv_files(friedman1(800, 1), tmp_path / "raw", n_files=2)
+    report = pipeline(
+        source=str(tmp_path / "raw"),
+        output=str(tmp_path / "run"),
+        target="y",
+        params={"n_estimators": 8, "max_depth": 3},
+        checkpoint_every=4,
+        artifact_key="e2e-regression",
+        scheduler=scheduler,
+    )
+    assert report == str(tmp_path / "run" / "report" / "report.html")
+    evaluation = json.loads((tmp_path / "run" / "report" / "evaluation.json").read_text())
+    assert {"rmse", "mae", "r2"} <= set(evaluation["metrics"])
+    assert any(f["file"] == "figures/residuals.png" for f in evaluation["figures"])
+    out = predict(
+        model=str(tmp_path / "run" / "model" / "model.json"),
+        data=str(tmp_path / "run" / "data" / "test"),
+        output=str(tmp_path / "pred"),
+        scheduler=scheduler,
+    )
+    predictions = pd.concat(pd.read_parquet(p) for p in sorted((tmp_path / "pred").glob("*")))
+    assert out == str(tmp_path / "pred")
+    assert len(predictions) == evaluation["metrics"]["n"]
+    expected = pd.read_parquet(tmp_path / "run" / "report" / "predictions.parquet")
+    np.testing.assert_allclose(np.sort(predictions["prediction"]), np.sort(expected["prediction"]))

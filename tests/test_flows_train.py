@@ -1,0 +1,126 @@
+"""The train flow's logic without Prefect runs: configuration, run folders,
+checkpoints and metric history."""
+
+try:
+    import _flows_fixtures
+except ImportError:  # tests/ imported as a package
+    from tests import _flows_fixtures  # noqa: F401
+
+import json
+
+import pytest
+from pydantic import ValidationError
+
+from flows.config import ClusterConfig, train_config
+from flows.train import (
+    _check_task,
+    last_checkpoint,
+    load_history,
+    merge_history,
+    run_record,
+    start_run,
+)
+
+
+def test_config_from_yaml_json_and_overrides(tmp_path):
+    yaml_file = tmp_path / "c.yaml"
+    yaml_file.write_text(
+        "estimator: GradientBoostingRegressor\nparams: {n_estimators: 30, max_depth: 3}\n"
+    )
+    cfg = train_config(yaml_file, params={"learning_rate": 0.2}, checkpoint_every=5)
+    assert cfg.estimator == "GradientBoostingRegressor" and cfg.n_estimators == 30
+    assert cfg.params == {"n_estimators": 30, "max_depth": 3, "learning_rate": 0.2}
+    assert cfg.checkpoint_every == 5 and not cfg.is_classifier()
+    json_file = tmp_path / "c.json"
+    json_file.write_text(json.dumps({"params": {"n_estimators": 7}}))
+    assert train_config(json_file).n_estimators == 7
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"estimator": "XGBClassifier"}, "unknown estimator 'XGBClassifier'"),
+        ({"checkpoint_every": 0}, "greater than or equal to 1"),
+        ({"params": {"client": 1}}, "params may not set"),
+        ({"rounds": 10}, "Extra inputs are not permitted"),
+    ],
+)
+def test_config_errors_say_what_is_wrong(data, message):
+    with pytest.raises(ValidationError, match=message):
+        train_config(data)
+
+
+def test_config_file_errors(tmp_path):
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        train_config(tmp_path / "missing.yaml")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("- just\n- a list\n")
+    with pytest.raises(TypeError, match="must hold a mapping"):
+        train_config(bad)
+
+
+def test_cluster_config_takes_environment_scheduler(monkeypatch):
+    from flows._cluster import cluster_config
+
+    assert cluster_config(None, None).scheduler is None
+    monkeypatch.setenv("DISTBOOST_SCHEDULER", "tcp://example:8786")
+    assert cluster_config(None, {"n_workers": 3}).scheduler == "tcp://example:8786"
+    assert cluster_config("tcp://given:1", None).scheduler == "tcp://given:1"
+    with pytest.raises(ValidationError):
+        ClusterConfig(n_workers=0)
+
+
+def test_history_merges_the_new_rounds_of_each_chunk():
+    first = merge_history({}, {"validation_0": {"logloss": [0.6, 0.5]}}, 2)
+    # a continued fit may report all rounds or only its own: take the last n
+    both = merge_history(first, {"validation_0": {"logloss": [0.6, 0.5, 0.45, 0.4]}}, 2)
+    assert both == {"validation_0": {"logloss": [0.6, 0.5, 0.45, 0.4]}}
+    assert first == {"validation_0": {"logloss": [0.6, 0.5]}}  # not mutated
+
+
+def _prepared(tmp_path, task="classification"):
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "schema.json").write_text(json.dumps({"task": task, "target": "y"}))
+    return str(data)
+
+
+def test_run_folder_resumes_same_run_and_refuses_another(tmp_path):
+    data = _prepared(tmp_path)
+    cfg = train_config({"params": {"n_estimators": 20}})
+    out = tmp_path / "run"
+    start_run(out, run_record(cfg, data), overwrite=False)
+    assert last_checkpoint(out) == (0, None)
+    for r in (5, 15, 10):
+        (out / "checkpoints" / f"round-{r:05d}.json").write_text("{}")
+    (out / "checkpoints" / "round-00015.history.json").write_text('{"v": {"m": [1]}}')
+    (out / "checkpoints" / ".tmp-round-00020.json").write_text("partial")  # a crash mid-save
+    start_run(out, run_record(cfg, data), overwrite=False)  # same run: fine
+    rounds, path = last_checkpoint(out)
+    assert rounds == 15 and path.name == "round-00015.json"
+    assert load_history(path) == {"v": {"m": [1]}}
+    other = train_config({"params": {"n_estimators": 30}})
+    with pytest.raises(FileExistsError, match="another configuration"):
+        start_run(out, run_record(other, data), overwrite=False)
+    start_run(out, run_record(other, data), overwrite=True)
+    assert last_checkpoint(out) == (0, None)
+
+
+def test_foreign_folder_is_never_deleted(tmp_path):
+    data = _prepared(tmp_path)
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "thesis.tex").write_text("...")
+    record = run_record(train_config({}), data)
+    for overwrite in (False, True):
+        with pytest.raises(FileExistsError):
+            start_run(tmp_path / "mine", record, overwrite=overwrite)
+    assert (tmp_path / "mine" / "thesis.tex").exists()
+
+
+def test_estimator_must_match_the_task():
+    _check_task(train_config({"estimator": "GradientBoostingRegressor"}), {"task": "regression"})
+    with pytest.raises(ValueError, match="use a Classifier"):
+        _check_task(
+            train_config({"estimator": "GradientBoostingRegressor"}),
+            {"task": "classification", "target": "y"},
+        )
