@@ -32,7 +32,7 @@ TEST_CLUSTER = {
     "processes": False,
     "n_workers": 1,
     "threads_per_worker": 2,
-    "dashboard_address": None,
+    "dashboard_address": ":0",
 }
 """LocalCluster settings for flows run in the test process."""
 
