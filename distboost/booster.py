@@ -124,7 +124,9 @@ def boost(engine, loss, n_outputs: int, params: BoostParams, base_score, prior_t
     first = len(prior_trees)
     tracker = _Tracker(len(engine.eval_groups), params.early_stopping_rounds, on_round)
     want_metric = params.train_metric
-    margin_bound = float(np.max(np.abs(base_score))) + _max_leaf(prior_trees)
+    margin_bound = float(np.max(np.abs(base_score)))
+    for round_trees in prior_trees:  # the same float sum as when those rounds were trained
+        margin_bound += _max_leaf([round_trees])
     pending, stopped = None, False
     trees = tracker.result.trees
     line = params.leaf_estimation == "line_search"
