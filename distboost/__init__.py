@@ -1,14 +1,25 @@
 """distboost: boosted and bagged tree ensembles on partitioned data with Dask."""
 
+from .ensemble.adaboost import AdaBoostClassifier
+from .ensemble.bagging import BaggingClassifier, BaggingRegressor
+from .ensemble.forest import RandomForestClassifier, RandomForestRegressor
 from .ensemble.gradient_boosting import GradientBoostingClassifier, GradientBoostingRegressor
+from .ensemble.voting import VotingClassifier, VotingRegressor
 from .model_file import load_model
 from .tree import Tree
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "AdaBoostClassifier",
+    "BaggingClassifier",
+    "BaggingRegressor",
     "GradientBoostingClassifier",
     "GradientBoostingRegressor",
+    "RandomForestClassifier",
+    "RandomForestRegressor",
     "Tree",
+    "VotingClassifier",
+    "VotingRegressor",
     "load_model",
 ]

@@ -19,7 +19,7 @@ the data live. Nothing here moves a row.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numba
 import numpy as np
@@ -83,21 +83,25 @@ def samme_r_exponent(shard, update: AdaBoostUpdate) -> np.ndarray:
 
 @dataclass
 class AdaBoostLearner:
-    """Row state: observation weights, normalized to sum to one (w_i = 1/N at start)."""
+    """Row state: ``(w, last)``, the observation weights (normalized to sum to
+    one; w_i = 1/N at the start) and what the last error pass found per row
+    (I(c_i != T_m(x_i)) for SAMME, the update's exponent for SAMME.R), so the
+    update does not traverse the tree again."""
 
     n_classes: int
     scale: float = ADABOOST_SCALE
 
     def initial_state(self, shard, total_weight, packed_trees):
-        return shard.w / total_weight
+        return shard.w / total_weight, None
 
-    def update(self, shard, w, update: AdaBoostUpdate):
+    def update(self, shard, row, update: AdaBoostUpdate):
+        w, last = row
         if update.kind == "SAMME":
-            miss = tree_classes(shard, update.packed) != shard.y
-            return w * np.exp(update.alpha * miss) / update.z
-        return w * np.exp(samme_r_exponent(shard, update)) / update.z
+            return w * np.exp(update.alpha * last) / update.z, None
+        return w * np.exp(last) / update.z, None
 
-    def row_stats(self, shard, w, round_index):
+    def row_stats(self, shard, row, round_index):
+        w = row[0]
         n, k = shard.n_rows, self.n_classes
         stats = np.zeros((1, n, k + 1), STAT_DTYPE)
         stats[0, np.arange(n), shard.y.astype(np.int64)] = quantize(w, self.scale)
@@ -111,14 +115,20 @@ def round_sums(state, packed, update: AdaBoostUpdate | None):
 
     Returns per partition ``[sum w·I(c != T(x)), sum w, sum w·u]`` as exact
     integers, where u is SAMME.R's unnormalized update factor (for the next
-    normalization; 0 for SAMME).
+    normalization; 0 for SAMME). The rows keep I(c != T(x)) (SAMME) or log u
+    (SAMME.R) for the update.
     """
-    out = []
-    for shard, w in zip(state.shards, state.rows):
+    out, rows = [], []
+    for shard, (w, _) in zip(state.shards, state.rows):
         miss = tree_classes(shard, packed) != shard.y
-        wu = w * np.exp(samme_r_exponent(shard, update)) if update is not None else np.zeros(1)
-        out.append(_exact.exact_sums([w * miss, w, wu]))
-    return state, out
+        if update is None:
+            out.append(_exact.exact_sums([w * miss, w, np.zeros(1)]))
+            rows.append((w, miss))
+        else:
+            exponent = samme_r_exponent(shard, update)
+            out.append(_exact.exact_sums([w * miss, w, w * np.exp(exponent)]))
+            rows.append((w, exponent))
+    return replace(state, rows=tuple(rows)), out
 
 
 # ------------------------------------------------------------ bagged trees

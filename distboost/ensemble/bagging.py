@@ -1,0 +1,64 @@
+"""Bagging and pasting of trees (seed 001; Breiman 1996, 1999; Ho 1998).
+
+Each of M trees is grown on a sample of the rows, drawn with replacement
+(``bootstrap=True``: bagging, Poisson multiplicities with mean
+``max_samples``) or without (``bootstrap=False``: pasting, each row kept with
+probability ``max_samples``), and on a random subset of the features chosen
+once per tree (``max_features < 1``: random subspaces). Predictions average
+the trees: class frequencies (soft voting) or means. Out-of-bag estimates need
+bootstrap samples. Only trees are bagged: they grow on the shared engine.
+"""
+
+from __future__ import annotations
+
+from ._bagged import BaggedClassifierMixin, BaggedRegressorMixin, BaggedTreesBase
+
+
+class _Bagging(BaggedTreesBase):
+    _node_sampling = False
+
+    def __init__(self, *, n_estimators=10, max_samples=1.0, max_features=1.0, bootstrap=True,
+                 bootstrap_features=False, oob_score=False, criterion="gini", max_depth=None,
+                 max_leaf_nodes=None, min_samples_leaf=1, max_bins=256, random_state=None,
+                 n_jobs=None, client=None, trees_per_pass=None):
+        self.n_estimators = n_estimators
+        self.max_samples = max_samples
+        self.max_features = max_features
+        self.bootstrap = bootstrap
+        self.bootstrap_features = bootstrap_features
+        self.oob_score = oob_score
+        self.criterion = criterion
+        self.max_depth = max_depth
+        self.max_leaf_nodes = max_leaf_nodes
+        self.min_samples_leaf = min_samples_leaf
+        self.max_bins = max_bins
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.client = client
+        self.trees_per_pass = trees_per_pass
+
+
+class BaggingClassifier(BaggedClassifierMixin, _Bagging):
+    """Bagged (or pasted) classification trees.
+
+    Parameters follow scikit-learn's ``BaggingClassifier`` with the tree's own
+    (``criterion``, ``max_depth``, ``max_leaf_nodes``, ``min_samples_leaf``)
+    instead of ``estimator``. Fitted: ``estimators_``, ``estimators_features_``,
+    ``oob_score_`` and ``oob_decision_function_`` with ``oob_score=True``.
+    """
+
+
+class BaggingRegressor(BaggedRegressorMixin, _Bagging):
+    """Bagged (or pasted) regression trees; ``oob_score_`` is the out-of-bag R^2."""
+
+    def __init__(self, *, n_estimators=10, max_samples=1.0, max_features=1.0, bootstrap=True,
+                 bootstrap_features=False, oob_score=False, criterion="squared_error",
+                 max_depth=None, max_leaf_nodes=None, min_samples_leaf=1, max_bins=256,
+                 random_state=None, n_jobs=None, client=None, trees_per_pass=None):
+        super().__init__(
+            n_estimators=n_estimators, max_samples=max_samples, max_features=max_features,
+            bootstrap=bootstrap, bootstrap_features=bootstrap_features, oob_score=oob_score,
+            criterion=criterion, max_depth=max_depth, max_leaf_nodes=max_leaf_nodes,
+            min_samples_leaf=min_samples_leaf, max_bins=max_bins, random_state=random_state,
+            n_jobs=n_jobs, client=client, trees_per_pass=trees_per_pass,
+        )

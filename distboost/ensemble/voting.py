@@ -1,0 +1,236 @@
+"""Voting ensembles of fitted models (seed 001, "투표분류기법").
+
+* hard voting: each model predicts a class; the class with the largest
+  (weighted) number of votes wins;
+* soft voting: the (weighted) mean of the models' class probabilities, and
+  the most probable class;
+* regression: the (weighted) mean of the models' predictions.
+
+Members are distboost estimators (trained on Dask collections or in memory)
+or scikit-learn estimators (in-memory data). On a Dask collection prediction
+stays lazy: one task per partition runs every member on that partition.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+
+import numpy as np
+
+from .. import _data
+from .._params import ParamsMixin
+from ._predict import map_collection, predict_any
+
+
+def _clone(est):
+    """An unfitted copy with the same parameters (scikit-learn's ``clone`` contract)."""
+    try:
+        from sklearn.base import clone
+
+        return clone(est)
+    except ImportError:
+        return type(est)(**est.get_params(deep=False))
+
+
+def _is_distboost(est) -> bool:
+    return type(est).__module__.startswith("distboost.")
+
+
+def _is_fitted(est) -> bool:
+    return any(k.endswith("_") and not k.startswith("__") for k in vars(est))
+
+
+class _Voting(ParamsMixin):
+    def __init__(self, estimators, *, weights=None, prefit=False):
+        self.estimators = estimators
+        self.weights = weights
+        self.prefit = prefit
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, X=None, y=None, sample_weight=None):
+        """Fit every member on (X, y), or with ``prefit=True`` take them as fitted.
+
+        scikit-learn members need in-memory data; distboost members accept Dask
+        collections.
+        """
+        names = [name for name, _ in self.estimators]
+        if len(set(names)) != len(names) or not names:
+            raise ValueError(f"estimators must be a non-empty list of (unique name, estimator), "
+                             f"got names {names}")
+        if self.weights is not None and len(self.weights) != len(names):
+            raise ValueError(f"{len(self.weights)} weights for {len(names)} estimators")
+        if self.prefit:
+            members = [est for _, est in self.estimators]
+            unfitted = [n for n, e in self.estimators if not _is_fitted(e)]
+            if unfitted:
+                raise ValueError(f"prefit=True but estimator(s) {unfitted} are not fitted")
+        else:
+            if X is None or y is None:
+                raise ValueError("fit needs X and y (or prefit=True with fitted estimators)")
+            members = [self._fit_member(name, est, X, y, sample_weight)
+                       for name, est in self.estimators]
+        self.estimators_ = members
+        self.named_estimators_ = dict(zip(names, members))
+        self._set_fitted(members)
+        return self
+
+    def _fit_member(self, name, est, X, y, sample_weight):
+        if _data.is_dask(X) and not _is_distboost(est):
+            raise TypeError(
+                f"estimator {name!r} ({type(est).__name__}) is not a distboost estimator and "
+                f"cannot train on a Dask collection; compute X and y first, or fit it yourself "
+                f"and pass prefit=True"
+            )
+        est = _clone(est)
+        if sample_weight is None:
+            return est.fit(X, y)
+        return est.fit(X, y, sample_weight=sample_weight)
+
+    def _set_fitted(self, members):
+        pass
+
+    def _weights(self) -> np.ndarray:
+        n = len(self.estimators_)
+        return np.ones(n) if self.weights is None else np.asarray(self.weights, np.float64)
+
+    def _check_fitted(self):
+        if not hasattr(self, "estimators_"):
+            raise RuntimeError(f"this {type(self).__name__} is not fitted yet; call fit first")
+
+    # ------------------------------------------------------------- models
+    def save_model(self, path) -> None:
+        """Write every member (all distboost estimators) into one JSON model file."""
+        from ..model_file import model_to_dict
+
+        self._check_fitted()
+        foreign = [n for n, e in self.named_estimators_.items() if not _is_distboost(e)]
+        if foreign:
+            raise TypeError(f"member(s) {foreign} are not distboost estimators and cannot be "
+                            f"saved in the JSON model format; pickle the ensemble instead")
+        members = [[name, model_to_dict(est)] for name, est in self.named_estimators_.items()]
+        d = dict(members[0][1])  # schema, bins and classes, which the loader expects
+        d.update(estimator=type(self).__name__, trees=[], base_score=[], best_iteration=None,
+                 evals_result={}, state={"members": members},
+                 params={"estimators": [], "weights": self.weights, "prefit": True,
+                         **self._extra_params()})
+        path = os.fspath(path)
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)),
+                                   prefix=".distboost-", suffix=".json")
+        with os.fdopen(fd, "w") as fh:
+            fh.write(json.dumps(d, allow_nan=False))
+        os.replace(tmp, path)
+
+    def _extra_params(self) -> dict:
+        return {}
+
+    def _load_model_state(self, d: dict) -> None:
+        from ..model_file import model_from_dict
+
+        self.estimators = [(name, model_from_dict(md)) for name, md in d["members"]]
+        self.fit()
+
+
+class VotingClassifier(_Voting):
+    """Hard or soft voting over classifiers.
+
+    Parameters
+    ----------
+    estimators : list of (str, estimator)
+    voting : {"hard", "soft"}
+        "hard": weighted majority of the predicted labels; "soft": argmax of
+        the weighted mean of ``predict_proba``.
+    weights : list of float, optional
+        One weight per estimator (default: equal).
+    prefit : bool
+        The estimators are already fitted: ``fit()`` only checks them.
+    """
+
+    def __init__(self, estimators, *, voting="hard", weights=None, prefit=False):
+        super().__init__(estimators, weights=weights, prefit=prefit)
+        self.voting = voting
+
+    def _extra_params(self) -> dict:
+        return {"voting": self.voting}
+
+    def _set_fitted(self, members):
+        if self.voting not in ("hard", "soft"):
+            raise ValueError(f"voting must be 'hard' or 'soft', got {self.voting!r}")
+        classes = [np.asarray(m.classes_) for m in members]
+        for (name, _), c in zip(self.estimators, classes):
+            if not np.array_equal(c, classes[0]):
+                raise ValueError(f"estimator {name!r} has classes {c.tolist()}, the first has "
+                                 f"{classes[0].tolist()}; all must be trained on the same labels")
+        self.classes_ = classes[0]
+
+    def _votes(self, part) -> np.ndarray:
+        """Weighted votes (hard) or weighted mean probabilities (soft), shape (n, K)."""
+        w = self._weights()
+        if self.voting == "soft":
+            probas = [np.asarray(m.predict_proba(part)) for m in self.estimators_]
+            return np.tensordot(w, np.stack(probas), axes=1) / w.sum()
+        votes = None
+        for weight, m in zip(w, self.estimators_):
+            labels = np.asarray(m.predict(part))
+            index = np.searchsorted(self.classes_, labels)
+            onehot = np.zeros((len(labels), len(self.classes_)))
+            onehot[np.arange(len(labels)), index] = weight
+            votes = onehot if votes is None else votes + onehot
+        return votes
+
+    def predict(self, X):
+        """The winning class of each row; lazy on Dask input."""
+        self._check_fitted()
+
+        def fn(part):
+            return self.classes_[np.argmax(self._votes(part), axis=1)]
+
+        return map_collection(fn, X, None) if _data.is_dask(X) else fn(X)
+
+    def predict_proba(self, X):
+        """Weighted mean of the members' probabilities (soft voting only)."""
+        self._check_fitted()
+        if self.voting != "soft":
+            raise AttributeError("predict_proba is only available with voting='soft'")
+        return predict_any(self._votes, X, len(self.classes_))
+
+    def score(self, X, y, sample_weight=None) -> float:
+        """Accuracy (weighted by ``sample_weight``)."""
+        from .._input import to_vector
+
+        y = to_vector(y, "y")
+        w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, np.float64)
+        return float(np.sum(w * (np.asarray(self.predict(X)) == y)) / np.sum(w))
+
+
+class VotingRegressor(_Voting):
+    """The weighted mean of regressors' predictions.
+
+    Parameters
+    ----------
+    estimators : list of (str, estimator)
+    weights : list of float, optional
+    prefit : bool
+        The estimators are already fitted: ``fit()`` only checks them.
+    """
+
+    def _mean(self, part) -> np.ndarray:
+        w = self._weights()
+        preds = np.stack([np.asarray(m.predict(part), np.float64) for m in self.estimators_])
+        return np.tensordot(w, preds, axes=1) / w.sum()
+
+    def predict(self, X):
+        """sum_j w_j f_j(x) / sum_j w_j; lazy on Dask input."""
+        self._check_fitted()
+        return predict_any(self._mean, X, None)
+
+    def score(self, X, y, sample_weight=None) -> float:
+        """R^2 of the predictions."""
+        from .._input import to_vector
+
+        y = to_vector(y, "y").astype(np.float64)
+        pred = np.asarray(self.predict(X))
+        w = np.ones_like(y) if sample_weight is None else np.asarray(sample_weight, np.float64)
+        mean = np.average(y, weights=w)
+        return float(1.0 - np.sum(w * (y - pred) ** 2) / np.sum(w * (y - mean) ** 2))
