@@ -47,6 +47,13 @@ class ParamsMixin:
                 setattr(self, name, value)
         return self
 
+    def __getstate__(self):
+        # a Dask client does not travel (to workers, or into pickles)
+        state = self.__dict__.copy()
+        if "client" in state:
+            state["client"] = None
+        return state
+
     def __sklearn_tags__(self):
         """Tags for scikit-learn's model selection tools (when it is installed)."""
         from sklearn.utils import ClassifierTags, InputTags, RegressorTags, Tags, TargetTags

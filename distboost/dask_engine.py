@@ -109,7 +109,11 @@ class DaskExecutor:
         return self.client.gather(values)
 
     def _owners(self, futures):
-        wait(futures)
+        with self.client.as_current():
+            wait(futures)
+        for f in futures:
+            if f.status == "error":
+                f.result()  # raises the task's own error (e.g. bad input in a partition)
         who = self.client.who_has(futures)
         return [sorted(who.get(f.key, ("?",)))[0] for f in futures]
 

@@ -7,6 +7,8 @@ travels in the graph once, the data never leave the workers.
 
 from __future__ import annotations
 
+import uuid
+
 import numba
 import numpy as np
 
@@ -30,18 +32,38 @@ def raw_scores(schema, base_score, trees_by_round, X, n_jobs=None) -> np.ndarray
     return out.T
 
 
-def map_collection(fn, X, n_columns: int | None):
+class _PartitionFunction:
+    """A per-partition prediction function with a unique Dask token.
+
+    Closures over a fitted model cannot be hashed deterministically; the
+    token names this one prediction graph instead.
+    """
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.token = uuid.uuid4().hex
+
+    def __call__(self, part):
+        return self.fn(part)
+
+    def __dask_tokenize__(self):
+        return ("distboost-predict", self.token)
+
+
+def map_collection(fn, X, n_columns: int | None, dtype=np.float64):
     """Apply ``fn`` (in-memory X -> ndarray) to every partition of a Dask X."""
     import dask.array as da
 
+    fn = _PartitionFunction(fn)
     if isinstance(X, da.Array):
         if X.numblocks[1] != 1:
             X = X.rechunk({1: -1})
         if n_columns is None:
-            return X.map_blocks(fn, drop_axis=1, dtype=np.float64)
-        return X.map_blocks(fn, chunks=(X.chunks[0], (n_columns,)), dtype=np.float64)
-    meta = np.empty((0,) if n_columns is None else (0, n_columns), np.float64)
-    return X.map_partitions(fn, meta=meta)
+            return X.map_blocks(fn, drop_axis=1, dtype=dtype, name="distboost-predict")
+        return X.map_blocks(fn, chunks=(X.chunks[0], (n_columns,)), dtype=dtype,
+                            name="distboost-predict")
+    meta = np.empty((0,) if n_columns is None else (0, n_columns), dtype)
+    return X.map_partitions(fn, meta=meta, token="distboost-predict")
 
 
 def predict_any(fn, X, n_columns: int | None):

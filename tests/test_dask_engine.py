@@ -1,0 +1,180 @@
+"""Training on a real LocalCluster from real Parquet files."""
+
+import subprocess
+import sys
+import textwrap
+
+import dask.dataframe as dd
+import numpy as np
+import pandas as pd
+import pytest
+
+import distboost as db
+
+N = 3000
+
+
+@pytest.fixture(scope="module")
+def frame():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(N, 6))
+    X[rng.random(X.shape) < 0.05] = np.nan
+    df = pd.DataFrame(X, columns=[f"x{j}" for j in range(6)])
+    df["kind"] = pd.Categorical(rng.choice(["a", "b", "c", "d"], N))
+    logit = np.nan_to_num(X[:, 0]) * 2 - np.nan_to_num(X[:, 1]) ** 2 + df["kind"].isin(["b", "d"]) * 1.5
+    df["label"] = (logit + rng.logistic(size=N) > 0).astype(int)
+    df["target"] = logit + rng.normal(0, 0.3, N)
+    df["cls"] = np.digitize(logit, [-1.0, 0.5])
+    return df
+
+
+def _write(df, path, n_parts):
+    path.mkdir()
+    for i, part in enumerate(np.array_split(np.arange(len(df)), n_parts)):
+        df.iloc[part].to_parquet(path / f"part-{i:03d}.parquet")
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def parquet_dirs(frame, tmp_path_factory):
+    base = tmp_path_factory.mktemp("parquet")
+    return {n: _write(frame, base / f"p{n}", n) for n in (1, 3, 8)}
+
+
+FEATURES = [f"x{j}" for j in range(6)] + ["kind"]
+
+
+def _same_model(a, b):
+    assert len(a.trees_) == len(b.trees_)
+    for ra, rb in zip(a.trees_, b.trees_):
+        assert all(ta == tb for ta, tb in zip(ra, rb))
+    np.testing.assert_array_equal(a.base_score_, b.base_score_)
+
+
+@pytest.mark.parametrize("n_parts", [1, 3, 8])
+def test_distributed_equals_in_process(frame, parquet_dirs, dask_client, n_parts):
+    params = dict(n_estimators=8, max_depth=4, subsample=0.8, colsample_bytree=0.8, random_state=3)
+    local = db.GradientBoostingClassifier(**params).fit(frame[FEATURES], frame["label"])
+    ddf = dd.read_parquet(parquet_dirs[n_parts])
+    dist = db.GradientBoostingClassifier(client=dask_client, **params).fit(ddf[FEATURES], ddf["label"])
+    _same_model(local, dist)
+    np.testing.assert_array_equal(local.predict_proba(frame[FEATURES]), dist.predict_proba(frame[FEATURES]))
+
+
+def test_multiclass_and_regression_match_in_process(frame, parquet_dirs, dask_client):
+    ddf = dd.read_parquet(parquet_dirs[3])
+    for est, target in ((db.GradientBoostingClassifier, "cls"), (db.GradientBoostingRegressor, "target")):
+        local = est(n_estimators=4, max_depth=None, max_leaf_nodes=9).fit(frame[FEATURES], frame[target])
+        dist = est(n_estimators=4, max_depth=None, max_leaf_nodes=9, client=dask_client).fit(
+            ddf[FEATURES], ddf[target])
+        _same_model(local, dist)
+
+
+def test_one_worker_equals_two_workers(frame, parquet_dirs, dask_client):
+    from distributed import Client, LocalCluster
+
+    ddf = dd.read_parquet(parquet_dirs[8])
+    two = db.GradientBoostingRegressor(n_estimators=5, client=dask_client).fit(ddf[FEATURES], ddf["target"])
+    with LocalCluster(n_workers=1, threads_per_worker=1, dashboard_address=None) as cluster, \
+            Client(cluster, set_as_default=False) as client:
+        one = db.GradientBoostingRegressor(n_estimators=5, client=client).fit(ddf[FEATURES], ddf["target"])
+    _same_model(one, two)
+
+
+def test_weights_eval_set_and_early_stopping_on_dask(frame, parquet_dirs, dask_client):
+    ddf = dd.read_parquet(parquet_dirs[3])
+    ddf = ddf.assign(w=ddf["x2"].abs().fillna(1.0) + 0.5)
+    train, valid = frame.iloc[:2000], frame.iloc[2000:]
+    w = (frame["x2"].abs().fillna(1.0) + 0.5).to_numpy()
+    dtrain = ddf.partitions[:2]
+    dvalid = ddf.partitions[2:]
+    params = dict(n_estimators=200, learning_rate=0.5, max_depth=5)
+    local = db.GradientBoostingClassifier(**params).fit(
+        train[FEATURES], train["label"], sample_weight=w[:2000],
+        eval_set=[(valid[FEATURES], valid["label"])], early_stopping_rounds=4)
+    dist = db.GradientBoostingClassifier(client=dask_client, **params).fit(
+        dtrain[FEATURES], dtrain["label"], sample_weight=dtrain["w"],
+        eval_set=[(dvalid[FEATURES], dvalid["label"])], early_stopping_rounds=4)
+    assert dist.best_iteration_ == local.best_iteration_ < 199
+    assert dist.evals_result_ == local.evals_result_
+    _same_model(local, dist)
+
+
+def test_prediction_is_lazy_and_partitionwise(frame, parquet_dirs, dask_client):
+    import dask.array as da
+
+    ddf = dd.read_parquet(parquet_dirs[3])
+    clf = db.GradientBoostingClassifier(n_estimators=3, client=dask_client).fit(ddf[FEATURES], ddf["label"])
+    proba = clf.predict_proba(ddf[FEATURES])
+    labels = clf.predict(ddf[FEATURES])
+    assert isinstance(proba, da.Array) and isinstance(labels, da.Array)
+    assert "distboost" in proba.name and "distboost" in labels.name  # graph named for the dashboard
+    np.testing.assert_array_equal(dask_client.compute(proba).result(), clf.predict_proba(frame[FEATURES]))
+    np.testing.assert_array_equal(dask_client.compute(labels).result(), clf.predict(frame[FEATURES]))
+    # Dask arrays work too, for training and prediction
+    X = da.from_array(frame[[f"x{j}" for j in range(6)]].to_numpy(), chunks=(1000, 3))
+    y = da.from_array(frame["target"].to_numpy(), chunks=1000)
+    reg = db.GradientBoostingRegressor(n_estimators=3, client=dask_client).fit(X, y)
+    local = db.GradientBoostingRegressor(n_estimators=3).fit(X.compute(), y.compute())
+    _same_model(reg, local)
+    np.testing.assert_array_equal(dask_client.compute(reg.predict(X)).result(), local.predict(X.compute()))
+
+
+def test_task_keys_name_the_work_and_the_round(frame, parquet_dirs, dask_client):
+    from distributed import get_task_stream
+
+    ddf = dd.read_parquet(parquet_dirs[3])
+    with get_task_stream(client=dask_client) as ts:
+        db.GradientBoostingRegressor(n_estimators=3, max_depth=3, client=dask_client).fit(
+            ddf[FEATURES], ddf["target"])
+    groups = {k[0] if isinstance(k, tuple) else k for k in (t["key"] for t in ts.data)}
+    for name in ("distboost-histogram-r1", "distboost-round-start-r2", "distboost-bin-r0",
+                 "distboost-scan-r0"):
+        assert name in groups, sorted(groups)
+
+
+# ------------------------------------------------------------------ bad input
+def test_error_without_a_client(parquet_dirs):
+    code = textwrap.dedent(f"""
+        import dask.dataframe as dd, distboost as db
+        ddf = dd.read_parquet({parquet_dirs[1]!r})
+        try:
+            db.GradientBoostingClassifier().fit(ddf[["x0"]], ddf["label"])
+        except ValueError as e:
+            print("ERR", e)
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert "ERR training data is a Dask collection but no Dask client is active" in out.stdout
+
+
+def test_empty_partition_is_named(frame, dask_client):
+    ddf = dd.from_pandas(frame, npartitions=3)  # rows 0-999, 1000-1999, 2000-2999
+    ddf = ddf.map_partitions(lambda p: p[(p.index < 1000) | (p.index >= 2000)], meta=ddf._meta)
+    with pytest.raises(ValueError, match="partition 1 is empty"):
+        db.GradientBoostingClassifier(client=dask_client).fit(ddf[FEATURES], ddf["label"])
+
+
+def test_nan_target_names_its_partition(frame, dask_client):
+    bad = frame.copy()
+    bad.loc[2500, "target"] = np.nan
+    ddf = dd.from_pandas(bad, npartitions=3)
+    with pytest.raises(ValueError, match=r"target in partition 2 has 1 missing or infinite"):
+        db.GradientBoostingRegressor(client=dask_client).fit(ddf[FEATURES], ddf["target"])
+
+
+def test_missing_column_and_unseen_class_on_dask(frame, dask_client):
+    ddf = dd.from_pandas(frame, npartitions=2)
+    clf = db.GradientBoostingClassifier(n_estimators=2, client=dask_client).fit(ddf[FEATURES], ddf["label"])
+    with pytest.raises(KeyError, match=r"\['kind'\] missing"):
+        dask_client.compute(clf.predict(ddf[FEATURES[:-1]])).result()
+    odd = frame.assign(label=frame["label"].where(frame.index < 2900, 5))
+    dodd = dd.from_pandas(odd, npartitions=2)
+    with pytest.raises(ValueError, match=r"eval_set\[0\] in partition 1 has label\(s\) \[5\]"):
+        db.GradientBoostingClassifier(client=dask_client).fit(
+            ddf[FEATURES], ddf["label"], eval_set=[(dodd[FEATURES], dodd["label"])])
+
+
+def test_non_numeric_column_on_dask(frame, dask_client):
+    ddf = dd.from_pandas(frame.assign(city="Seoul"), npartitions=2)
+    with pytest.raises(TypeError, match="column 'city'"):
+        db.GradientBoostingClassifier(client=dask_client).fit(ddf[FEATURES + ["city"]], ddf["label"])
