@@ -1,0 +1,73 @@
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import distboost as db
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({
+        "x": rng.normal(size=800),
+        "c": pd.Categorical(rng.choice(["u", "v", "w"], 800)),
+        "z": np.where(rng.random(800) < 0.1, np.nan, rng.normal(size=800)),
+    })
+    y = (df["x"] + (df["c"] == "v") * 2 + rng.logistic(size=800) > 0.5)
+    return df, np.where(y, "spam", "ham")
+
+
+def test_round_trip_predicts_exactly_the_same(data, tmp_path):
+    df, y = data
+    clf = db.GradientBoostingClassifier(n_estimators=12, learning_rate=0.3).fit(df, y)
+    path = tmp_path / "model.json"
+    clf.save_model(path)
+    loaded = db.load_model(path)
+    assert type(loaded) is db.GradientBoostingClassifier
+    np.testing.assert_array_equal(loaded.predict_proba(df), clf.predict_proba(df))
+    np.testing.assert_array_equal(loaded.predict(df), clf.predict(df))
+    assert list(loaded.classes_) == ["ham", "spam"]
+    assert loaded.feature_names_in_.tolist() == ["x", "c", "z"]
+    assert loaded.get_params() == {**clf.get_params(), "client": None}
+    assert all(a[0] == b[0] for a, b in zip(loaded.trees_, clf.trees_))
+
+
+def test_file_is_versioned_json(data, tmp_path):
+    df, y = data
+    reg = db.GradientBoostingRegressor(n_estimators=2).fit(df, df["x"].to_numpy())
+    path = tmp_path / "m.json"
+    reg.save_model(path)
+    doc = json.loads(path.read_text())
+    assert doc["format"] == "distboost-model" and doc["version"] == 1
+    assert doc["estimator"] == "GradientBoostingRegressor"
+    assert set(doc) >= {"bin_mapper", "trees", "feature_names", "base_score", "categories"}
+    doc["version"] = 99
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match="version 99"):
+        db.load_model(path)
+    path.write_text(json.dumps({"format": "something-else"}))
+    with pytest.raises(ValueError, match="not a distboost model"):
+        db.load_model(path)
+
+
+def test_saving_never_leaves_a_partial_file(data, tmp_path):
+    df, y = data
+    path = tmp_path / "keep.json"
+    path.write_text("previous model")
+    with pytest.raises(RuntimeError, match="not fitted"):
+        db.GradientBoostingRegressor().save_model(path)
+    assert path.read_text() == "previous model"
+    assert [p.name for p in tmp_path.iterdir()] == ["keep.json"]
+
+
+def test_multiclass_round_trip_without_a_cluster(tmp_path):
+    from sklearn.datasets import load_iris
+
+    X, y = load_iris(return_X_y=True)
+    clf = db.GradientBoostingClassifier(n_estimators=5).fit(X, y)
+    clf.save_model(tmp_path / "iris.json")
+    loaded = db.load_model(tmp_path / "iris.json")
+    np.testing.assert_array_equal(loaded.predict_proba(X), clf.predict_proba(X))
+    assert loaded.classes_.dtype == clf.classes_.dtype
