@@ -86,14 +86,29 @@ def _in_range(q, v, lo, hi):
     return keep
 
 
+@numba.njit(cache=True, inline="always")
+def _bucket(edges, v, lo, inv_width):
+    """Number of inner edges <= v: a guess from the (nearly) even spacing, then fixed."""
+    n_inner = len(edges)
+    b = int(min(max((v - lo) * inv_width, 0.0), float(n_inner)))
+    for _ in range(2):
+        if b > 0 and v < edges[b - 1]:
+            b -= 1
+        elif b < n_inner and v >= edges[b]:
+            b += 1
+        else:
+            return b
+    return np.searchsorted(edges, v, side="right")
+
+
 @numba.njit(cache=True)
-def _bucket_stats(q, v, w, slot_of_query, edges, weight, count, vmin, vmax):
+def _bucket_stats(q, v, w, slot_of_query, edges, start, inv_width, weight, count, vmin, vmax):
     """Weight, count, min and max of each bucket; bucket = #inner edges <= v."""
     for i in range(len(q)):
         s = slot_of_query[q[i]]
         if s < 0:
             continue
-        b = np.searchsorted(edges[s], v[i], side="right")
+        b = _bucket(edges[s], v[i], start[s], inv_width[s])
         weight[s, b] += w[i]
         count[s, b] += 1
         vmin[s, b] = min(vmin[s, b], v[i])
@@ -121,7 +136,7 @@ def _open(state, source, scale, n_queries):
     return _Searching(**fields_, search=tuple(caches)), (count, weight, vmin, vmax)
 
 
-def _refine(state, lo, hi, slot_of_query, edges, ship):
+def _refine(state, lo, hi, slot_of_query, edges, start, inv_width, ship):
     """Pass k: keep rows in range; bucket stats of bucketed queries; ship the others."""
     n_slots, n_buckets = edges.shape[0], edges.shape[1] + 1
     weight = np.zeros((n_slots, n_buckets), np.int64)
@@ -132,7 +147,7 @@ def _refine(state, lo, hi, slot_of_query, edges, ship):
     for q, v, w in state.search:
         keep = _in_range(q, v, lo, hi)
         q, v, w = q[keep], v[keep], w[keep]
-        _bucket_stats(q, v, w, slot_of_query, edges, weight, count, vmin, vmax)
+        _bucket_stats(q, v, w, slot_of_query, edges, start, inv_width, weight, count, vmin, vmax)
         out = ship[q]
         shipped.append((q[out], v[out], w[out]))
         caches.append((q[~out], v[~out], w[~out]))
@@ -224,9 +239,13 @@ def _plan(queries):
             bucketed.append(k)
     n_buckets = int(np.clip(MAX_BUCKETS // max(len(bucketed), 1), 16, 1024))
     edges = np.zeros((len(bucketed), n_buckets - 1))
+    start = np.array([queries[k].lo for k in bucketed])
+    span = np.array([queries[k].hi - queries[k].lo for k in bucketed])
+    with np.errstate(over="ignore", divide="ignore"):
+        inv_width = np.where(np.isfinite(n_buckets / span), n_buckets / span, 0.0)
     for s, k in enumerate(bucketed):
         edges[s] = _inner_edges(queries[k].lo, queries[k].hi, n_buckets)
-    return lo, hi, slot, edges, ship, bucketed
+    return lo, hi, slot, (edges, start, inv_width), ship, bucketed
 
 
 def _narrow(qu: _Query, weight, count, vmin, vmax):
@@ -249,7 +268,7 @@ def _finish(qu: _Query, values, weights):
 
 def _refine_pass(engine, queries, name):
     lo, hi, slot, edges, ship, bucketed = _plan(queries)
-    smalls = engine.apply(_refine, name, lo, hi, slot, edges, ship)
+    smalls = engine.apply(_refine, name, lo, hi, slot, *edges, ship)
     weight = sum(s[0] for s in smalls)
     count = sum(s[1] for s in smalls)
     vmin = np.minimum.reduce([s[2] for s in smalls])
