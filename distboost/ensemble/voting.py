@@ -69,20 +69,27 @@ class _Voting(ParamsMixin):
         else:
             if X is None or y is None:
                 raise ValueError("fit needs X and y (or prefit=True with fitted estimators)")
-            members = [self._fit_member(name, est, X, y, sample_weight)
-                       for name, est in self.estimators]
+            self._check_members_take(X)
+            members = [self._fit_member(est, X, y, sample_weight) for _, est in self.estimators]
         self.estimators_ = members
         self.named_estimators_ = dict(zip(names, members))
         self._set_fitted(members)
         return self
 
-    def _fit_member(self, name, est, X, y, sample_weight):
-        if _data.is_dask(X) and not _is_distboost(est):
-            raise TypeError(
-                f"estimator {name!r} ({type(est).__name__}) is not a distboost estimator and "
-                f"cannot train on a Dask collection; compute X and y first, or fit it yourself "
-                f"and pass prefit=True"
-            )
+    def _check_members_take(self, X):
+        """Before training anything: every member must accept this kind of data."""
+        if not _data.is_dask(X):
+            return
+        for name, est in self.estimators:
+            if not _is_distboost(est):
+                raise TypeError(
+                    f"estimator {name!r} ({type(est).__name__}) is not a distboost estimator and "
+                    f"cannot train on a Dask collection; compute X and y first, or fit it "
+                    f"yourself and pass prefit=True"
+                )
+
+    @staticmethod
+    def _fit_member(est, X, y, sample_weight):
         est = _clone(est)
         if sample_weight is None:
             return est.fit(X, y)
