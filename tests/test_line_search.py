@@ -1,6 +1,7 @@
 """Line-search leaves (ESL Algorithm 10.3): exact weighted order statistics
 across partitions, exact leaf minimizers, and what the robust losses buy."""
 
+import itertools
 from fractions import Fraction
 
 import numpy as np
@@ -29,7 +30,7 @@ def partitioned(monkeypatch):
             ((Xa, ya, wa),) = parts
             b = _bounds(len(ya), n_parts)
             parts = [(Xa[i:j], ya[i:j], None if wa is None else wa[i:j])
-                     for i, j in zip(b[:-1], b[1:])]
+                     for i, j in itertools.pairwise(b)]
             return ex, parts, evals, schema
 
         monkeypatch.setattr(_data, "plan", plan)
@@ -39,7 +40,7 @@ def partitioned(monkeypatch):
 
 def _engine(X, y, w, n_parts):
     b = _bounds(len(y), n_parts)
-    parts = [(X[i:j], y[i:j], w[i:j]) for i, j in zip(b[:-1], b[1:])]
+    parts = [(X[i:j], y[i:j], w[i:j]) for i, j in itertools.pairwise(b)]
     engine = Engine(LocalExecutor())
     engine.prepare(parts, [], infer_schema(X), True, 256)
     return engine
@@ -173,8 +174,8 @@ def test_weights_count_as_repeated_rows():
     rep = w.astype(int)
     Xr, yr = np.repeat(X, rep, axis=0), np.repeat(y, rep)
     for loss in ("absolute_error", "quantile", "huber"):
-        kw = dict(loss=loss, alpha=0.3 if loss == "quantile" else 0.9, n_estimators=5,
-                  max_depth=2, min_child_weight=0)
+        kw = {"loss": loss, "alpha": 0.3 if loss == "quantile" else 0.9, "n_estimators": 5,
+                  "max_depth": 2, "min_child_weight": 0}
         a = GradientBoostingRegressor(**kw).fit(X, y, sample_weight=w)
         b = GradientBoostingRegressor(**kw).fit(Xr, yr)
         assert a.base_score_[0] == b.base_score_[0]
@@ -183,7 +184,7 @@ def test_weights_count_as_repeated_rows():
 
 def test_newton_and_line_search_agree_for_squared_error():
     X, y, w = sorted_by_target(600, seed=7)
-    kw = dict(n_estimators=5, max_depth=3, reg_lambda=0.0, min_child_weight=0)
+    kw = {"n_estimators": 5, "max_depth": 3, "reg_lambda": 0.0, "min_child_weight": 0}
     newton = GradientBoostingRegressor(leaf_estimation="newton", **kw).fit(X, y, sample_weight=w)
     line = GradientBoostingRegressor(leaf_estimation="line_search", **kw).fit(X, y, sample_weight=w)
     for a, b in zip(newton.trees_, line.trees_):
@@ -220,7 +221,7 @@ def test_robust_losses_beat_squared_error_under_heavy_tailed_outliers():
     outliers = rng.random(2000) < 0.1
     y[outliers] += 30 * rng.standard_cauchy(outliers.sum())
     Xt, ft = friedman1(2000, rng)
-    kw = dict(n_estimators=60, max_depth=3, learning_rate=0.2)
+    kw = {"n_estimators": 60, "max_depth": 3, "learning_rate": 0.2}
     rmse = {}
     for loss in ("squared_error", "absolute_error", "huber"):
         m = GradientBoostingRegressor(loss=loss, **kw).fit(X, y)

@@ -117,7 +117,7 @@ def test_sum_rule_leaf_values(loss, y, k):
     raw = _raw(k) * 0.3
     sums = [Fraction(float(a.sum())) for a in loss.leaf_sums(y, raw, W)]
     gamma = loss.leaf_value(sums)
-    objective = lambda c: np.sum(W * loss.pointwise(y, raw + c))  # noqa: E731
+    objective = lambda c: np.sum(W * loss.pointwise(y, raw + c))
     if loss.name == "log_loss":
         g, h = loss.gradients(y, raw, W)
         assert gamma == pytest.approx(-g.sum() / h.sum())

@@ -2,6 +2,8 @@
 and column subsampling by tree, level and node, as functions of
 (random_state, round, row id) only, so models do not depend on partitioning."""
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -24,7 +26,7 @@ def partitioned(monkeypatch):
             ((Xa, ya, wa),) = parts
             b = _bounds(len(ya), n_parts)
             parts = [(Xa[i:j], ya[i:j], None if wa is None else wa[i:j])
-                     for i, j in zip(b[:-1], b[1:])]
+                     for i, j in itertools.pairwise(b)]
             return ex, parts, evals, schema
 
         monkeypatch.setattr(_data, "plan", plan)
@@ -39,8 +41,8 @@ def data(n=1200, d=8, seed=0):
     return X, y, rng.integers(1, 3, n).astype(float)
 
 
-STOCHASTIC = dict(subsample=0.6, colsample_bytree=0.8, colsample_bylevel=0.8,
-                  colsample_bynode=0.7, random_state=11, n_estimators=6, max_depth=3)
+STOCHASTIC = {"subsample": 0.6, "colsample_bytree": 0.8, "colsample_bylevel": 0.8,
+                  "colsample_bynode": 0.7, "random_state": 11, "n_estimators": 6, "max_depth": 3}
 
 
 def same_model(a, b):
@@ -155,8 +157,8 @@ def test_dask_exponential_line_search_equals_in_process(client):
 
     X, y, _ = data(n=900)
     labels = (y > 0).astype(int)
-    kw = dict(loss="exponential", leaf_estimation="line_search", subsample=0.7,
-              n_estimators=4, max_depth=2, random_state=1)
+    kw = {"loss": "exponential", "leaf_estimation": "line_search", "subsample": 0.7,
+              "n_estimators": 4, "max_depth": 2, "random_state": 1}
     local = GradientBoostingClassifier(**kw).fit(X, labels)
     dist = GradientBoostingClassifier(client=client, **kw).fit(
         da.from_array(X, chunks=(200, 8)), da.from_array(labels, chunks=200))

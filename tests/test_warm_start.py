@@ -13,10 +13,10 @@ Y = X[:, 0] + np.sin(2 * X[:, 1]) + rng.standard_t(3, 700)
 LABELS = (Y > 0.3).astype(int)
 
 CASES = [
-    (GradientBoostingRegressor, dict(loss="squared_error", subsample=0.7, colsample_bynode=0.6), Y),
-    (GradientBoostingRegressor, dict(loss="huber", subsample=0.8), Y),
-    (GradientBoostingRegressor, dict(loss="quantile", alpha=0.3, colsample_bylevel=0.6), Y),
-    (GradientBoostingClassifier, dict(loss="exponential", subsample=0.8), LABELS),
+    (GradientBoostingRegressor, {"loss": "squared_error", "subsample": 0.7, "colsample_bynode": 0.6}, Y),
+    (GradientBoostingRegressor, {"loss": "huber", "subsample": 0.8}, Y),
+    (GradientBoostingRegressor, {"loss": "quantile", "alpha": 0.3, "colsample_bylevel": 0.6}, Y),
+    (GradientBoostingClassifier, {"loss": "exponential", "subsample": 0.8}, LABELS),
 ]
 IDS = ["squared", "huber", "quantile", "exponential"]
 
