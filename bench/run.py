@@ -104,13 +104,18 @@ def _git_commit() -> str:
         return "unknown"
 
 
-def describe_run(data_dir: Path, args: argparse.Namespace) -> dict[str, Any]:
-    """Everything needed to interpret and reproduce the numbers."""
+def describe_run(data_dir: Path, args: argparse.Namespace, load_before: float) -> dict[str, Any]:
+    """Everything needed to interpret and reproduce the numbers.
+
+    The 1-minute load averages before and after the runs show whether other work
+    competed for the CPUs (OpenMP peers slow down several-fold when it does).
+    """
     meta = json.loads((data_dir / "meta.json").read_text())
     return {**meta, "data_dir": str(data_dir), "repeats": args.repeats, "threads": args.threads,
             "workers": args.workers, "cpu_count": os.cpu_count(), "python": platform.python_version(),
             "platform": platform.platform(), "commit": _git_commit(),
-            "date": time.strftime("%Y-%m-%d %H:%M:%S %z")}
+            "date": time.strftime("%Y-%m-%d %H:%M:%S %z"), "load_average_before": load_before,
+            "load_average_after": os.getloadavg()[0]}
 
 
 def _context_line(meta: dict[str, Any]) -> str:
@@ -118,7 +123,9 @@ def _context_line(meta: dict[str, Any]) -> str:
     return (f"{meta['rows']:,} training rows × {len(w1.FEATURES)} float32 features in "
             f"{meta['partitions']} Parquet partitions, {meta['test_rows']:,} test rows; "
             f"{meta['repeats']} repeat(s); in-memory systems {meta['threads']} threads, Dask "
-            f"LocalCluster({meta['workers']} workers × 1 thread); {meta['cpu_count']} CPUs; "
+            f"LocalCluster({meta['workers']} workers × 1 thread); {meta['cpu_count']} CPUs, "
+            f"load average {meta['load_average_before']:.1f} before / "
+            f"{meta['load_average_after']:.1f} after; "
             f"commit {meta['commit']}; {meta['date']}. Times in seconds, memory in MB.")
 
 
@@ -165,9 +172,10 @@ def main(argv: list[str] | None = None) -> None:
     """Generate W1 if needed, run the systems, print the report, optionally save it."""
     args = _parse_args(argv)
     data_dir = w1.generate(args.rows, args.partitions, cache_dir=args.cache_dir)
+    load_before = os.getloadavg()[0]
     records = run_all(args.systems, data_dir, args)
     summaries = summarize(records, args.systems)
-    meta = describe_run(data_dir, args)
+    meta = describe_run(data_dir, args, load_before)
     report = render(summaries, "W1 benchmark (HIGGS-shaped binary classification)",
                     _context_line(meta))
     print(report)

@@ -102,9 +102,12 @@ def test_label_rate_is_balanced(tiny: Path) -> None:
 def test_simple_model_is_good_but_not_perfect(tiny: Path) -> None:
     ensemble = pytest.importorskip("sklearn.ensemble")
     metrics = pytest.importorskip("sklearn.metrics")
+    threadpoolctl = pytest.importorskip("threadpoolctl")
     X, y = _read(tiny / "train")
     X_test, y_test = _read(tiny / "test")
-    model = ensemble.HistGradientBoostingClassifier(max_iter=50, random_state=0).fit(X, y)
+    # One OpenMP thread: spinning threads on a busy 2-CPU machine cost seconds per fit.
+    with threadpoolctl.threadpool_limits(limits=1, user_api="openmp"):
+        model = ensemble.HistGradientBoostingClassifier(max_iter=50, random_state=0).fit(X, y)
     auc = metrics.roc_auc_score(y_test, model.predict_proba(X_test)[:, 1])
     assert 0.6 < auc < 0.95
 
@@ -180,7 +183,7 @@ def test_run_prints_the_table(system: str, tiny: Path, cache_dir: Path) -> None:
         pytest.skip(reason)
     command = [sys.executable, str(BENCH_DIR / "run.py"), "--rows", str(ROWS),
                "--partitions", str(PARTITIONS), "--repeats", "1", "--systems", system,
-               "--cache-dir", str(cache_dir)]
+               "--threads", "1", "--cache-dir", str(cache_dir)]
     result = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
     assert result.returncode == 0, result.stderr
     assert "| system | status | train s, median [min–max] |" in result.stdout
