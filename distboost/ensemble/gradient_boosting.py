@@ -320,9 +320,30 @@ class GradientBoostingRegressor(_GradientBoosting):
     """Gradient boosting for regression.
 
     Parameters are those of XGBoost's scikit-learn interface where
-    scikit-learn has no word; ``loss`` is ``"squared_error"``. Categorical
-    features (pandas ``category`` dtype) are split into two sets of
-    categories, found by sorting the categories by G/(H+lambda).
+    scikit-learn has no word. Categorical features (pandas ``category``
+    dtype) are split into two sets of categories, found by sorting the
+    categories by G/(H+lambda).
+
+    Parameters
+    ----------
+    loss : {"squared_error", "absolute_error", "huber", "quantile"}
+        ESL Table 10.2. Huber's delta is the ``alpha``-quantile of |y - f| at
+        the start of each round (Friedman's M-regression); ``"quantile"``
+        estimates the ``alpha``-quantile of y given x.
+    alpha : float in (0, 1), default 0.9
+        The quantile of ``"quantile"``; the residual quantile setting
+        Huber's delta.
+    leaf_estimation : {"auto", "newton", "line_search"}
+        "newton": -G/(H+lambda) (XGBoost); "line_search": the tree is fit to
+        the negative gradient by least squares, then each leaf takes the
+        loss's minimizer over its rows (ESL Algorithm 10.3): the weighted
+        median / alpha-quantile of its residuals, Huber's M-estimate, computed
+        exactly over all partitions. "auto": "newton" for squared error,
+        "line_search" for the others.
+    subsample, colsample_bytree, colsample_bylevel, colsample_bynode : float in (0, 1]
+        Stochastic gradient boosting (ESL 10.12, Friedman 2002): rows drawn
+        per round without replacement, and features per tree, per depth and
+        per node (nested), as functions of (random_state, round, row id).
     """
 
     def predict(self, X):
@@ -345,7 +366,11 @@ class GradientBoostingRegressor(_GradientBoosting):
 
 class GradientBoostingClassifier(_GradientBoosting):
     """Gradient boosting for classification: binomial deviance for two classes,
-    multinomial deviance (K trees per round, softmax) for more.
+    multinomial deviance (K trees per round, softmax) for more; with
+    ``loss="exponential"`` (two classes) AdaBoost's loss as gradient boosting
+    (ESL 10.4-10.5; f estimates half the log-odds). ``leaf_estimation`` is
+    "newton" by default; "line_search" takes one Newton step per leaf for
+    deviance (ESL Algorithm 10.4) and the exact minimizer for exponential loss.
 
     Labels may be of any type (ints, {-1, +1}, strings); predictions come
     back in the same type, ordered as ``classes_``.
