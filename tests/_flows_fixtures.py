@@ -63,3 +63,52 @@ def write_csv(path: Path, frame: pd.DataFrame) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     frame.to_csv(path, index=False)
     return path
+
+
+_HOME: list[Path] = []
+
+
+def shared_prefect_home() -> Path:
+    """One PREFECT_HOME for every child process of this test session, so its
+    database is created and migrated once."""
+    if not _HOME:
+        _HOME.append(Path(tempfile.mkdtemp(prefix="distboost-cli-prefect-")))
+    return _HOME[0]
+
+
+def prepared_folder(raw: Path, out: Path, target: str = "y", categorical=()) -> Path:
+    """What the prepare flow writes, made without Prefect (its pure steps)."""
+    import json
+
+    from flows._schema import combine_statistics, infer_schema, list_source_files
+    from flows._tabular import file_statistics, read_file, write_file_splits
+    from flows.prepare import finish_schema
+
+    fractions = {"validation": 0.15, "test": 0.15}
+    fmt, files = list_source_files(str(raw))
+    schema = infer_schema(read_file(files[0], fmt), files[0], target, "auto", list(categorical))
+    per_file = [file_statistics(f, fmt, schema, 0, fractions, 100) for f in files]
+    schema = finish_schema(schema, combine_statistics(schema, per_file), per_file)
+    counts = [
+        write_file_splits(f, fmt, schema, 0, fractions, str(out), i) for i, f in enumerate(files)
+    ]
+    schema["split_rows"] = {s: sum(c[s] for c in counts) for s in counts[0]}
+    schema.update(seed=0, fractions=fractions)
+    (out / "schema.json").write_text(json.dumps(schema))
+    return out
+
+
+def run_cli(args: list[str], timeout: float = 300, **kwargs):
+    """``python -m distboost.cli ARGS`` in a child process; returns CompletedProcess."""
+    import subprocess
+
+    return subprocess.run(
+        [sys.executable, "-m", "distboost.cli", "--no-progress", *args],
+        env=subprocess_env(shared_prefect_home()),
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+        **kwargs,
+    )
