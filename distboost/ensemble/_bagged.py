@@ -114,8 +114,10 @@ class BaggedTreesBase(TreeEnsembleBase):
         )
 
     def _fit_engine(self, engine):
-        trees, oob = grow_forest(engine, self._spec(engine))
-        self._set_model_attributes(trees, self.n_classes_ if self._is_classifier else 1)
+        result = grow_forest(engine, self._spec(engine))
+        oob = result.oob
+        self.trees_per_pass_, self.n_passes_ = result.trees_per_pass, result.n_passes
+        self._set_model_attributes(result.trees, self.n_classes_ if self._is_classifier else 1)
         if oob is not None:
             self.oob_score_ = oob.score
             if self._is_classifier:

@@ -59,26 +59,51 @@ class OutOfBag:
     score: float
 
 
-def grow_forest(engine, spec: ForestSpec):
-    """Grow ``spec.n_estimators`` trees; returns (trees, OutOfBag or None)."""
+@dataclass
+class ForestResult:
+    trees: list
+    oob: OutOfBag | None
+    trees_per_pass: int
+    n_passes: int  # waves of tasks over the data (root and level histograms)
+
+
+def grow_forest(engine, spec: ForestSpec) -> ForestResult:
+    """Grow ``spec.n_estimators`` trees, ``trees_per_pass`` at a time."""
     scales = _scales(engine, spec)
     batch = spec.trees_per_pass or auto_trees_per_pass(engine, spec)
     features = np.arange(engine.schema.n_features)
     engine.set_rows(_learner(spec, scales, 0, 1), None, None)
+    counting = _CountingEngine(engine)
     trees, pending, learner = [], None, None
     for first in range(0, spec.n_estimators, batch):
         n = min(batch, spec.n_estimators - first)
         learner = _learner(spec, scales, first, n)
         root, _, _ = engine.start_round(learner, pending, False, first, features)
         used = np.flatnonzero(spec.tree_masks[first: first + n].any(axis=0))
-        grown = grow_trees(engine, root, used, spec.tree_masks[first: first + n],
+        grown = grow_trees(counting, root, used, spec.tree_masks[first: first + n],
                            _criterion(spec, scales, first), spec.growth)
         trees += grown
         pending = OutOfBagBatch(pack_trees(grown), node_values(grown), first) if spec.oob else None
-    if not spec.oob:
-        return trees, None
-    engine.finish(learner, pending, False)
-    return trees, _out_of_bag(engine, spec.n_classes is None)
+    n_passes = counting.n_levels + -(-spec.n_estimators // batch)
+    oob = None
+    if spec.oob:
+        engine.finish(learner, pending, False)
+        oob = _out_of_bag(engine, spec.n_classes is None)
+    return ForestResult(trees, oob, batch, n_passes)
+
+
+class _CountingEngine:
+    """The engine, counting the level waves the grower asks for."""
+
+    def __init__(self, engine):
+        self.engine, self.n_levels = engine, 0
+
+    def level(self, *args):
+        self.n_levels += 1
+        return self.engine.level(*args)
+
+    def __getattr__(self, name):
+        return getattr(self.engine, name)
 
 
 def auto_trees_per_pass(engine, spec: ForestSpec) -> int:
