@@ -40,19 +40,45 @@ def _rows_to_build(positions, slot_of_node):
     return row_tree, row_index, row_slot
 
 
-@numba.njit(parallel=True, cache=True)
-def _accumulate(X_binned, stats, features, row_tree, row_index, row_slot, hist):
+@numba.njit(cache=True)
+def _gather_stats(stats, row_tree, row_index):
+    """Statistics of the rows to build, in row-list order (read sequentially later)."""
     n_stats = stats.shape[2]
+    out = np.empty((len(row_index), n_stats), stats.dtype)
+    for r in range(len(row_index)):
+        for j in range(n_stats):
+            out[r, j] = stats[row_tree[r], row_index[r], j]
+    return out
+
+
+@numba.njit(parallel=True, cache=True)
+def _accumulate3(X_binned, gathered, features, row_index, row_slot, hist):
+    """Three statistics (g, h, count), unrolled: the gradient boosting hot loop."""
     for k in numba.prange(len(features)):
         f = features[k]
         codes = X_binned[f]
+        h = hist[:, f]
         for r in range(len(row_index)):
-            i = row_index[r]
-            t = row_tree[r]
-            b = codes[i]
+            b = codes[row_index[r]]
+            s = row_slot[r]
+            h[s, b, 0] += gathered[r, 0]
+            h[s, b, 1] += gathered[r, 1]
+            h[s, b, 2] += gathered[r, 2]
+
+
+@numba.njit(parallel=True, cache=True)
+def _accumulate(X_binned, gathered, features, row_index, row_slot, hist):
+    """Any number of statistics (class weights, counts)."""
+    n_stats = gathered.shape[1]
+    for k in numba.prange(len(features)):
+        f = features[k]
+        codes = X_binned[f]
+        h = hist[:, f]
+        for r in range(len(row_index)):
+            b = codes[row_index[r]]
             s = row_slot[r]
             for j in range(n_stats):
-                hist[s, f, b, j] += stats[t, i, j]
+                h[s, b, j] += gathered[r, j]
 
 
 def build_histograms(X_binned, stats, positions, slot_of_node, n_slots, features):
@@ -80,7 +106,9 @@ def build_histograms(X_binned, stats, positions, slot_of_node, n_slots, features
     if n_slots == 0:
         return hist
     row_tree, row_index, row_slot = _rows_to_build(positions, slot_of_node)
-    _accumulate(X_binned, stats, np.asarray(features, np.int64), row_tree, row_index, row_slot, hist)
+    gathered = _gather_stats(stats, row_tree, row_index)
+    kernel = _accumulate3 if stats.shape[2] == 3 else _accumulate
+    kernel(X_binned, gathered, np.asarray(features, np.int64), row_index, row_slot, hist)
     return hist
 
 
