@@ -192,7 +192,20 @@ def _params(args: argparse.Namespace) -> dict[str, Any] | None:
     return dict(args.param) or None
 
 
+def _check_source(source: str) -> None:
+    """Fail in a second, not after Prefect has started, on a wrong input path."""
+    from flows._schema import list_source_files
+
+    list_source_files(source)
+
+
+def _check_file(path: str, what: str) -> None:
+    if not Path(path).is_file():
+        raise FileNotFoundError(f"{what} {path} does not exist")
+
+
 def cmd_prepare(args: argparse.Namespace) -> str:
+    _check_source(args.source)
     from flows.prepare import prepare
 
     return prepare(
@@ -213,6 +226,11 @@ def cmd_prepare(args: argparse.Namespace) -> str:
 
 
 def cmd_train(args: argparse.Namespace) -> str:
+    from flows._data import read_schema
+
+    read_schema(args.data)
+    if args.config:
+        _check_file(args.config, "configuration file")
     from flows.train import train
 
     return train(
@@ -230,6 +248,10 @@ def cmd_train(args: argparse.Namespace) -> str:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> str:
+    from flows._data import read_schema
+
+    read_schema(args.data)
+    _check_file(args.model, "model file")
     from flows.evaluate import evaluate
 
     return evaluate(
@@ -244,6 +266,9 @@ def cmd_evaluate(args: argparse.Namespace) -> str:
 
 
 def cmd_pipeline(args: argparse.Namespace) -> str:
+    _check_source(args.source)
+    if args.config:
+        _check_file(args.config, "configuration file")
     from flows.pipeline import pipeline
 
     return pipeline(
@@ -269,6 +294,7 @@ def cmd_pipeline(args: argparse.Namespace) -> str:
 
 
 def cmd_predict(args: argparse.Namespace) -> str:
+    _check_file(args.model, "model file")
     from flows.predict import predict
 
     return predict(

@@ -1,0 +1,134 @@
+"""The distboost command line: arguments, environment, exit codes, and the
+whole demo end to end in a child process."""
+
+try:
+    import _flows_fixtures as fx
+except ImportError:  # tests/ imported as a package
+    from tests import _flows_fixtures as fx
+
+from pathlib import Path
+
+import pytest
+
+from distboost import cli
+
+
+def test_parser_reads_every_command():
+    args = cli.build_parser().parse_args(
+        [
+            "train",
+            "data",
+            "--out",
+            "run",
+            "--param",
+            "max_depth=3",
+            "--param",
+            "loss=huber",
+            "--scheduler",
+            "tcp://10.0.0.5:8786",
+        ]
+    )
+    assert args.param == [("max_depth", 3), ("loss", "huber")]
+    assert args.scheduler == "tcp://10.0.0.5:8786"
+    args = cli.build_parser().parse_args(["demo"])
+    assert (args.out, args.dataset, args.force) == ("distboost-demo", "hastie", False)
+    args = cli.build_parser().parse_args(
+        ["prepare", "raw", "--out", "d", "--target", "y", "--categorical", "a", "b"]
+    )
+    assert args.categorical == ["a", "b"] and args.task == "auto"
+    for command in ("evaluate", "pipeline", "predict", "report"):
+        assert command in cli.COMMANDS
+
+
+def test_usage_errors_exit_2(capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli.main([])
+    assert exc.value.code == 2
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["train", "data", "--out", "r", "--param", "no-equals-sign"])
+    assert exc.value.code == 2
+    assert "expected KEY=VALUE" in capsys.readouterr().err
+
+
+def test_prefect_environment_keeps_user_settings():
+    env = {"PREFECT_HOME": "/somewhere", "DO_NOT_TRACK": "0"}
+    cli.prefect_environment(environ=env)
+    assert env["PREFECT_HOME"] == "/somewhere" and env["DO_NOT_TRACK"] == "0"
+    assert env["PREFECT_SERVER_ANALYTICS_ENABLED"] == "false"
+    assert env["PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS"] == "120"
+    fresh = {}
+    cli.prefect_environment(environ=fresh)
+    assert fresh["PREFECT_HOME"] == str(Path("~/.distboost/prefect").expanduser())
+
+
+def test_bad_input_exits_1_with_a_message(tmp_path, capsys):
+    assert cli.main(["report", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("distboost: error: ") and "no evaluation.json" in err
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    out = tmp_path_factory.mktemp("cli") / "demo"
+    result = fx.run_cli(
+        [
+            "demo",
+            "--out",
+            str(out),
+            "--rows",
+            "2000",
+            "--rounds",
+            "10",
+            "--workers",
+            "1",
+            "--dashboard-address",
+            ":0",
+        ]
+    )
+    return out, result
+
+
+def test_demo_runs_the_pipeline_and_prints_the_report_last(demo):
+    out, result = demo
+    assert result.returncode == 0, result.stderr
+    last = result.stdout.strip().splitlines()[-1]
+    assert last == str(out / "report" / "report.html") and Path(last).is_file()
+    assert "started a local Dask cluster (1 workers)" in result.stderr
+    assert "Dask dashboard: http://" in result.stderr
+    assert (out / "raw").is_dir() and (out / "model" / "model.json").is_file()
+
+
+def test_demo_refuses_to_redo_without_force(demo):
+    out, _ = demo
+    again = fx.run_cli(["demo", "--out", str(out)], timeout=120)
+    assert again.returncode == 1
+    assert "already holds a demo; pass --force" in again.stderr
+
+
+def test_report_command_rerenders(demo, capsys):
+    out, _ = demo
+    (out / "report" / "report.html").unlink()
+    assert cli.main(["report", str(out / "report")]) == 0
+    assert capsys.readouterr().out.strip() == str(out / "report" / "report.html")
+    html = (out / "report" / "report.html").read_text()
+    assert html.count("data:image/png;base64,") >= 9
+
+
+def test_missing_input_exits_1_at_once(tmp_path):
+    result = fx.run_cli(
+        [
+            "prepare",
+            str(tmp_path / "nothing.csv"),
+            "--out",
+            str(tmp_path / "o"),
+            "--target",
+            "y",
+            "--workers",
+            "1",
+            "--dashboard-address",
+            ":0",
+        ]
+    )
+    assert result.returncode == 1
+    assert "distboost: error: input" in result.stderr and "does not exist" in result.stderr
+    assert "Traceback" not in result.stderr
