@@ -77,15 +77,6 @@ def _range_stats(q, v, w, count, weight, vmin, vmax):
         vmax[k] = max(vmax[k], v[i])
 
 
-@numba.njit(cache=True)
-def _in_range(q, v, lo, hi):
-    keep = np.empty(len(q), np.bool_)
-    for i in range(len(q)):
-        k = q[i]
-        keep[i] = lo[k] <= v[i] and v[i] <= hi[k]
-    return keep
-
-
 @numba.njit(cache=True, inline="always")
 def _bucket(edges, v, lo, inv_width):
     """Number of inner edges <= v: a guess from the (nearly) even spacing, then fixed."""
@@ -102,17 +93,26 @@ def _bucket(edges, v, lo, inv_width):
 
 
 @numba.njit(cache=True)
-def _bucket_stats(q, v, w, slot_of_query, edges, start, inv_width, weight, count, vmin, vmax):
-    """Weight, count, min and max of each bucket; bucket = #inner edges <= v."""
+def _route(q, v, w, lo, hi, slot_of_query, ship, edges, start, inv_width,
+           weight, count, vmin, vmax):
+    """One pass over cached rows: 0 = out of range (dropped), 1 = bucketed (kept,
+    and counted in its bucket: weight, count, min, max), 2 = shipped."""
+    fate = np.zeros(len(q), np.int8)
     for i in range(len(q)):
-        s = slot_of_query[q[i]]
-        if s < 0:
+        k = q[i]
+        if not (lo[k] <= v[i] and v[i] <= hi[k]):
             continue
-        b = _bucket(edges[s], v[i], start[s], inv_width[s])
-        weight[s, b] += w[i]
-        count[s, b] += 1
-        vmin[s, b] = min(vmin[s, b], v[i])
-        vmax[s, b] = max(vmax[s, b], v[i])
+        s = slot_of_query[k]
+        if s >= 0:
+            b = _bucket(edges[s], v[i], start[s], inv_width[s])
+            weight[s, b] += w[i]
+            count[s, b] += 1
+            vmin[s, b] = min(vmin[s, b], v[i])
+            vmax[s, b] = max(vmax[s, b], v[i])
+            fate[i] = 1
+        elif ship[k]:
+            fate[i] = 2
+    return fate
 
 
 # ------------------------------------------------------------ worker side
@@ -145,12 +145,11 @@ def _refine(state, lo, hi, slot_of_query, edges, start, inv_width, ship):
     vmax = np.full((n_slots, n_buckets), -np.inf)
     shipped, caches = [], []
     for q, v, w in state.search:
-        keep = _in_range(q, v, lo, hi)
-        q, v, w = q[keep], v[keep], w[keep]
-        _bucket_stats(q, v, w, slot_of_query, edges, start, inv_width, weight, count, vmin, vmax)
-        out = ship[q]
+        fate = _route(q, v, w, lo, hi, slot_of_query, ship, edges, start, inv_width,
+                      weight, count, vmin, vmax)
+        out, kept = np.flatnonzero(fate == 2), np.flatnonzero(fate == 1)
         shipped.append((q[out], v[out], w[out]))
-        caches.append((q[~out], v[~out], w[~out]))
+        caches.append((q[kept], v[kept], w[kept]))
     if n_slots == 0:
         new = plain_state(state)
     else:
