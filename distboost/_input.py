@@ -55,7 +55,10 @@ def infer_schema(X) -> Schema:
 
 
 def to_matrix(X, schema: Schema, partition: int | None = None) -> np.ndarray:
-    """float64 matrix of shape (n_rows, n_features); categoricals become codes.
+    """Float matrix of shape (n_rows, n_features); categoricals become codes.
+
+    float32 and float64 arrays are returned as they are (not copied); every
+    other input becomes float64. Values are compared as float64 everywhere.
 
     Codes follow ``schema.categories`` (NaN for missing or unknown values);
     categorical columns whose categories are not yet known become 0.
@@ -70,7 +73,9 @@ def to_matrix(X, schema: Schema, partition: int | None = None) -> np.ndarray:
             )
         if names != schema.feature_names:
             X = X.set_axis(names, axis=1)[schema.feature_names]
-        out = np.empty((len(X), schema.n_features), np.float64)
+        numeric = [dt for dt, cat in zip(X.dtypes, schema.is_categorical) if not cat]
+        dtype = np.float32 if numeric and all(dt == np.float32 for dt in numeric) else np.float64
+        out = np.empty((len(X), schema.n_features), dtype)
         for j, name in enumerate(schema.feature_names):
             col = X.iloc[:, j]
             if schema.is_categorical[j]:
@@ -81,13 +86,15 @@ def to_matrix(X, schema: Schema, partition: int | None = None) -> np.ndarray:
                         f"column {name!r}{_where(partition)} has dtype {col.dtype}, which is neither "
                         f"numeric nor categorical; convert or drop it"
                     )
-                out[:, j] = col.to_numpy(dtype=np.float64, na_value=np.nan)
+                out[:, j] = col.to_numpy(dtype=dtype, na_value=np.nan)
         return out
     X = np.asarray(X)
     if X.ndim != 2 or X.shape[1] != schema.n_features:
         raise ValueError(
             f"X{_where(partition)} has shape {X.shape}; expected {schema.n_features} features"
         )
+    if X.dtype in (np.float32, np.float64):
+        return X  # binned and hashed as float64 values without a copy
     try:
         return X.astype(np.float64)
     except (TypeError, ValueError) as exc:

@@ -45,26 +45,28 @@ def row_uniforms(seed, stream, first_row, n_rows):
 
 @numba.njit(cache=True)
 def row_content_hashes(X):
-    """Hash each row of a float64 matrix by its values (NaN-safe bit pattern).
+    """Hash each row of a float matrix by its values (as float64 bit patterns).
 
     Used to choose the binning sample independently of row order and of the
-    partitioning.
+    partitioning. float32 and float64 forms of the same values hash alike.
 
     Parameters
     ----------
-    X : ndarray of shape (n_rows, n_features), float64
+    X : ndarray of shape (n_rows, n_features), float32 or float64
 
     Returns
     -------
     h : ndarray of shape (n_rows,), uint64
     """
     n, d = X.shape
-    bits = X.view(np.uint64)
+    buf = np.empty(1, np.float64)
+    bits = buf.view(np.uint64)
     out = np.empty(n, dtype=np.uint64)
     for i in range(n):
         h = np.uint64(0x243F6A8885A308D3)
         for j in range(d):
-            h = splitmix64(h ^ bits[i, j])
+            buf[0] = X[i, j]
+            h = splitmix64(h ^ bits[0])
         out[i] = h
     return out
 

@@ -34,11 +34,17 @@ def sample_candidates(X: np.ndarray, w: np.ndarray, n_samples: int):
     rows : ndarray of shape (m, n_features), float64
     weights : ndarray of shape (m,), float64
     """
-    keep = w > 0
-    X, w = X[keep], w[keep]
-    hashes = row_content_hashes(np.ascontiguousarray(X, dtype=np.float64))
-    order = np.argsort(hashes, kind="stable")[:n_samples]
-    return hashes[order], X[order], w[order]
+    if not (w > 0).all():
+        keep = w > 0
+        X, w = X[keep], w[keep]
+    X = np.ascontiguousarray(X)
+    hashes = row_content_hashes(X if X.dtype == np.float32 else X.astype(np.float64, copy=False))
+    if len(hashes) > n_samples:
+        keep = np.argpartition(hashes, n_samples - 1)[:n_samples]
+        order = keep[np.argsort(hashes[keep], kind="stable")]
+    else:
+        order = np.argsort(hashes, kind="stable")
+    return hashes[order], X[order].astype(np.float64), w[order]
 
 
 def merge_candidates(parts: list, n_samples: int):
@@ -91,35 +97,56 @@ def find_bin_edges(column: np.ndarray, max_bins: int, weights: np.ndarray | None
     edges : ndarray of shape (n_value_bins - 1,), float64, strictly increasing
     """
     present = ~np.isnan(column)
-    values = column[present]
-    weights = np.ones(len(values)) if weights is None else np.asarray(weights)[present]
-    distinct = np.unique(values)
+    order = np.argsort(column[present], kind="stable")
+    values = column[present][order]
+    weights = np.ones(len(values)) if weights is None else np.asarray(weights)[present][order]
+    distinct = values[np.r_[True, values[1:] != values[:-1]]] if len(values) else values
     n_value_bins = max_bins - 1
     if len(distinct) <= n_value_bins:
         edges = 0.5 * (distinct[:-1] + distinct[1:])
     else:
-        order = np.argsort(values, kind="stable")
         percentiles = np.linspace(0, 100, num=n_value_bins + 1)[1:-1]
-        edges = np.unique(weighted_percentile(values[order], weights[order], percentiles))
+        edges = np.unique(weighted_percentile(values, weights, percentiles))
     # a threshold equal to +inf would make the last bin unreachable
     return edges[np.isfinite(edges)].astype(np.float64)
 
 
+@numba.njit(cache=True, inline="always")
+def _bin_of(edges, lo, hi, x):
+    """Number of edges in ``edges[lo:hi]`` strictly below x (searchsorted left)."""
+    a, b = lo, hi
+    while a < b:
+        mid = (a + b) >> 1
+        if edges[mid] < x:
+            a = mid + 1
+        else:
+            b = mid
+    return a - lo
+
+
 @numba.njit(parallel=True, cache=True)
 def _map_to_bins(X, edges_flat, edges_start, is_categorical, n_categories, out):
-    """Write bin codes of ``X`` (n, d) into ``out`` (d, n); NaN -> MISSING_BIN."""
+    """Write bin codes of ``X`` (n, d) into ``out`` (d, n); NaN -> MISSING_BIN.
+
+    Rows are processed in blocks so that reads of the row-major input and
+    writes of the feature-major output both stay in cache.
+    """
     n, d = X.shape
-    for j in numba.prange(d):
-        edges = edges_flat[edges_start[j]:edges_start[j + 1]]
-        for i in range(n):
-            x = X[i, j]
-            if np.isnan(x):
-                out[j, i] = MISSING_BIN
-            elif is_categorical[j]:
-                code = int(x)
-                out[j, i] = code if 0 <= code < n_categories[j] else MISSING_BIN
-            else:
-                out[j, i] = np.searchsorted(edges, x, side="left")
+    block = 2048
+    for start in numba.prange((n + block - 1) // block):
+        lo = start * block
+        hi = min(lo + block, n)
+        for j in range(d):
+            e0, e1 = edges_start[j], edges_start[j + 1]
+            for i in range(lo, hi):
+                x = np.float64(X[i, j])
+                if np.isnan(x):
+                    out[j, i] = MISSING_BIN
+                elif is_categorical[j]:
+                    code = int(x)
+                    out[j, i] = code if 0 <= code < n_categories[j] else MISSING_BIN
+                else:
+                    out[j, i] = _bin_of(edges_flat, e0, e1, x)
 
 
 class BinMapper:
@@ -173,7 +200,7 @@ class BinMapper:
 
         Parameters
         ----------
-        X : ndarray of shape (n_rows, n_features), float64
+        X : ndarray of shape (n_rows, n_features), float32 or float64
 
         Returns
         -------
@@ -181,7 +208,9 @@ class BinMapper:
             Feature-major so that a histogram pass reads each feature's codes
             contiguously.
         """
-        X = np.ascontiguousarray(X, dtype=np.float64)
+        if X.dtype not in (np.float32, np.float64):
+            X = X.astype(np.float64)
+        X = np.ascontiguousarray(X)
         out = np.empty((X.shape[1], X.shape[0]), dtype=X_BINNED_DTYPE)
         _map_to_bins(
             X, self._edges_flat, self._edges_start, self.is_categorical_, self._n_categories, out

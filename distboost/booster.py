@@ -160,6 +160,8 @@ def boost(engine, loss, n_outputs: int, params: BoostParams, base_score, prior_t
         if want_metric or engine.eval_groups:
             tm, evals = engine.finish(GradientLearner(loss), pack_rounds([pending], n_outputs), want_metric)
             tracker.record(first + len(trees) - 1, tm, evals)
+        elif on_round is not None:
+            tracker.record(first + len(trees) - 1, None, [])
         engine.timings["train"] += time.perf_counter() - t0
     res = tracker.result
     if tracker.best_round is not None and params.early_stopping_rounds:

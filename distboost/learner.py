@@ -23,6 +23,7 @@ import numpy as np
 
 from . import _exact
 from ._common import STAT_DTYPE
+from ._fixed_point import gradient_stats
 from ._random import row_uniforms
 from .tree import predict_binned
 
@@ -72,10 +73,7 @@ class GradientLearner:
         if self.first_order:
             h = np.broadcast_to(shard.w, g.shape)
         n_trees, n = g.shape
-        stats = np.empty((n_trees, n, 3), STAT_DTYPE)
-        stats[:, :, 0] = quantize(g, self.scales[0])
-        stats[:, :, 1] = quantize(h, self.scales[1])
-        stats[:, :, 2] = 1
+        stats = gradient_stats(g, h, self.scales)
         active = shard.w > 0
         if self.subsample < 1.0:
             active &= row_uniforms(self.seed, round_index, shard.first_row, n) < self.subsample

@@ -23,16 +23,24 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+import numba
 import numpy as np
 
 
 def sigmoid(x: np.ndarray) -> np.ndarray:
     """Logistic function 1 / (1 + exp(-x)), without overflow."""
-    out = np.empty_like(x, dtype=np.float64)
-    pos = x >= 0
-    out[pos] = 1.0 / (1.0 + np.exp(-x[pos]))
-    ex = np.exp(x[~pos])
-    out[~pos] = ex / (1.0 + ex)
+    return _sigmoid(np.ascontiguousarray(x, dtype=np.float64).ravel()).reshape(np.shape(x))
+
+
+@numba.njit(parallel=True, cache=True)
+def _sigmoid(x):
+    out = np.empty_like(x)
+    for i in numba.prange(len(x)):
+        if x[i] >= 0:
+            out[i] = 1.0 / (1.0 + np.exp(-x[i]))
+        else:
+            e = np.exp(x[i])
+            out[i] = e / (1.0 + e)
     return out
 
 
