@@ -29,12 +29,19 @@ def bundle(*shards) -> GroupState:
     return GroupState(shards=tuple(shards))
 
 
+def _state(value) -> GroupState:
+    """A wave's output is a (state, result) pair; the next wave takes either."""
+    return value[0] if isinstance(value, tuple) else value
+
+
 def exact_sums(state: GroupState, fn):
     """Per partition: ``fn(shard)`` -> list of arrays, summed exactly."""
+    state = _state(state)
     return [_exact.exact_sums(fn(s)) for s in state.shards]
 
 
 def set_rows(state: GroupState, learner, base_score, packed_trees) -> GroupState:
+    state = _state(state)
     rows = tuple(learner.initial_state(s, base_score, packed_trees) for s in state.shards)
     return replace(state, rows=rows, stats=(), positions=())
 
@@ -52,6 +59,7 @@ def start_round(state: GroupState, learner, packed_trees, metric: bool, round_in
     -------
     (GroupState, small) where small = (summed root histograms, metric sums or None)
     """
+    state = _state(state)
     rows = _updated(state, learner, packed_trees)
     stats, positions, hist, sums = [], [], None, []
     for shard, row in zip(state.shards, rows):
@@ -70,6 +78,7 @@ def start_round(state: GroupState, learner, packed_trees, metric: bool, round_in
 
 def level(state: GroupState, split_arrays, slot_of_node, n_slots, features):
     """Apply splits and histogram the requested nodes on every member."""
+    state = _state(state)
     positions, hist = [], None
     for shard, st, pos in zip(state.shards, state.stats, state.positions):
         pos = apply_splits(shard.X_binned, pos, *split_arrays)
@@ -81,6 +90,7 @@ def level(state: GroupState, split_arrays, slot_of_node, n_slots, features):
 
 def finish(state: GroupState, learner, packed_trees, metric: bool):
     """Add the last trees; metric sums of the final model."""
+    state = _state(state)
     rows = _updated(state, learner, packed_trees)
     sums = [learner.metric_sums(s, r) for s, r in zip(state.shards, rows)] if metric else []
     return replace(state, rows=rows, stats=(), positions=()), (_sum_metric(sums) if metric else None)
@@ -88,6 +98,7 @@ def finish(state: GroupState, learner, packed_trees, metric: bool):
 
 def evaluate(state: GroupState, learner, packed_trees):
     """Eval-set groups: add trees, return (state, metric sums)."""
+    state = _state(state)
     rows = _updated(state, learner, packed_trees)
     sums = [learner.metric_sums(s, r) for s, r in zip(state.shards, rows)]
     return replace(state, rows=rows), _sum_metric(sums)
@@ -95,6 +106,7 @@ def evaluate(state: GroupState, learner, packed_trees):
 
 def apply(state: GroupState, fn, *args):
     """Extension point: ``fn(state, *args) -> (state, small)``."""
+    state = _state(state)
     return fn(state, *args)
 
 

@@ -140,7 +140,7 @@ class Engine:
         self.ex.set_round(round_index)
         out = self.ex.call(self.groups, _group.start_round, "round-start", learner, packed_trees,
                            train_metric, round_index, features)
-        self.groups = self.ex.getitem(out, 0, "state")
+        self.groups = out  # (state, result) pairs: the next wave takes the state itself
         small = self.ex.getitem(out, 1, "root-histogram")
         eval_small = self._evaluate(learner, packed_trees) if packed_trees is not None else []
         gathered = self.ex.gather(small + [s for group in eval_small for s in group])
@@ -157,7 +157,7 @@ class Engine:
         t0 = time.perf_counter()
         out = self.ex.call(self.groups, _group.level, "histogram", split_arrays, slot_of_node,
                            n_slots, features)
-        self.groups = self.ex.getitem(out, 0, "state")
+        self.groups = out
         hist = _partition.sum_arrays(self.ex.gather(self.ex.getitem(out, 1, "level-histogram")))
         self.timings["histograms"] += time.perf_counter() - t0
         return hist
