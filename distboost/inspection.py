@@ -388,8 +388,14 @@ def _recursion(est: Any, features: tuple[int, ...], grid: np.ndarray) -> np.ndar
 
 # -------------------------------------------------------------------- brute force
 def _raw_output(est: Any, X: Any) -> np.ndarray:
-    """Decision function as shape (n, K)."""
-    raw = est.decision_function(X) if hasattr(est, "decision_function") else est.predict(X)
+    """Decision function as shape (n, K); class probabilities for classifiers
+    without one; else the prediction."""
+    if hasattr(est, "decision_function"):
+        raw = est.decision_function(X)
+    elif hasattr(est, "predict_proba"):
+        raw = est.predict_proba(X)
+    else:
+        raw = est.predict(X)
     raw = np.asarray(raw, dtype=np.float64)
     return raw.reshape(len(raw), -1)
 

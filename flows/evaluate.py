@@ -170,10 +170,23 @@ def draw_diagnostics(predictions: str, model: str, metrics: dict, output: str) -
     return figures
 
 
+def _importance(est: Any) -> pd.DataFrame | None:
+    """Relative importance table, or None for a model without trees (voting)."""
+    from distboost import inspection
+
+    try:
+        return inspection.importance_frame(est)
+    except (TypeError, AttributeError, ValueError):
+        return None
+
+
 def _output_names(est: Any) -> list[str]:
+    """What the K outputs of partial dependence are (see inspection._raw_output)."""
     classes = list(getattr(est, "classes_", []))
     if not classes:
         return ["prediction"]
+    if not hasattr(est, "decision_function"):
+        return [f"probability of class {c}" for c in classes]
     if len(classes) == 2:
         return [f"log-odds of class {classes[1]}"]
     return [f"class {c} score" for c in classes]
@@ -189,27 +202,31 @@ def draw_interpretation(
     from distboost import inspection, plotting
 
     out, est = Path(output), _load_model(model)
-    frame = inspection.importance_frame(est)
-    table = [
-        {
-            "feature": str(name),
-            "gain": round(float(r.gain), 2),
-            "splits": int(r.n_splits),
-            "cover": round(float(r.cover), 2),
-        }
-        for name, r in frame.iterrows()
-    ]
-    figures = [
-        _save(
-            plotting.plot_importance(frame["gain"].to_numpy(), list(frame.index)),
-            out,
-            "importance",
-            "importance",
-            "Relative importance",
-            "Total squared improvement of the splits on each input, averaged over "
-            "trees, largest = 100 (ESL eq. 10.42-10.43).",
+    frame = _importance(est)
+    table, figures = [], []
+    if frame is not None:
+        table = [
+            {
+                "feature": str(name),
+                "gain": round(float(r.gain), 2),
+                "splits": int(r.n_splits),
+                "cover": round(float(r.cover), 2),
+            }
+            for name, r in frame.iterrows()
+        ]
+        figures.append(
+            _save(
+                plotting.plot_importance(frame["gain"].to_numpy(), list(frame.index)),
+                out,
+                "importance",
+                "importance",
+                "Relative importance",
+                "Total squared improvement of the splits on each input, averaged over "
+                "trees, largest = 100 (ESL eq. 10.42-10.43).",
+            )
         )
-    ]
+    else:
+        frame = pd.DataFrame({"gain": 1.0}, index=[str(n) for n in est.feature_names_in_])
     top = [f for f in frame.index[: max(n_features, 2)] if frame.loc[f, "gain"] > 0]
     names = _output_names(est)
     multi = len(names) > 1
