@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from . import _exact
-from .histogram import apply_splits, build_histograms
+from .histogram import build_histograms, split_and_build
 
 
 @dataclass(frozen=True)
@@ -81,8 +81,8 @@ def level(state: GroupState, split_arrays, slot_of_node, n_slots, features):
     state = _state(state)
     positions, hist = [], None
     for shard, st, pos in zip(state.shards, state.stats, state.positions):
-        pos = apply_splits(shard.X_binned, pos, *split_arrays)
-        hh = build_histograms(shard.X_binned, st, pos, slot_of_node, n_slots, features)
+        pos, hh = split_and_build(shard.X_binned, st, pos, split_arrays, slot_of_node, n_slots,
+                                  features)
         positions.append(pos)
         hist = hh if hist is None else _add(hist, hh)
     return replace(state, positions=tuple(positions)), hist

@@ -113,6 +113,61 @@ def build_histograms(X_binned, stats, positions, slot_of_node, n_slots, features
 
 
 @numba.njit(cache=True)
+def _route_and_collect(X_binned, positions, split_of_node, split_feature, goes_left, left_child,
+                       right_child, slot_of_node, stats):
+    """One pass: move rows to their children, and collect the rows (with their
+    statistics) whose new node is being built."""
+    n_trees, n_rows = positions.shape
+    n_stats = stats.shape[2]
+    out = positions.copy()
+    row_index = np.empty(n_trees * n_rows, np.int32)
+    row_slot = np.empty(n_trees * n_rows, np.int32)
+    gathered = np.empty((n_trees * n_rows, n_stats), stats.dtype)
+    k = 0
+    max_nodes = split_of_node.shape[1]
+    for t in range(n_trees):
+        for i in range(n_rows):
+            node = positions[t, i]
+            if node < 0:
+                continue
+            if node < max_nodes:
+                s = split_of_node[t, node]
+                if s >= 0:
+                    if goes_left[s, X_binned[split_feature[s], i]]:
+                        node = left_child[s]
+                    else:
+                        node = right_child[s]
+                    out[t, i] = node
+            if node < slot_of_node.shape[1]:
+                slot = slot_of_node[t, node]
+                if slot >= 0:
+                    row_index[k] = i
+                    row_slot[k] = slot
+                    for j in range(n_stats):
+                        gathered[k, j] = stats[t, i, j]
+                    k += 1
+    return out, row_index[:k], row_slot[:k], gathered[:k]
+
+
+def split_and_build(X_binned, stats, positions, split_arrays, slot_of_node, n_slots, features):
+    """``apply_splits`` then ``build_histograms`` of the requested nodes, fused.
+
+    Returns
+    -------
+    positions : ndarray (n_trees, n_rows), int32
+    hist : ndarray (n_slots, n_features, 256, n_stats), int64
+    """
+    new_positions, row_index, row_slot, gathered = _route_and_collect(
+        X_binned, positions, *split_arrays, slot_of_node, stats
+    )
+    hist = np.zeros((n_slots, X_binned.shape[0], MAX_BINS, stats.shape[2]), dtype=STAT_DTYPE)
+    if n_slots:
+        kernel = _accumulate3 if stats.shape[2] == 3 else _accumulate
+        kernel(X_binned, gathered, np.asarray(features, np.int64), row_index, row_slot, hist)
+    return new_positions, hist
+
+
+@numba.njit(cache=True)
 def apply_splits(X_binned, positions, split_of_node, split_feature, goes_left, left_child, right_child):
     """Move every row from a split node to its child.
 

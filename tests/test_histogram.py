@@ -86,3 +86,26 @@ def test_batch_of_trees_with_their_own_statistics():
     hist = build_histograms(X, stats, pos, np.array([[0], [1]], np.int32), 2, np.array([0]))
     np.testing.assert_array_equal(hist[0, 0, :2, 0], [4, 6])
     np.testing.assert_array_equal(hist[1, 0, :2, 0], [40, 60])
+
+
+def test_fused_split_and_build_equals_the_two_steps():
+    from distboost.histogram import split_and_build
+
+    rng = np.random.default_rng(3)
+    X = rng.integers(0, 40, size=(3, 300)).astype(np.uint8)
+    stats = rng.integers(-100, 100, size=(2, 300, 3)).astype(np.int64)
+    pos = rng.integers(0, 2, size=(2, 300)).astype(np.int32)  # nodes 0 and 1
+    pos[:, ::7] = -1
+    goes_left = np.zeros((2, 256), bool)
+    goes_left[0, :20] = True
+    goes_left[1, 10:] = True
+    split_arrays = (np.array([[0, -1], [-1, 1]], np.int32), np.array([1, 2], np.int32), goes_left,
+                    np.array([2, 2], np.int32), np.array([3, 3], np.int32))
+    slots = np.full((2, 4), -1, np.int32)
+    slots[0, 3], slots[1, 2], slots[1, 0] = 0, 1, 2
+    fused_pos, fused = split_and_build(X, stats, pos, split_arrays, slots, 3, np.arange(3))
+    two_pos = apply_splits(X, pos, *split_arrays)
+    two = build_histograms(X, stats, two_pos, slots, 3, np.arange(3))
+    np.testing.assert_array_equal(fused_pos, two_pos)
+    np.testing.assert_array_equal(fused, two)
+    assert fused[0].sum() != 0 and fused[2].sum() != 0
