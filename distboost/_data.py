@@ -6,7 +6,7 @@ from __future__ import annotations
 import dask
 import numpy as np
 
-from ._input import Schema, infer_schema
+from ._input import infer_schema
 from .dask_engine import DaskExecutor, resolve_client
 from .engine import LocalExecutor
 

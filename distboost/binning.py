@@ -168,7 +168,7 @@ class BinMapper:
         self.max_bins = max_bins
 
     def fit(self, sample: np.ndarray, is_categorical, categories: dict,
-            weights: np.ndarray | None = None) -> "BinMapper":
+            weights: np.ndarray | None = None) -> BinMapper:
         """Compute edges from a (weighted) sample: rows x features, categoricals as codes."""
         self.is_categorical_ = np.asarray(is_categorical, dtype=bool)
         self.categories_ = {int(k): list(v) for k, v in categories.items()}
@@ -231,7 +231,7 @@ class BinMapper:
         }
 
     @classmethod
-    def from_dict(cls, d: dict) -> "BinMapper":
+    def from_dict(cls, d: dict) -> BinMapper:
         self = cls(d["max_bins"])
         self.bin_edges_ = [np.asarray(e, dtype=np.float64) for e in d["bin_edges"]]
         self.is_categorical_ = np.asarray(d["is_categorical"], dtype=bool)

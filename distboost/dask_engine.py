@@ -123,7 +123,7 @@ class DaskExecutor:
             if f.status == "error":
                 f.result()  # raises the task's own error (e.g. bad input in a partition)
         who = self.client.who_has(futures)
-        return [sorted(who.get(f.key, ("?",)))[0] for f in futures]
+        return [min(who.get(f.key, ("?",))) for f in futures]
 
     def bundle(self, shards, name):
         """Group partitions by the worker holding them (no data moves)."""

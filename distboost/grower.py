@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._common import MAX_BINS, NODE_DTYPE, N_BITSET_WORDS
+from ._common import MAX_BINS, N_BITSET_WORDS, NODE_DTYPE
 from .tree import Tree, bitset_from_mask
 
 
@@ -29,8 +29,19 @@ class GrowthParams:
 
 
 class _Node:
-    __slots__ = ("id", "depth", "totals", "hist", "gain", "feature", "split_bin",
-                 "missing_left", "goes_left", "left", "right")
+    __slots__ = (
+        "depth",
+        "feature",
+        "gain",
+        "goes_left",
+        "hist",
+        "id",
+        "left",
+        "missing_left",
+        "right",
+        "split_bin",
+        "totals",
+    )
 
     def __init__(self, node_id, depth, totals):
         self.id, self.depth, self.totals = node_id, depth, totals

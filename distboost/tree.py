@@ -59,7 +59,7 @@ class Tree:
         return out
 
     @classmethod
-    def from_dict(cls, d: dict) -> "Tree":
+    def from_dict(cls, d: dict) -> Tree:
         fields = d["nodes"]
         nodes = np.zeros(len(fields["value"]), NODE_DTYPE)
         for name in NODE_DTYPE.names:

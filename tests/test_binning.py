@@ -66,7 +66,7 @@ def test_sample_does_not_depend_on_row_order_or_partitioning():
 
 def test_zero_weight_rows_are_not_sampled():
     X = np.arange(6.0)[:, None]
-    _, rows, weights = sample_candidates(X, np.array([1, 0, 1, 0, 1, 2.0]), 10)
+    _, rows, _weights = sample_candidates(X, np.array([1, 0, 1, 0, 1, 2.0]), 10)
     assert sorted(rows[:, 0]) == [0.0, 2.0, 4.0, 5.0]
 
 

@@ -220,7 +220,7 @@ def test_same_model_with_one_or_two_threads(hastie):
 
 def test_row_and_column_subsampling_are_seeded(hastie):
     X, y, _, _ = hastie
-    kw = dict(n_estimators=5, subsample=0.5, colsample_bytree=0.5)
+    kw = {"n_estimators": 5, "subsample": 0.5, "colsample_bytree": 0.5}
     a = db.GradientBoostingClassifier(random_state=1, **kw).fit(X, y)
     b = db.GradientBoostingClassifier(random_state=1, **kw).fit(X, y)
     c = db.GradientBoostingClassifier(random_state=2, **kw).fit(X, y)

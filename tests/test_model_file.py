@@ -35,7 +35,7 @@ def test_round_trip_predicts_exactly_the_same(data, tmp_path):
 
 
 def test_file_is_versioned_json(data, tmp_path):
-    df, y = data
+    df, _y = data
     reg = db.GradientBoostingRegressor(n_estimators=2).fit(df, df["x"].to_numpy())
     path = tmp_path / "m.json"
     reg.save_model(path)
@@ -53,7 +53,7 @@ def test_file_is_versioned_json(data, tmp_path):
 
 
 def test_saving_never_leaves_a_partial_file(data, tmp_path):
-    df, y = data
+    _df, _y = data
     path = tmp_path / "keep.json"
     path.write_text("previous model")
     with pytest.raises(RuntimeError, match="not fitted"):

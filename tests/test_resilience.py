@@ -19,12 +19,12 @@ def test_killed_worker_mid_training_gives_the_same_model():
     X = rng.normal(size=(20000, 8))
     y = (X[:, 0] + X[:, 1] ** 2 + rng.logistic(size=20000) > 1).astype(int)
     df = pd.DataFrame(X, columns=[f"x{i}" for i in range(8)]).assign(label=y)
-    params = dict(n_estimators=40, max_depth=4)
+    params = {"n_estimators": 40, "max_depth": 4}
     local = db.GradientBoostingClassifier(**params).fit(df.drop(columns="label"), df["label"])
     with LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None) as cluster, \
             Client(cluster, set_as_default=False) as client:
         ddf = dd.from_pandas(df, npartitions=6)
-        victim = list(client.run(os.getpid).values())[0]
+        victim = next(iter(client.run(os.getpid).values()))
         rounds = []
 
         def kill_after_round(r, *_):

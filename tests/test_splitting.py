@@ -2,7 +2,13 @@ import numpy as np
 import pytest
 
 from distboost._common import MISSING_BIN
-from distboost.splitting import GradientCriterion, SplitParams, find_best_splits, leaf_value, left_stats
+from distboost.splitting import (
+    GradientCriterion,
+    SplitParams,
+    find_best_splits,
+    leaf_value,
+    left_stats,
+)
 
 
 def _hist(bins, g, h, n_bins=256):
@@ -26,14 +32,14 @@ def test_seed_003_root_split():
     y = np.array([-10, 7, 8, -7.0])
     g = (2 * (0.5 - y)).astype(np.int64)
     hist = _hist([0, 1, 2, 3], g, [2, 2, 2, 2])
-    gain, feature, split_bin, _ = _best(hist, n_bins=4)
+    gain, _feature, split_bin, _ = _best(hist, n_bins=4)
     assert split_bin[0] == 0  # x <= 15
     assert gain[0] == pytest.approx(120.3333333333, rel=1e-9)
     # the alternatives of seed 003: x < 22.5 has gain 4, x < 30 has 56.33
     for b, expected in ((1, 4.0), (2, 56.3333333333)):
         left = hist[0, 0, : b + 1].sum(axis=0)
         right = hist[0, 0].sum(axis=0) - left
-        score = lambda s: s[0] ** 2 / s[1]  # noqa: E731
+        score = lambda s: s[0] ** 2 / s[1]
         got = 0.5 * (score(left) + score(right) - score(left + right))
         assert got == pytest.approx(expected)
 
@@ -59,7 +65,7 @@ def test_regularization_gamma_and_min_child_weight_block_splits():
 def test_missing_values_learn_their_direction():
     # rows in bins 0 (g=-1) and 1 (g=+1); the missing rows look like bin 1
     hist = _hist([0, 0, 1, 1, MISSING_BIN, MISSING_BIN], [-1, -1, 1, 1, 1, 1], [1] * 6)
-    gain, feature, split_bin, missing_left = _best(hist, n_bins=2)
+    _gain, _feature, split_bin, missing_left = _best(hist, n_bins=2)
     assert split_bin[0] == 0 and not missing_left[0]
     hist = _hist([0, 0, 1, 1, MISSING_BIN, MISSING_BIN], [-1, -1, 1, 1, -1, -1], [1] * 6)
     _, _, split_bin, missing_left = _best(hist, n_bins=2)
