@@ -118,7 +118,9 @@ def plot_partial_dependence(
         Which of the K raw outputs to draw; None draws all K (one line per
         output, labelled with ``output_names``).
     ice : distboost.inspection.IceCurves, optional
-        Thin grey curves drawn behind the partial dependence (one output only).
+        Thin grey curves drawn behind the partial dependence (one output only),
+        centred: each starts where the partial dependence starts. The grid
+        must be the partial dependence's.
     ylabel : str, optional
         Defaults to "partial dependence".
     output_names : sequence of str, optional
@@ -140,15 +142,7 @@ def plot_partial_dependence(
         ax.set_xticks(np.arange(len(grid)), [str(g) for g in grid])
     else:
         if ice is not None and output is not None:
-            for curve in ice.curves[output][:50]:
-                ax.plot(ice.grid_values, curve, color="0.45", lw=0.7, alpha=0.25)
-            ax.plot(
-                [],
-                [],
-                color="0.6",
-                lw=0.7,
-                label=f"ICE curves ({len(ice.curves[output][:50])} rows)",
-            )
+            _ice_lines(ax, ice, output, result.average[output][0])
         for k in outputs:
             label = names[k] if len(outputs) > 1 else "partial dependence"
             ax.plot(grid, result.average[k], lw=2.2, label=label)
@@ -161,6 +155,18 @@ def plot_partial_dependence(
     ax.set_title(f"Partial dependence on {result.feature_names[0]}")
     ax.grid(alpha=0.3)
     return fig
+
+
+def _ice_lines(ax: Any, ice: Any, output: int, anchor: float) -> None:
+    """Centred ICE curves (Goldstein et al. 2015) drawn from the partial
+    dependence's first value, so that the axis shows the shapes, not the
+    spread of the rows' levels."""
+    curves = ice.curves[output][:50]
+    if not ice.centered:
+        curves = curves - curves[:, :1]
+    for curve in curves + anchor:
+        ax.plot(ice.grid_values, curve, color="0.45", lw=0.7, alpha=0.25)
+    ax.plot([], [], color="0.6", lw=0.7, label=f"centred ICE curves ({len(curves)} rows)")
 
 
 def _rug(ax: Any, deciles: np.ndarray | None) -> None:
@@ -204,7 +210,16 @@ def plot_partial_dependence_2d(
     y_pos = np.arange(len(g1)) if result.categorical[1] else np.asarray(g1, dtype=float)
     mesh = ax.pcolormesh(x_pos, y_pos, z.T, shading="nearest", cmap="viridis")
     if not any(result.categorical) and min(z.shape) > 2 and np.ptp(z) > 0:
-        ax.contour(x_pos, y_pos, z.T, levels=8, colors="white", linewidths=0.6, alpha=0.7)
+        ax.contour(
+            x_pos,
+            y_pos,
+            z.T,
+            levels=8,
+            colors="white",
+            linewidths=0.6,
+            alpha=0.7,
+            negative_linestyles="solid",
+        )
     for axis_set, grid, cat in (
         (ax.set_xticks, g0, result.categorical[0]),
         (ax.set_yticks, g1, result.categorical[1]),

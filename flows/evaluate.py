@@ -282,7 +282,13 @@ def draw_interpretation(
     note = (
         f"Partial dependence of the model's raw output ({', '.join(names[:3])}"
         f"{'...' if len(names) > 3 else ''}) on its most important inputs, computed by "
-        f"{method}." + ("" if multi else " Grey lines: ICE curves of 50 rows.")
+        f"{method}."
+        + (
+            ""
+            if multi
+            else " Grey lines: ICE curves of 50 rows of the split, centred (each drawn from where "
+            "the partial dependence starts) to show how the effect varies between rows."
+        )
     )
     return figures, table, note
 
@@ -306,12 +312,22 @@ def publish_artifacts(evaluation: dict, report: str, key: str) -> None:
         )
 
 
+TRAINING_LABELS = {
+    "estimator": "estimator",
+    "rounds": "boosting rounds",
+    "best_iteration": "best round (early stopping)",
+    "resumed_from_round": "resumed from round",
+    "seconds_this_run": "training time (s)",
+}
+
+
 def _details(data: str, model: str, split: str) -> tuple[dict, Any]:
     schema = read_schema(data)
     run = Path(model).with_name("run.json")
     summary = Path(model).with_name("training.json")
     details = {
-        "data": str(Path(data).resolve()),
+        "source": schema.get("source", "?"),
+        "prepared data": str(Path(data).resolve()),
         "target": schema["target"],
         "task": schema["task"],
         "rows (train / validation / test)": " / ".join(
@@ -322,7 +338,10 @@ def _details(data: str, model: str, split: str) -> tuple[dict, Any]:
         "model": str(Path(model).resolve()),
     }
     if summary.is_file():
-        details.update({f"training {k}": v for k, v in json.loads(summary.read_text()).items()})
+        training = json.loads(summary.read_text())
+        for key, label in TRAINING_LABELS.items():
+            if training.get(key) is not None:
+                details[label] = training[key]
     config = json.loads(run.read_text())["config"] if run.is_file() else None
     return details, config
 
@@ -381,7 +400,7 @@ def evaluate(
     details, config = _details(data, model, split)
     est_name = json.loads(Path(model).read_text()).get("estimator", "model")
     evaluation = {
-        "title": f"distboost evaluation: {est_name} on {Path(data).name}",
+        "title": f"distboost evaluation: {est_name} predicting {details['target']!r}",
         "subtitle": f"{details['task']} of {details['target']!r}, {split} split "
         f"({metrics['n']:,} rows); generated {time.strftime('%Y-%m-%d %H:%M:%S')}",
         "metrics": metrics,

@@ -26,6 +26,7 @@ text-align:right} th{background:#f4f4f4} td:first-child,th:first-child{text-alig
 .grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(480px,1fr));gap:1rem}
 figure{margin:0} figure img{max-width:100%;border:1px solid #eee}
 figcaption{font-size:.85rem;color:#555} code{background:#f4f4f4;padding:0 .2rem}
+table.kv td{text-align:left} pre{background:#f8f8f8;padding:.6rem;font-size:.85rem}
 """
 
 SECTIONS = (
@@ -37,7 +38,7 @@ SECTIONS = (
 )
 
 
-def _table(rows: list[dict[str, Any]]) -> str:
+def _table(rows: list[dict[str, Any]], css: str = "") -> str:
     if not rows:
         return "<p>(none)</p>"
     head = "".join(f"<th>{html.escape(str(k))}</th>" for k in rows[0])
@@ -45,7 +46,8 @@ def _table(rows: list[dict[str, Any]]) -> str:
         "<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in row.values()) + "</tr>"
         for row in rows
     )
-    return f"<table><tr>{head}</tr>{body}</table>"
+    attr = f' class="{css}"' if css else ""
+    return f"<table{attr}><tr>{head}</tr>{body}</table>"
 
 
 def _figure(folder: Path, fig: dict) -> str:
@@ -83,7 +85,7 @@ def _details(evaluation: dict) -> str:
         if config
         else ""
     )
-    return _table(rows) + config_html
+    return _table(rows, "kv") + config_html
 
 
 def render_report(folder: str | Path) -> Path:
