@@ -9,6 +9,7 @@ The per-row work itself is the learner's (``learner``).
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -57,9 +58,11 @@ def start_round(state: GroupState, learner, packed_trees, metric: bool, round_in
 
     Returns
     -------
-    (GroupState, small) where small = (summed root histograms, metric sums or None)
+    (GroupState, small) where small = (summed root histograms, metric sums or None,
+    seconds spent in this task)
     """
     state = _state(state)
+    t0 = time.perf_counter()
     rows = _updated(state, learner, packed_trees)
     stats, positions, hist, sums = [], [], None, []
     for shard, row in zip(state.shards, rows):
@@ -73,19 +76,23 @@ def start_round(state: GroupState, learner, packed_trees, metric: bool, round_in
         positions.append(pos)
         hist = hh if hist is None else _add(hist, hh)
     new = replace(state, rows=rows, stats=tuple(stats), positions=tuple(positions))
-    return new, (hist, _sum_metric(sums) if metric else None)
+    return new, (hist, _sum_metric(sums) if metric else None, time.perf_counter() - t0)
 
 
 def level(state: GroupState, split_arrays, slot_of_node, n_slots, features):
-    """Apply splits and histogram the requested nodes on every member."""
+    """Apply splits and histogram the requested nodes on every member.
+
+    Returns (GroupState, (summed histograms, seconds spent in this task)).
+    """
     state = _state(state)
+    t0 = time.perf_counter()
     positions, hist = [], None
     for shard, st, pos in zip(state.shards, state.stats, state.positions):
         pos, hh = split_and_build(shard.X_binned, st, pos, split_arrays, slot_of_node, n_slots,
                                   features)
         positions.append(pos)
         hist = hh if hist is None else _add(hist, hh)
-    return replace(state, positions=tuple(positions)), hist
+    return replace(state, positions=tuple(positions)), (hist, time.perf_counter() - t0)
 
 
 def finish(state: GroupState, learner, packed_trees, metric: bool):

@@ -55,7 +55,13 @@ class LocalExecutor:
 
 
 class Engine:
-    """Training data and per-round state, group by group."""
+    """Training data and per-round state, group by group.
+
+    ``timings`` (seconds, accumulated): ``prepare`` (scan + binning),
+    ``round_start`` and ``histograms`` (wall time of those waves, seen from the
+    driver), ``kernels`` (the slowest group's own compute time in each of those
+    waves: the part no scheduler could remove), and whatever the booster adds.
+    """
 
     def __init__(self, executor, timings: dict | None = None):
         self.ex = executor
@@ -146,6 +152,7 @@ class Engine:
         gathered = self.ex.gather(small + [s for group in eval_small for s in group])
         results, rest = gathered[: len(small)], gathered[len(small):]
         hist = _partition.sum_arrays([r[0] for r in results])
+        self.timings["kernels"] += max(r[2] for r in results)
         tm = _finish_metric([r[1] for r in results], learner) if train_metric else None
         evals = _split_metrics(rest, eval_small, learner)
         self.ex.log_progress(round_index, tm, evals)
@@ -158,7 +165,9 @@ class Engine:
         out = self.ex.call(self.groups, _group.level, "histogram", split_arrays, slot_of_node,
                            n_slots, features)
         self.groups = out
-        hist = _partition.sum_arrays(self.ex.gather(self.ex.getitem(out, 1, "level-histogram")))
+        results = self.ex.gather(self.ex.getitem(out, 1, "level-histogram"))
+        hist = _partition.sum_arrays([r[0] for r in results])
+        self.timings["kernels"] += max(r[1] for r in results)
         self.timings["histograms"] += time.perf_counter() - t0
         return hist
 
