@@ -254,3 +254,38 @@ def test_exponential_loss_on_esl_example_10_2():
     assert errors[0] > 0.4
     assert errors[0] > errors[19] > errors[99] > errors[199]
     assert errors[199] < 0.15
+
+
+def test_best_first_trees_and_categories_get_exact_leaves_too(partitioned):
+    import pandas as pd
+
+    X, y, w = sorted_by_target(900, seed=8)
+    frame = pd.DataFrame(X, columns=["a", "b", "c", "d"])
+    frame["d"] = pd.Categorical(np.digitize(X[:, 3], [-1, 0, 1]))
+    models = []
+    for n_parts in (1, 7):
+        partitioned(n_parts)
+        models.append(GradientBoostingRegressor(
+            loss="quantile", alpha=0.7, n_estimators=2, max_depth=None, max_leaf_nodes=5,
+            learning_rate=1.0).fit(frame, y, sample_weight=w))
+    assert all(a[0] == b[0] for a, b in zip(models[0].trees_, models[1].trees_, strict=True))
+    tree = models[0].trees_[0][0]
+    assert tree.n_leaves == 5
+    pred = models[0].trees_[0][0].predict(frame.to_numpy(np.float64))
+    resid = y - models[0].base_score_[0]
+    for value in np.unique(pred):
+        rows = pred == value
+        assert value == lower_quantile(resid[rows], w[rows], 0.7)
+
+
+def test_early_stopping_on_the_mean_absolute_error():
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(800, 3))
+    y = X[:, 0] + rng.standard_t(2, 800)
+    m = GradientBoostingRegressor(loss="huber", n_estimators=200, max_depth=2, learning_rate=0.3)
+    m.fit(X[:600], y[:600], eval_set=[(X[600:], y[600:])], early_stopping_rounds=5)
+    curve = m.evals_result_["validation_0"]["mae"]
+    assert m.best_iteration_ is not None and len(m.trees_) == m.best_iteration_ + 1 < 200
+    assert curve[m.best_iteration_] == min(curve)
+    mae = np.mean(np.abs(y[600:] - m.predict(X[600:])))
+    assert mae == pytest.approx(curve[m.best_iteration_])
