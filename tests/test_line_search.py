@@ -74,7 +74,7 @@ def sorted_by_target(n, seed=0):
     """Rows sorted by y, so contiguous partitions have different target ranges."""
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, 4))
-    y = X[:, 0] + rng.standard_t(2, n)
+    y = np.exp(X[:, 0]) + rng.standard_t(2, n)  # skewed: partition medians don't average out
     order = np.argsort(y)
     return X[order], y[order], rng.integers(1, 4, n).astype(float)[order]
 
@@ -140,6 +140,9 @@ def test_leaves_are_exact_minimizers_for_1_and_7_partitions(partitioned, loss, a
         ).fit(X, y, sample_weight=w))
     one, seven = models
     assert one.base_score_[0] == seven.base_score_[0] == lower_quantile(y, w, alpha)
+    b = _bounds(len(y), 7)  # what averaging per-partition quantiles would have given:
+    naive = np.mean([lower_quantile(y[i:j], w[i:j], alpha) for i, j in itertools.pairwise(b)])
+    assert abs(naive - one.base_score_[0]) > 0.3
     for r in range(3):
         assert one.trees_[r][0] == seven.trees_[r][0]
     staged = [np.full(len(y), one.base_score_[0])] + [p for p in one.staged_predict(X)]
