@@ -15,6 +15,7 @@ import math
 import numpy as np
 
 from .._random import random_seed, splitmix64
+from ..criteria import CRITERIA
 from ..grower import GrowthParams
 from ._predict import predict_any
 from ._tree_batch import ForestSpec, grow_forest
@@ -85,6 +86,8 @@ class BaggedTreesBase(TreeEnsembleBase):
             raise ValueError("max_leaf_nodes must be >= 2 or None")
         if self.min_samples_leaf < 1:
             raise ValueError("min_samples_leaf must be >= 1")
+        if self._is_classifier and self.criterion not in CRITERIA:
+            raise ValueError(f"criterion must be one of {sorted(CRITERIA)}, got {self.criterion!r}")
 
     def _spec(self, engine) -> ForestSpec:
         n_features = engine.schema.n_features
