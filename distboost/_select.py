@@ -129,7 +129,8 @@ def _open(state, source, scale, n_queries):
         q, v, w = source(shard, rows, positions)
         wi = np.rint(np.asarray(w, np.float64) * scale).astype(np.int64)
         keep = (q >= 0) & (wi > 0)
-        q, v, wi = q[keep].astype(np.int64), np.asarray(v, np.float64)[keep], wi[keep]
+        # + 0.0 turns -0.0 into 0.0: the answer must not depend on which zero comes first
+        q, v, wi = q[keep].astype(np.int64), np.asarray(v, np.float64)[keep] + 0.0, wi[keep]
         _range_stats(q, v, wi, count, weight, vmin, vmax)
         caches.append((q, v, wi))
     fields_ = {f.name: getattr(state, f.name) for f in fields(GroupState)}
