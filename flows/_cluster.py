@@ -45,6 +45,7 @@ def cluster_config(scheduler: str | None, cluster: ClusterConfig | dict | None) 
 
 SCHEDULER_ENV = "DISTBOOST_SCHEDULER"
 _STARTED: set[str] = set()
+_ANNOUNCED: set[str] = set()  # schedulers already named on the terminal
 """Scheduler addresses of the LocalClusters this process started (and still runs)."""
 
 
@@ -80,7 +81,8 @@ def dask_client(
     config = cluster_config(scheduler, cluster)
     if config.scheduler:
         client = Client(config.scheduler, set_as_default=False)
-        if not quiet and config.scheduler not in _STARTED:
+        if not quiet and config.scheduler not in _STARTED | _ANNOUNCED:
+            _ANNOUNCED.add(config.scheduler)
             say(f"connected to the Dask scheduler at {config.scheduler}")
             say(f"Dask dashboard: {client.dashboard_link}")
         try:
