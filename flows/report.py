@@ -69,7 +69,7 @@ def _section_body(key: str, evaluation: dict, folder: Path) -> str:
         figures_html = "".join(_figure(folder, f) for f in figures)
         top = evaluation["importance"][:15]
         return f'<div class="grid">{figures_html}<div>{_table(top)}</div></div>'
-    if key == "dependence":
+    if key == "dependence" and figures:
         parts.append(f"<p>{html.escape(evaluation.get('dependence_note', ''))}</p>")
     if figures:
         parts.append('<div class="grid">' + "".join(_figure(folder, f) for f in figures) + "</div>")
