@@ -123,6 +123,20 @@ def test_no_better_than_guessing_is_refused():
         AdaBoostClassifier().fit(X, np.array([0, 1, 0, 1, 0, 1]))
 
 
+def test_a_later_round_no_better_than_guessing_stops_and_is_discarded():
+    X, y = nested_spheres(300, 5)
+
+    class GuessingFromRound3(AdaBoostClassifier):
+        def _round_error(self, engine, tree):
+            err, w, wu = super()._round_error(engine, tree)
+            self.rounds_seen = getattr(self, "rounds_seen", 0) + 1
+            return (0.7 if self.rounds_seen == 3 else err), w, wu
+
+    model = GuessingFromRound3(n_estimators=10).fit(X, y)
+    assert len(model.estimators_) == len(model.estimator_errors_) == 2
+    assert model.rounds_seen == 3
+
+
 def test_samme_r_and_larger_trees():
     X, y = nested_spheres(600, 2)
     model = AdaBoostClassifier(n_estimators=30, algorithm="SAMME.R", max_depth=3).fit(X, y)
