@@ -6,7 +6,9 @@ itself is imported, so import it before anything from ``flows``.
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -21,7 +23,9 @@ QUIET = {
 }
 for _key, _value in QUIET.items():
     os.environ.setdefault(_key, _value)
-os.environ.setdefault("PREFECT_HOME", tempfile.mkdtemp(prefix="distboost-test-prefect-"))
+if "PREFECT_HOME" not in os.environ:
+    os.environ["PREFECT_HOME"] = tempfile.mkdtemp(prefix="distboost-test-prefect-")
+    atexit.register(shutil.rmtree, os.environ["PREFECT_HOME"], ignore_errors=True)
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
@@ -73,6 +77,7 @@ def shared_prefect_home() -> Path:
     database is created and migrated once."""
     if not _HOME:
         _HOME.append(Path(tempfile.mkdtemp(prefix="distboost-cli-prefect-")))
+        atexit.register(shutil.rmtree, _HOME[0], ignore_errors=True)
     return _HOME[0]
 
 

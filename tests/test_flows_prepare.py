@@ -171,3 +171,33 @@ def test_existing_output_is_protected(tmp_path):
         check_output(tmp_path / "mine", overwrite=True)
     (tmp_path / "mine" / "schema.json").write_text("{}")
     assert check_output(tmp_path / "mine", overwrite=True)
+
+
+def test_parquet_source_with_category_column(tmp_path):
+    frame = pd.DataFrame(
+        {
+            "x": np.linspace(0, 1, 60),
+            "kind": pd.Categorical(["a", "b", "c"] * 20),
+            "flag": [True, False] * 30,
+            "y": np.linspace(0, 5, 60) ** 2,
+        }
+    )
+    frame.iloc[:30].to_parquet(tmp_path / "p0.parquet")
+    frame.iloc[30:].to_parquet(tmp_path / "p1.parquet")
+    schema, stats, per_file = scan(tmp_path)
+    assert schema["task"] == "regression" and schema["target_kind"] == "float"
+    kinds = {f["name"]: f["kind"] for f in schema["features"]}
+    assert kinds == {"x": "numeric", "kind": "categorical", "flag": "numeric"}
+    assert stats["rows"] == 60 and check_statistics(schema, stats, per_file) == []
+
+
+def test_fsspec_url_source(tmp_path):
+    fsspec = pytest.importorskip("fsspec")
+    fs = fsspec.filesystem("memory")
+    with fs.open("/distboost-test/raw/a.csv", "w") as f:
+        f.write("x,y\n1,0\n2,1\n3,0\n4,1\n")
+    fmt, files = list_source_files("memory://distboost-test/raw")
+    assert fmt == "csv" and files == ["memory:///distboost-test/raw/a.csv"]
+    schema, stats, _ = scan("memory://distboost-test/raw")
+    assert stats["rows"] == 4 and schema["target_kind"] == "integer"
+    fs.rm("/distboost-test", recursive=True)
