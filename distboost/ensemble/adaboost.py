@@ -32,6 +32,8 @@ from ..tree import pack_trees
 from ._predict import predict_any
 from ._tree_estimator import TreeEnsembleBase
 
+GUESS_TOLERANCE = 1e-12
+"""err within this of 1 - 1/K counts as guessing (rounding would give alpha ~ 1e-16)."""
 PROBA_FLOOR = np.finfo(np.float64).eps
 """SAMME.R clips leaf probabilities here before taking logs (as scikit-learn)."""
 
@@ -133,7 +135,7 @@ class AdaBoostClassifier(TreeEnsembleBase):
             criterion = ImpurityCriterion(k, self.criterion, AdaBoostLearner.scale)
             tree = grow_trees(engine, root, features, masks, criterion, self._growth())[0]
             err, w_sum, wu_sum = self._round_error(engine, tree)
-            if self.algorithm == "SAMME" and err >= 1.0 - 1.0 / k:
+            if self.algorithm == "SAMME" and err >= 1.0 - 1.0 / k - GUESS_TOLERANCE:
                 if m == 0:
                     raise ValueError(
                         f"the first weak learner's weighted error {err:.4f} is no better than "
