@@ -47,7 +47,14 @@ class ClusterConfig(BaseModel):
 
 
 class TrainConfig(BaseModel):
-    """What to train and how often to checkpoint."""
+    """What to train and how often to checkpoint.
+
+    ``params`` are the estimator's constructor parameters (``n_estimators``
+    is the total number of rounds; ``random_state`` defaults to 0 so that a
+    resumed run draws the same random numbers). ``early_stopping_rounds``
+    is applied by the library within each checkpoint interval, so keep
+    ``checkpoint_every`` several times larger than it.
+    """
 
     model_config = ConfigDict(extra="forbid")
 

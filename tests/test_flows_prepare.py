@@ -201,3 +201,16 @@ def test_fsspec_url_source(tmp_path):
     schema, stats, _ = scan("memory://distboost-test/raw")
     assert stats["rows"] == 4 and schema["target_kind"] == "integer"
     fs.rm("/distboost-test", recursive=True)
+
+
+def test_publish_replaces_only_when_the_new_output_is_complete(tmp_path):
+    from flows.prepare import publish
+
+    out, staging = tmp_path / "data", tmp_path / ".data.partial"
+    out.mkdir()
+    (out / "schema.json").write_text("old")
+    staging.mkdir()
+    (staging / "schema.json").write_text("new")
+    publish(staging, out)
+    assert (out / "schema.json").read_text() == "new" and not staging.exists()
+    assert [p.name for p in tmp_path.iterdir()] == ["data"]  # the old copy is gone
