@@ -10,6 +10,7 @@ not depend on the batch it was grown in, nor on the partitioning.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -115,8 +116,17 @@ def auto_trees_per_pass(engine, spec: ForestSpec) -> int:
     widest = 2 ** (g.max_depth - 1) if g.max_depth is not None else np.inf
     if g.max_leaf_nodes is not None:
         widest = min(widest, g.max_leaf_nodes)
-    widest = min(widest, max(1.0, engine.n_rows / (2 * spec.min_samples_leaf)), 4096)
-    per_tree_hist = widest * engine.schema.n_features * 256 * n_stats * 8
+    widest = min(widest, max(1.0, engine.n_rows / (2 * spec.min_samples_leaf)))
+    per_node = engine.schema.n_features * 256 * n_stats * 8
+    if widest * per_node > HIST_BUDGET:
+        warnings.warn(
+            f"trees may reach {int(widest)} nodes in one level, and each node built holds a "
+            f"{per_node / 2**20:.2f} MB histogram ({engine.schema.n_features} features x 256 "
+            f"bins x {n_stats} statistics), up to {widest * per_node / 2**30:.1f} GB per level: "
+            f"set max_depth or max_leaf_nodes (or raise min_samples_leaf) for data this large",
+            ResourceWarning, stacklevel=5,
+        )
+    per_tree_hist = min(widest, 4096) * per_node
     n = min(STATS_BUDGET // per_tree_stats, HIST_BUDGET // per_tree_hist, MAX_TREES_PER_PASS)
     return int(max(1, min(n, spec.n_estimators)))
 
