@@ -106,3 +106,16 @@ def test_model_file_round_trip_and_errors(fitted, tmp_path):
     other = RandomForestClassifier(n_estimators=2).fit(X, y % 2)
     with pytest.raises(ValueError, match="same labels"):
         VotingClassifier(members + [("other", other)], prefit=True).fit()
+
+
+def test_scikit_learn_model_selection_sees_classifiers_and_regressors():
+    model_selection = pytest.importorskip("sklearn.model_selection")
+    from sklearn.base import is_classifier, is_regressor
+
+    X, y = data(seed=3)
+    vote = VotingClassifier([("ada", AdaBoostClassifier(n_estimators=5)),
+                             ("rf", RandomForestClassifier(n_estimators=5, max_depth=4))])
+    assert is_classifier(vote) and is_classifier(vote.estimators[0][1])
+    assert is_regressor(VotingRegressor([("rf", RandomForestRegressor())]))
+    scores = model_selection.cross_val_score(vote, X, y, cv=3)
+    assert scores.mean() > 0.5

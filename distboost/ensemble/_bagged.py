@@ -154,6 +154,7 @@ class BaggedClassifierMixin:
     """Soft voting over the trees: the mean of their class frequencies."""
 
     _is_classifier = True
+    _estimator_type = "classifier"
 
     def predict_proba(self, X):
         """Mean class frequencies of the leaves, shape (n, n_classes); lazy on Dask."""
@@ -175,6 +176,8 @@ class BaggedClassifierMixin:
 
 class BaggedRegressorMixin:
     """Averaging over the trees."""
+
+    _estimator_type = "regressor"
 
     def predict(self, X):
         """Mean of the trees' leaf means; lazy on Dask."""

@@ -85,6 +85,7 @@ class AdaBoostClassifier(TreeEnsembleBase):
     """
 
     _is_classifier = True
+    _estimator_type = "classifier"
 
     def __init__(self, *, n_estimators=50, max_depth=None, max_leaf_nodes=None,
                  learning_rate=1.0, algorithm="SAMME", criterion="gini", max_bins=256,

@@ -154,6 +154,8 @@ class VotingClassifier(_Voting):
         The estimators are already fitted: ``fit()`` only checks them.
     """
 
+    _estimator_type = "classifier"
+
     def __init__(self, estimators, *, voting="hard", weights=None, prefit=False):
         super().__init__(estimators, weights=weights, prefit=prefit)
         self.voting = voting
@@ -221,6 +223,8 @@ class VotingRegressor(_Voting):
     prefit : bool
         The estimators are already fitted: ``fit()`` only checks them.
     """
+
+    _estimator_type = "regressor"
 
     def _mean(self, part) -> np.ndarray:
         w = self._weights()
