@@ -146,7 +146,7 @@ def report(results, args) -> str:
          f"{args.outliers:.0%} Cauchy outliers in the training targets, {args.repeats} repeat(s); "
          f"{ROUNDS} rounds, depth {DEPTH} (LightGBM 63 leaves), lr {LR}, 2 threads."),
         "",
-        "| system | train s (median) | prepare s | of which line search s | test MAE | test RMSE |",
+        "| system | train s, median [min–max] | prepare s | of which line search s | test MAE | test RMSE |",
         "|---|---|---|---|---|---|",
     ]
     for name, runs in results.items():
@@ -157,7 +157,9 @@ def report(results, args) -> str:
         med = {k: float(np.median([r[k] for r in ok])) for k in ("train_s", "prepare_s", "mae", "rmse")}
         ls = np.median([r.get("line_search_s", np.nan) for r in ok])
         ls_text = "" if np.isnan(ls) else f"{ls:.1f}"
-        lines.append(f"| {name} {ok[0]['version']} | {med['train_s']:.1f} | {med['prepare_s']:.1f} | "
+        times = [r["train_s"] for r in ok]
+        lines.append(f"| {name} {ok[0]['version']} | {med['train_s']:.1f} [{min(times):.1f}–{max(times):.1f}] | "
+                     f"{med['prepare_s']:.1f} | "
                      f"{ls_text} | {med['mae']:.4f} | {med['rmse']:.4f} |")
     return "\n".join(lines)
 
