@@ -44,6 +44,8 @@ from ._group import GroupState
 
 MAX_SHIP = 2048
 """Rows of a query's final range shipped to the driver (over all partitions)."""
+MAX_SHIP_TOTAL = 1 << 16
+"""Rows shipped per pass over all queries; larger queries are bucketed once more."""
 MAX_BUCKETS = 1 << 15
 """Buckets per pass over all queries (bounds the size of a pass's result)."""
 
@@ -227,13 +229,15 @@ def _plan(queries):
     hi = np.full(n, -np.inf)  # empty range: closed queries' rows are dropped
     slot = np.full(n, -1, np.int32)
     ship = np.zeros(n, bool)
-    bucketed = []
-    for k, qu in enumerate(queries):
+    bucketed, shipped = [], 0
+    for k in sorted(range(n), key=lambda k: queries[k].count):  # smallest first
+        qu = queries[k]
         if qu.done:
             continue
         lo[k], hi[k] = qu.lo, qu.hi
-        if qu.count <= MAX_SHIP:
+        if qu.count <= MAX_SHIP and shipped + qu.count <= MAX_SHIP_TOTAL:
             ship[k] = True
+            shipped += qu.count
         else:
             slot[k] = len(bucketed)
             bucketed.append(k)
@@ -259,10 +263,9 @@ def _narrow(qu: _Query, weight, count, vmin, vmax):
 
 
 def _finish(qu: _Query, values, weights):
-    """Select among the shipped rows of a query's final range."""
-    order = np.argsort(values, kind="stable")
-    cum = qu.below + np.cumsum(weights[order])
-    qu.result = float(values[order][np.searchsorted(cum, qu.target, side="left")])
+    """Select among the shipped rows of a query's final range (sorted by value)."""
+    cum = qu.below + np.cumsum(weights)
+    qu.result = float(values[np.searchsorted(cum, qu.target, side="left")])
     qu.done = True
 
 
@@ -278,9 +281,11 @@ def _refine_pass(engine, queries, name):
     ship_q = np.concatenate([s[4] for s in smalls])
     ship_v = np.concatenate([s[5] for s in smalls])
     ship_w = np.concatenate([s[6] for s in smalls])
+    order = np.lexsort((ship_v, ship_q))
+    ship_q, ship_v, ship_w = ship_q[order], ship_v[order], ship_w[order]
     for k in np.flatnonzero(ship):
-        mine = ship_q == k
-        _finish(queries[k], ship_v[mine], ship_w[mine])
+        a, b = np.searchsorted(ship_q, [k, k + 1])
+        _finish(queries[k], ship_v[a:b], ship_w[a:b])
     return bool(bucketed)
 
 

@@ -87,10 +87,12 @@ class ByBin:
         return shard.X_binned[0].astype(np.int64) % 5, shard.y, shard.w
 
 
-@pytest.mark.parametrize("ship", [2048, 3])
-def test_selection_is_exact_for_any_partitioning(monkeypatch, ship):
-    """Ties, weights, heavy tails and signed zeros; with ship=3 the bucket passes do the work."""
+@pytest.mark.parametrize(("ship", "ship_total"), [(2048, 1 << 16), (3, 1 << 16), (400, 500)])
+def test_selection_is_exact_for_any_partitioning(monkeypatch, ship, ship_total):
+    """Ties, weights, heavy tails and signed zeros; with few rows shipped per query
+    (or per pass) the bucket passes do the work."""
     monkeypatch.setattr(_select, "MAX_SHIP", ship)
+    monkeypatch.setattr(_select, "MAX_SHIP_TOTAL", ship_total)
     monkeypatch.setattr(_select, "MAX_BUCKETS", 64)
     rng = np.random.default_rng(1)
     n = 3000
