@@ -132,7 +132,7 @@ def _open(state, source, scale, n_queries):
         wi = np.rint(np.asarray(w, np.float64) * scale).astype(np.int64)
         keep = (q >= 0) & (wi > 0)
         # + 0.0 turns -0.0 into 0.0: the answer must not depend on which zero comes first
-        q, v, wi = q[keep].astype(np.int64), np.asarray(v, np.float64)[keep] + 0.0, wi[keep]
+        q, v, wi = q[keep].astype(np.int32), np.asarray(v, np.float64)[keep] + 0.0, wi[keep]
         _range_stats(q, v, wi, count, weight, vmin, vmax)
         caches.append((q, v, wi))
     fields_ = {f.name: getattr(state, f.name) for f in fields(GroupState)}
@@ -159,7 +159,7 @@ def _refine(state, lo, hi, slot_of_query, edges, start, inv_width, ship):
         new = _Searching(**{f.name: getattr(state, f.name) for f in fields(GroupState)},
                          search=tuple(caches))
     ship_q, ship_v, ship_w = (np.concatenate(a) for a in zip(*shipped)) if shipped else (
-        np.zeros(0, np.int64), np.zeros(0), np.zeros(0, np.int64))
+        np.zeros(0, np.int32), np.zeros(0), np.zeros(0, np.int64))
     return new, (weight, count, vmin, vmax, ship_q, ship_v, ship_w)
 
 
