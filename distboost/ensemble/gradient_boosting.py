@@ -339,7 +339,9 @@ class GradientBoostingRegressor(_GradientBoosting):
         loss's minimizer over its rows (ESL Algorithm 10.3): the weighted
         median / alpha-quantile of its residuals, Huber's M-estimate, computed
         exactly over all partitions. "auto": "newton" for squared error,
-        "line_search" for the others.
+        "line_search" for the others. With "line_search", ``reg_lambda``,
+        ``gamma`` and ``min_child_weight`` (a weight sum) act on the tree's
+        splits only; the leaf values are the line search's.
     subsample, colsample_bytree, colsample_bylevel, colsample_bynode : float in (0, 1]
         Stochastic gradient boosting (ESL 10.12, Friedman 2002): rows drawn
         per round without replacement, and features per tree, per depth and
