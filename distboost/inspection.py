@@ -35,6 +35,7 @@ __all__ = [
     "importance_frame",
     "partial_dependence",
     "relative_importance",
+    "supports_recursion",
 ]
 
 _IMPORTANCE_KINDS = ("gain", "split", "cover")
@@ -468,8 +469,49 @@ def _brute(est: Any, X: Any, axes: list[_Axis]) -> np.ndarray:
 
 
 # ------------------------------------------------------------------------ public
-def _supports_recursion(est: Any) -> bool:
-    return getattr(est, "trees_", None) is not None and hasattr(est, "base_score_")
+def _tree_inputs(est: Any, rows: Any) -> np.ndarray:
+    """Rows as the trees see them: float64, category codes for categorical columns."""
+    if not isinstance(rows, pd.DataFrame):
+        return np.asarray(rows, dtype=np.float64)
+    columns = []
+    for j, name in enumerate(_feature_names(est)):
+        col = rows[name] if name in rows.columns else rows.iloc[:, j]
+        cats = _categories(est, j)
+        if cats is None:
+            columns.append(col.to_numpy(dtype=np.float64, na_value=np.nan))
+        else:
+            lookup = {c: i for i, c in enumerate(cats)}
+            columns.append(np.array([lookup.get(v, np.nan) for v in col], dtype=np.float64))
+    return np.column_stack(columns)
+
+
+def supports_recursion(est: Any, X: Any = None, n_rows: int = 20) -> bool:
+    """Whether the model is ``base_score_ + sum of its trees`` (ESL eq. 10.47's
+    recursion is exact only then).
+
+    Checked on the attributes and, given data ``X`` (local), on its first
+    ``n_rows`` rows: the trees' sum must reproduce ``decision_function``.
+    Forests (averages) and AdaBoost (weighted votes) fail it, so they get
+    brute force.
+    """
+    needed = ("trees_", "base_score_", "decision_function")
+    if any(getattr(est, a, None) is None for a in needed):
+        return False
+    if X is None or _is_dask(X):
+        return True
+    rows = X.iloc[:n_rows] if isinstance(X, pd.DataFrame) else np.asarray(X)[:n_rows]
+    if len(rows) == 0:
+        return True
+    try:
+        inputs = _tree_inputs(est, rows)
+        summed = _recursion(est, tuple(range(inputs.shape[1])), inputs)
+        raw = _raw_output(est, rows).T
+    except (ValueError, IndexError, KeyError, TypeError):
+        return False
+    return summed.shape == raw.shape and bool(np.allclose(summed, raw, rtol=1e-9, atol=1e-9))
+
+
+_supports_recursion = supports_recursion
 
 
 def partial_dependence(
@@ -517,11 +559,17 @@ def partial_dependence(
     PartialDependence
     """
     idx = _resolve_features(est, features)
-    if method == "auto":
-        method = "recursion" if _supports_recursion(est) else "brute"
-    if method not in ("recursion", "brute"):
+    if method not in ("auto", "recursion", "brute"):
         raise ValueError(f"method must be 'auto', 'recursion' or 'brute', got {method!r}")
     sample = _sample_rows(X, sample_size)
+    additive = supports_recursion(est, sample)
+    if method == "auto":
+        method = "recursion" if additive else "brute"
+    elif method == "recursion" and not additive:
+        raise ValueError(
+            f"method='recursion' needs a model that is the sum of its trees (gradient "
+            f"boosting); {type(est).__name__} is not: use method='brute'"
+        )
     grids = list(grid) if grid is not None else [None] * len(idx)
     axes = [_make_axis(est, sample, j, grid_resolution, percentiles, g) for j, g in zip(idx, grids)]
     if method == "recursion":

@@ -187,9 +187,26 @@ def _output_names(est: Any) -> list[str]:
         return ["prediction"]
     if not hasattr(est, "decision_function"):
         return [f"probability of class {c}" for c in classes]
+    boosting = type(est).__name__.startswith("GradientBoosting")
     if len(classes) == 2:
-        return [f"log-odds of class {classes[1]}"]
+        what = "log-odds" if boosting else "decision function"
+        return [f"{what} of class {classes[1]}"]
     return [f"class {c} score" for c in classes]
+
+
+def _shown_names(names: list[str], shown: int | None) -> str:
+    if shown is not None:
+        return names[shown]
+    return ", ".join(names[:3]) + ("..." if len(names) > 3 else "")
+
+
+def _shown_output(est: Any, names: list[str]) -> int | None:
+    """Which output the partial dependence plots draw (None: all of them)."""
+    if len(names) == 1:
+        return 0
+    if len(names) == 2 and not hasattr(est, "decision_function"):
+        return 1  # P(class 1) says it all for two classes
+    return None
 
 
 @task(name="draw-interpretation", cache_policy=NO_CACHE)
@@ -229,11 +246,12 @@ def draw_interpretation(
         frame = pd.DataFrame({"gain": 1.0}, index=[str(n) for n in est.feature_names_in_])
     top = [f for f in frame.index[: max(n_features, 2)] if frame.loc[f, "gain"] > 0]
     names = _output_names(est)
-    multi = len(names) > 1
+    shown = _shown_output(est, names)
+    multi = shown is None
     X, _ = load_split(data, split, read_schema(data))
     with Client(scheduler, set_as_default=False) as client, client.as_current():
         sample = X.partitions[: max(1, min(X.npartitions, 8))].compute().head(5000)
-        exact = inspection._supports_recursion(est)
+        exact = inspection.supports_recursion(est, sample)
         over = sample if exact else X  # brute force averages over the whole split
         for rank, feature in enumerate(top[:n_features]):
             pd_ = inspection.partial_dependence(est, over, feature, method="auto")
@@ -246,10 +264,10 @@ def draw_interpretation(
             )
             fig = plotting.plot_partial_dependence(
                 pd_,
-                output=None if multi else 0,
+                output=shown,
                 ice=ice,
                 output_names=names,
-                ylabel="raw class score (partial dependence)" if multi else names[0],
+                ylabel="raw class score (partial dependence)" if multi else names[shown],
             )
             figures.append(
                 _save(
@@ -263,7 +281,7 @@ def draw_interpretation(
             )
         if len(top) >= 2:
             pd2 = inspection.partial_dependence(est, over, tuple(top[:2]), grid_resolution=15)
-            fig = plotting.plot_partial_dependence_2d(pd2, output=0, output_names=names)
+            fig = plotting.plot_partial_dependence_2d(pd2, output=shown or 0, output_names=names)
             figures.append(
                 _save(
                     fig,
@@ -271,7 +289,7 @@ def draw_interpretation(
                     "pd_2d",
                     "dependence",
                     f"Joint partial dependence on {top[0]} and {top[1]}",
-                    f"Colour: {names[0]}.",
+                    f"Colour: {names[shown or 0]}.",
                 )
             )
     method = (
@@ -280,8 +298,8 @@ def draw_interpretation(
         else f"brute force over the {split} split"
     )
     note = (
-        f"Partial dependence of the model's raw output ({', '.join(names[:3])}"
-        f"{'...' if len(names) > 3 else ''}) on its most important inputs, computed by "
+        f"Partial dependence of the model's output ({_shown_names(names, shown)}) on its "
+        f"most important inputs, computed by "
         f"{method}."
         + (
             ""

@@ -290,3 +290,25 @@ def test_library_classifier_recursion_shape():
     pd_ = partial_dependence(clf, X, 0, grid_resolution=4)
     assert pd_.average.shape == (3, 4)
     assert np.argmax(pd_.average[:, 0]) == 0 and np.argmax(pd_.average[:, -1]) == 2
+
+
+def test_non_additive_models_get_brute_force():
+    db = _library()
+    if not hasattr(db, "RandomForestClassifier") or not hasattr(db, "AdaBoostClassifier"):
+        pytest.skip("forests / AdaBoost not in this version")
+    from distboost.inspection import supports_recursion
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(200, 2))
+    y = (X[:, 0] > 0).astype(int)
+    boosted = db.GradientBoostingClassifier(n_estimators=3, max_depth=2).fit(X, y)
+    assert supports_recursion(boosted, X)
+    for est in (
+        db.RandomForestClassifier(n_estimators=3, random_state=0).fit(X, y),
+        db.AdaBoostClassifier(n_estimators=3, random_state=0).fit(X, y),
+    ):
+        assert not supports_recursion(est, X)
+        auto = partial_dependence(est, X, 0, grid_resolution=3)
+        assert auto.method == "brute"
+        with pytest.raises(ValueError, match="use method='brute'"):
+            partial_dependence(est, X, 0, method="recursion")
