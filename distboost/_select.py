@@ -15,12 +15,15 @@ the smallest minimizer of sum_i w_i rho_alpha(v_i - x) (rho: pinball loss).
 
 Algorithm: a distributed quickselect on value ranges.
 
-* pass 0: per query, row count, weight, min and max of v (each worker
-  caches its rows' (query, value, weight));
+* pass 0: each worker caches its rows' (query, value, weight) and returns,
+  per query, a histogram on a fixed log scale (sign, binade 2^-41..2^41,
+  ``subs`` steps per binade): weight, row count, min and max per bucket;
 * pass k: the candidate range [lo, hi] of every open query is cut into B
-  buckets; workers return per bucket its weight, row count, min and max
-  value; the driver keeps the bucket in which the cumulative weight first
-  reaches alpha W_q, whose [min, max] becomes the new range. A bucket with
+  even buckets, with the same statistics per bucket.
+
+After each pass the driver keeps, per query, the bucket in which the
+cumulative weight first reaches alpha W_q; its [min, max] becomes the new
+range. A bucket with
   one distinct value is the answer; one with at most ``MAX_SHIP`` rows has
   its rows shipped in the next pass and the driver finishes by sorting them.
   Workers drop cached rows outside the new ranges, so later passes are cheap.
@@ -61,6 +64,11 @@ def plain_state(state) -> GroupState:
     return GroupState(**{f.name: getattr(state, f.name) for f in fields(GroupState)})
 
 
+N_BINADES = 82
+"""Binades 2^-41 <= |v| < 2^41 have their own log buckets; the rest share the end ones."""
+LOWEST_EXPONENT = -40  # frexp exponent of 2^-41
+
+
 def weight_scale(w_max: float, n_rows: int) -> float:
     """Power of two such that the fixed-point sum of all weights stays below 2^62."""
     if w_max <= 0:
@@ -69,14 +77,36 @@ def weight_scale(w_max: float, n_rows: int) -> float:
 
 
 # ------------------------------------------------------------------ kernels
+def log_subdivisions(n_queries: int) -> int:
+    """Log-scale steps per binade in pass 0, within the ``MAX_BUCKETS`` budget."""
+    return max(1, MAX_BUCKETS // (2 * N_BINADES * max(n_queries, 1)))
+
+
+@numba.njit(cache=True, inline="always")
+def _log_bucket(v, subs):
+    """Bucket of v on the value-ordered log scale: negatives, 0, positives."""
+    half = N_BINADES * subs
+    if v == 0.0:
+        return half
+    m, e = math.frexp(abs(v))  # |v| = m 2^e, 0.5 <= m < 1
+    if e < LOWEST_EXPONENT:
+        mag = 0
+    elif e >= LOWEST_EXPONENT + N_BINADES:
+        mag = half - 1
+    else:
+        mag = (e - LOWEST_EXPONENT) * subs + min(int((m - 0.5) * 2.0 * subs), subs - 1)
+    return half + 1 + mag if v > 0 else half - 1 - mag
+
+
 @numba.njit(cache=True)
-def _range_stats(q, v, w, count, weight, vmin, vmax):
+def _log_stats(q, v, w, subs, weight, count, vmin, vmax):
     for i in range(len(q)):
         k = q[i]
-        count[k] += 1
-        weight[k] += w[i]
-        vmin[k] = min(vmin[k], v[i])
-        vmax[k] = max(vmax[k], v[i])
+        b = _log_bucket(v[i], subs)
+        weight[k, b] += w[i]
+        count[k, b] += 1
+        vmin[k, b] = min(vmin[k, b], v[i])
+        vmax[k, b] = max(vmax[k, b], v[i])
 
 
 @numba.njit(cache=True, inline="always")
@@ -119,11 +149,11 @@ def _route(q, v, w, lo, hi, slot_of_query, ship, edges, start, inv_width,
 
 # ------------------------------------------------------------ worker side
 def _open(state, source, scale, n_queries):
-    """Pass 0: cache each partition's (query, value, weight); range stats per query."""
-    count = np.zeros(n_queries, np.int64)
-    weight = np.zeros(n_queries, np.int64)
-    vmin = np.full(n_queries, np.inf)
-    vmax = np.full(n_queries, -np.inf)
+    """Pass 0: cache each partition's (query, value, weight); log-scale histograms."""
+    subs = log_subdivisions(n_queries)
+    shape = (n_queries, 2 * N_BINADES * subs + 1)
+    weight, count = np.zeros(shape, np.int64), np.zeros(shape, np.int64)
+    vmin, vmax = np.full(shape, np.inf), np.full(shape, -np.inf)
     caches = []
     for i, shard in enumerate(state.shards):
         rows = state.rows[i] if state.rows else None
@@ -133,10 +163,10 @@ def _open(state, source, scale, n_queries):
         keep = (q >= 0) & (wi > 0)
         # + 0.0 turns -0.0 into 0.0: the answer must not depend on which zero comes first
         q, v, wi = q[keep].astype(np.int32), np.asarray(v, np.float64)[keep] + 0.0, wi[keep]
-        _range_stats(q, v, wi, count, weight, vmin, vmax)
+        _log_stats(q, v, wi, subs, weight, count, vmin, vmax)
         caches.append((q, v, wi))
     fields_ = {f.name: getattr(state, f.name) for f in fields(GroupState)}
-    return _Searching(**fields_, search=tuple(caches)), (count, weight, vmin, vmax)
+    return _Searching(**fields_, search=tuple(caches)), (weight, count, vmin, vmax)
 
 
 def _refine(state, lo, hi, slot_of_query, edges, start, inv_width, ship):
@@ -194,30 +224,21 @@ class _Query:
     done: bool = False
 
 
-def _sum_range_stats(smalls, n_queries):
-    count = np.zeros(n_queries, np.int64)
-    weight = np.zeros(n_queries, np.int64)
-    vmin = np.full(n_queries, np.inf)
-    vmax = np.full(n_queries, -np.inf)
-    for c, w, lo, hi in smalls:
-        count += c
-        weight += w
-        np.minimum(vmin, lo, out=vmin)
-        np.maximum(vmax, hi, out=vmax)
-    return count, weight, vmin, vmax
-
-
 def _open_queries(smalls, alphas, n_queries) -> list[_Query]:
-    count, weight, vmin, vmax = _sum_range_stats(smalls, n_queries)
+    """Queries after pass 0: each narrowed to its target's log bucket."""
+    weight = sum(s[0] for s in smalls)
+    count = sum(s[1] for s in smalls)
+    vmin = np.minimum.reduce([s[2] for s in smalls])
+    vmax = np.maximum.reduce([s[3] for s in smalls])
     queries = []
     for k in range(n_queries):
-        f = Fraction(float(alphas[k])) * int(weight[k])
+        f = Fraction(float(alphas[k])) * int(weight[k].sum())
         target = max(1, -(-f.numerator // f.denominator))
-        qu = _Query(target, float(vmin[k]), float(vmax[k]), count=int(count[k]))
-        if count[k] == 0:
+        qu = _Query(target, -np.inf, np.inf, count=int(count[k].sum()))
+        if qu.count == 0:
             qu.done = True
-        elif vmin[k] == vmax[k]:
-            qu.result, qu.done = float(vmin[k]), True
+        else:
+            _narrow(qu, weight[k], count[k], vmin[k], vmax[k])
         queries.append(qu)
     return queries
 

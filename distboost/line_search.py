@@ -74,14 +74,16 @@ class AbsoluteResiduals:
 
 
 class LeafResiduals:
-    """Residuals y - f of the in-bag rows, query = leaf of tree 0 (one output)."""
+    """Residuals y - f of the in-bag rows; query = rank of the row's leaf in tree 0
+    (one output), so that the queries are the leaves only."""
 
-    def __init__(self, packed):
-        self.packed = packed
+    def __init__(self, packed, rank_of_node):
+        self.packed, self.rank = packed, rank_of_node
 
     def __call__(self, shard, rows, positions):
         leaves = round_leaves(shard, positions, self.packed)[0]
-        return leaves.astype(np.int64), shard.y - rows[0], shard.w
+        query = np.where(leaves >= 0, self.rank[np.maximum(leaves, 0)], -1)
+        return query, shard.y - rows[0], shard.w
 
 
 # ----------------------------------------------------- exact per-leaf sums
@@ -208,9 +210,9 @@ def leaf_values(engine, loss, trees, packed, learning_rate) -> list[Tree]:
         sums = leaf_sums(engine, packed, LossSums(loss), max_nodes, "leaf-sums")
         gammas = np.array([loss.leaf_value([s[k] for s in sums]) for k in range(n_queries)])
     elif loss.leaf_rule == "quantile":
-        gammas = weighted_quantiles(engine, LeafResiduals(packed), loss.alpha, n_queries, "leaf-quantile")
+        gammas = _leaf_quantiles(engine, trees[0], packed, loss.alpha, "leaf-quantile")
     elif loss.leaf_rule == "huber":
-        medians = weighted_quantiles(engine, LeafResiduals(packed), 0.5, n_queries, "leaf-median")
+        medians = _leaf_quantiles(engine, trees[0], packed, 0.5, "leaf-median")
         medians = np.where(np.isnan(medians), 0.0, medians)
         num, den = leaf_sums(engine, packed, ClippedDeviations(medians, loss.delta), max_nodes,
                              "leaf-huber")
@@ -218,6 +220,17 @@ def leaf_values(engine, loss, trees, packed, learning_rate) -> list[Tree]:
     else:
         raise ValueError(f"unknown leaf rule {loss.leaf_rule!r}")
     return _with_leaf_values(trees, gammas, max_nodes, learning_rate)
+
+
+def _leaf_quantiles(engine, tree, packed, alpha, name) -> np.ndarray:
+    """Weighted alpha-quantile of the residuals of each leaf, indexed by node id."""
+    leaf_nodes = np.flatnonzero(tree.nodes["is_leaf"] == 1)
+    rank = np.full(len(tree.nodes), -1, np.int64)
+    rank[leaf_nodes] = np.arange(len(leaf_nodes))
+    per_leaf = weighted_quantiles(engine, LeafResiduals(packed, rank), alpha, len(leaf_nodes), name)
+    out = np.full(len(tree.nodes), np.nan)
+    out[leaf_nodes] = per_leaf
+    return out
 
 
 def init_quantile(engine, alpha) -> float:
