@@ -23,10 +23,12 @@ Algorithm: a distributed quickselect on value ranges.
 
 After each pass the driver keeps, per query, the bucket in which the
 cumulative weight first reaches alpha W_q; its [min, max] becomes the new
-range. A bucket with
-  one distinct value is the answer; one with at most ``MAX_SHIP`` rows has
-  its rows shipped in the next pass and the driver finishes by sorting them.
-  Workers drop cached rows outside the new ranges, so later passes are cheap.
+range. A bucket with one distinct value is the answer; one with at most
+``MAX_SHIP`` rows has its rows shipped in the next pass (at most
+``MAX_SHIP_TOTAL`` per pass) and the driver finishes by sorting them.
+Workers drop cached rows outside the new ranges, so later passes are cheap.
+Residuals are dense on a log scale, so most selections end after pass 0 and
+one shipping pass.
 
 Weights are fixed-point integers (``round(w * scale)``, int64, as the
 engine's statistics): sums are exact in any order, so the answer is the
