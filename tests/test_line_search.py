@@ -113,6 +113,17 @@ def test_selection_is_exact_for_any_partitioning(monkeypatch, ship, ship_total):
         assert results[1][0] == results[3][0] == lower_quantile(y, w, alpha)
 
 
+def test_selection_takes_two_passes_on_typical_data():
+    rng = np.random.default_rng(2)
+    X, y, w = rng.normal(size=(50_000, 2)), rng.normal(size=50_000), np.ones(50_000)
+    engine = _engine(X, y, w, 3)
+    calls, apply = [], engine.apply
+    engine.apply = lambda fn, name, *a: calls.append(name) or apply(fn, name, *a)
+    result = _select.weighted_quantiles(engine, TargetValues(), 0.9, 1)
+    assert result[0] == lower_quantile(y, w, 0.9)
+    assert calls == ["select-range", "select-refine"]
+
+
 def test_selection_leaves_no_cached_rows(monkeypatch):
     monkeypatch.setattr(_select, "MAX_SHIP", 3)
     X, y, w = sorted_by_target(500)
