@@ -32,6 +32,9 @@ from ..tree import pack_trees
 from ._predict import predict_any
 from ._tree_estimator import TreeEnsembleBase
 
+REBASE_EVERY = 25
+"""Rounds between rebuilding the weights on the workers from the model, which
+bounds the chain of tasks a lost worker's weights are recomputed from."""
 GUESS_TOLERANCE = 1e-12
 """err within this of 1 - 1/K counts as guessing (rounding would give alpha ~ 1e-16)."""
 PROBA_FLOOR = np.finfo(np.float64).eps
@@ -130,8 +133,12 @@ class AdaBoostClassifier(TreeEnsembleBase):
         engine.set_rows(AdaBoostLearner(k), total_weight, None)
         features = np.arange(engine.schema.n_features)
         masks = np.ones((1, len(features)), bool)
-        trees, alphas, errors, pending = [], [], [], None
+        trees, alphas, errors, pending, history = [], [], [], None, []
         for m in range(self.n_estimators):
+            if m % REBASE_EVERY == 0 and pending is not None:
+                # weights from the model so far: cuts the chain of tasks behind them
+                engine.set_rows(AdaBoostLearner(k), total_weight, history)
+                pending = None
             root, _, _ = engine.start_round(AdaBoostLearner(k), pending, False, m, features)
             criterion = ImpurityCriterion(k, self.criterion, AdaBoostLearner.scale)
             tree = grow_trees(engine, root, features, masks, criterion, self._growth())[0]
@@ -151,6 +158,7 @@ class AdaBoostClassifier(TreeEnsembleBase):
             if err <= 0.0:
                 break  # a perfect weak learner: the weights cannot change any more
             pending = self._weight_update(tree, err, alpha, w_sum, wu_sum)
+            history.append(pending)
         self._set_model_attributes(trees, k)
         self.estimator_weights_ = np.asarray(alphas)
         self.estimator_errors_ = np.asarray(errors)
