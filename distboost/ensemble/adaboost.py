@@ -130,38 +130,50 @@ class AdaBoostClassifier(TreeEnsembleBase):
         total_weight = engine.exact_sums(_weights)[0]
         if total_weight <= 0:
             raise ValueError("sample_weight sums to zero; nothing to fit")
-        engine.set_rows(AdaBoostLearner(k), total_weight, None)
-        features = np.arange(engine.schema.n_features)
-        masks = np.ones((1, len(features)), bool)
+        engine.set_rows(AdaBoostLearner(k), total_weight, None)  # 1. w_i = 1/N
         trees, alphas, errors, pending, history = [], [], [], None, []
         for m in range(self.n_estimators):
             if m % REBASE_EVERY == 0 and pending is not None:
                 # weights from the model so far: cuts the chain of tasks behind them
                 engine.set_rows(AdaBoostLearner(k), total_weight, history)
                 pending = None
-            root, _, _ = engine.start_round(AdaBoostLearner(k), pending, False, m, features)
-            criterion = ImpurityCriterion(k, self.criterion, AdaBoostLearner.scale)
-            tree = grow_trees(engine, root, features, masks, criterion, self._growth())[0]
-            err, w_sum, wu_sum = self._round_error(engine, tree)
-            if self.algorithm == "SAMME" and err >= 1.0 - 1.0 / k - GUESS_TOLERANCE:
-                if m == 0:
-                    raise ValueError(
-                        f"the first weak learner's weighted error {err:.4f} is no better than "
-                        f"guessing (>= 1 - 1/K = {1 - 1 / k:.4f}); AdaBoost cannot start: use "
-                        f"larger trees (max_depth / max_leaf_nodes) or check the features"
-                    )
+            tree = self._fit_weak_learner(engine, pending, m)  # 2(a), after m-1's 2(d)
+            err, w_sum, wu_sum = self._round_error(engine, tree)  # 2(b)
+            if self._no_better_than_guessing(err, m):
                 break  # SAMME stops: alpha would be <= 0 (Zhu et al. 2009, sec. 2)
-            alpha = self._estimator_weight(err, alphas)
+            alpha = self._estimator_weight(err, alphas)  # 2(c)
             trees.append(tree)
             alphas.append(alpha)
             errors.append(err)
             if err <= 0.0:
                 break  # a perfect weak learner: the weights cannot change any more
-            pending = self._weight_update(tree, err, alpha, w_sum, wu_sum)
+            pending = self._weight_update(tree, err, alpha, w_sum, wu_sum)  # 2(d)
             history.append(pending)
         self._set_model_attributes(trees, k)
         self.estimator_weights_ = np.asarray(alphas)
         self.estimator_errors_ = np.asarray(errors)
+
+    def _fit_weak_learner(self, engine, pending, m):
+        """Apply the pending weight update, then grow T_m on the class-weight histograms."""
+        k = self.n_classes_
+        features = np.arange(engine.schema.n_features)
+        root, _, _ = engine.start_round(AdaBoostLearner(k), pending, False, m, features)
+        criterion = ImpurityCriterion(k, self.criterion, AdaBoostLearner.scale)
+        masks = np.ones((1, len(features)), bool)
+        return grow_trees(engine, root, features, masks, criterion, self._growth())[0]
+
+    def _no_better_than_guessing(self, err: float, m: int) -> bool:
+        """SAMME needs err < 1 - 1/K (alpha > 0); refuse to start without it."""
+        k = self.n_classes_
+        if self.algorithm != "SAMME" or err < 1.0 - 1.0 / k - GUESS_TOLERANCE:
+            return False
+        if m == 0:
+            raise ValueError(
+                f"the first weak learner's weighted error {err:.4f} is no better than "
+                f"guessing (>= 1 - 1/K = {1 - 1 / k:.4f}); AdaBoost cannot start: use "
+                f"larger trees (max_depth / max_leaf_nodes) or check the features"
+            )
+        return True
 
     def _round_error(self, engine, tree):
         """err_m (step 2b) and the weight sums, exactly, from the workers."""
