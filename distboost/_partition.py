@@ -114,8 +114,11 @@ def make_shard(X, y, w, schema: Schema, mapper: BinMapper, classes, first_row: i
 
 
 def sum_arrays(arrays):
-    """Sum of a list of histograms (exact: integers)."""
-    total = arrays[0].copy()
+    """Sum of a list of freshly gathered histograms (exact: integers).
+
+    The first array is reused for the total: callers pass results they own.
+    """
+    total = arrays[0]
     for a in arrays[1:]:
         total += a
     return total

@@ -91,7 +91,7 @@ class TreeGrower:
             root.hist = root_hist[t]
             self.nodes.append([root])
         self.candidates = [[] for _ in range(self.n_trees)]
-        self._evaluate([(t, self.nodes[t][0]) for t in range(self.n_trees)])
+        self._evaluate([(t, self.nodes[t][0]) for t in range(self.n_trees)], root_hist)
 
     # ------------------------------------------------------------------ loop
     def grow(self) -> list[Tree]:
@@ -147,15 +147,21 @@ class TreeGrower:
         if not to_build:
             return
         hist = self.build_level(*self._wave_arrays(chosen, to_build))
+        # children's histograms go straight into one block, in node order
+        # (left, right), whatever child was built: the larger by subtraction
+        block = np.empty((2 * len(to_derive),) + hist.shape[1:], hist.dtype)
         new = []
         for slot, (t, parent, small, large) in enumerate(to_derive):
-            small.hist = hist[slot]
-            large.hist = parent.hist - small.hist
+            for n in sorted((small, large), key=lambda n: n.id):
+                k = len(new)
+                if n is small:
+                    block[k] = hist[slot]
+                else:
+                    np.subtract(parent.hist, hist[slot], out=block[k])
+                n.hist = block[k]
+                new.append((t, n))
             parent.hist = None
-            # evaluate in node order (left, right), whatever child was built
-            new += [(t, n) for n in sorted((small, large), key=lambda n: n.id)
-                    if self._splittable(n)]
-        self._evaluate(new)
+        self._evaluate(new, block)
 
     def _wave_arrays(self, chosen, to_build):
         """Split tables and output slots for the partitions."""
@@ -175,27 +181,31 @@ class TreeGrower:
             slot_of_node[t, node.id] = slot
         return (split_of_node, feature, goes_left, left, right), slot_of_node, len(to_build)
 
-    def _evaluate(self, pairs):
-        """Best split of each node; nodes with positive gain become candidates."""
-        for _, n in pairs:
-            if not self._splittable(n):
+    def _evaluate(self, pairs, block):
+        """Best split of each node; nodes with positive gain become candidates.
+
+        ``block[k]`` is the histogram of ``pairs[k]``; nodes that may not split
+        are scanned with no feature allowed (so no copy of the block is made).
+        """
+        splittable = np.array([self._splittable(n) for _, n in pairs], bool)
+        if not splittable.any():
+            for _, n in pairs:
                 n.hist = None
-        pairs = [(t, n) for t, n in pairs if n.hist is not None]
-        if not pairs:
             return
-        hist = np.stack([n.hist for _, n in pairs])
+        hist = block
         totals = np.stack([n.totals for _, n in pairs])
         masks = np.stack([
             self.masks[t] if self.node_features is None else self.node_features(t, n.depth, n.id)
             for t, n in pairs
         ])
+        masks[~splittable] = False
         if hasattr(self.criterion, "node_features"):  # per-node feature sampling (forests)
             masks = self.criterion.node_features(masks, hist, [(t, n.id) for t, n in pairs])
         gain, feature, split_bin, missing_left = self.criterion.best_splits(
             hist, totals, masks, self.mapper
         )
         for k, (t, node) in enumerate(pairs):
-            if np.isfinite(gain[k]) and gain[k] > 0:
+            if splittable[k] and np.isfinite(gain[k]) and gain[k] > 0:
                 node.gain, node.feature = float(gain[k]), int(feature[k])
                 node.split_bin, node.missing_left = int(split_bin[k]), bool(missing_left[k])
                 self.candidates[t].append(node)
