@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from . import _exact
-from .histogram import build_histograms, split_and_build
+from .histogram import root_histograms, split_and_build
 
 
 @dataclass(frozen=True)
@@ -69,9 +69,7 @@ def start_round(state: GroupState, learner, packed_trees, metric: bool, round_in
         if metric:
             sums.append(learner.metric_sums(shard, row))
         st, pos = learner.row_stats(shard, row, round_index)
-        n_trees = st.shape[0]
-        roots = np.arange(n_trees, dtype=np.int32)[:, None]
-        hh = build_histograms(shard.X_binned, st, pos, roots, n_trees, features)
+        hh = root_histograms(shard.X_binned, st, pos, features)
         stats.append(st)
         positions.append(pos)
         hist = hh if hist is None else _add(hist, hh)

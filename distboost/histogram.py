@@ -53,13 +53,21 @@ def _gather_stats(stats, row_tree, row_index):
 
 @numba.njit(parallel=True, cache=True)
 def _accumulate3(X_binned, gathered, features, row_index, row_slot, hist):
-    """Three statistics (g, h, count), unrolled: the gradient boosting hot loop."""
+    """Three statistics (g, h, count): the gradient boosting hot loop.
+
+    Each feature's codes of the selected rows are first copied into a
+    contiguous buffer, so the accumulation loop streams.
+    """
+    m = len(row_index)
     for k in numba.prange(len(features)):
         f = features[k]
         codes = X_binned[f]
+        compact = np.empty(m, np.uint8)
+        for r in range(m):
+            compact[r] = codes[row_index[r]]
         h = hist[:, f]
-        for r in range(len(row_index)):
-            b = codes[row_index[r]]
+        for r in range(m):
+            b = compact[r]
             s = row_slot[r]
             h[s, b, 0] += gathered[r, 0]
             h[s, b, 1] += gathered[r, 1]
@@ -79,6 +87,56 @@ def _accumulate(X_binned, gathered, features, row_index, row_slot, hist):
             s = row_slot[r]
             for j in range(n_stats):
                 h[s, b, j] += gathered[r, j]
+
+
+@numba.njit(parallel=True, cache=True)
+def _root3(X_binned, stats, positions, features, hist):
+    """Root histograms of every tree: rows stream in order, no index lists."""
+    n_trees, n_rows = positions.shape
+    for k in numba.prange(len(features)):
+        f = features[k]
+        codes = X_binned[f]
+        for t in range(n_trees):
+            h = hist[t, f]
+            st = stats[t]
+            pos = positions[t]
+            for i in range(n_rows):
+                if pos[i] >= 0:
+                    b = codes[i]
+                    h[b, 0] += st[i, 0]
+                    h[b, 1] += st[i, 1]
+                    h[b, 2] += st[i, 2]
+
+
+@numba.njit(parallel=True, cache=True)
+def _root_any(X_binned, stats, positions, features, hist):
+    n_trees, n_rows = positions.shape
+    n_stats = stats.shape[2]
+    for k in numba.prange(len(features)):
+        f = features[k]
+        codes = X_binned[f]
+        for t in range(n_trees):
+            h = hist[t, f]
+            st = stats[t]
+            pos = positions[t]
+            for i in range(n_rows):
+                if pos[i] >= 0:
+                    b = codes[i]
+                    for j in range(n_stats):
+                        h[b, j] += st[i, j]
+
+
+def root_histograms(X_binned, stats, positions, features):
+    """Histograms of the root of every tree (node 0 = slot t for tree t).
+
+    Same result as ``build_histograms`` with every tree's root as its slot,
+    but rows stream in order: the level that visits every row is the fastest.
+    """
+    n_trees = positions.shape[0]
+    hist = np.zeros((n_trees, X_binned.shape[0], MAX_BINS, stats.shape[2]), dtype=STAT_DTYPE)
+    kernel = _root3 if stats.shape[2] == 3 else _root_any
+    kernel(X_binned, stats, positions, np.asarray(features, np.int64), hist)
+    return hist
 
 
 def build_histograms(X_binned, stats, positions, slot_of_node, n_slots, features):

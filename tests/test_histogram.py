@@ -109,3 +109,17 @@ def test_fused_split_and_build_equals_the_two_steps():
     np.testing.assert_array_equal(fused_pos, two_pos)
     np.testing.assert_array_equal(fused, two)
     assert fused[0].sum() != 0 and fused[2].sum() != 0
+
+
+def test_root_kernel_equals_the_general_one():
+    from distboost.histogram import root_histograms
+
+    rng = np.random.default_rng(4)
+    X = rng.integers(0, 256, size=(5, 400)).astype(np.uint8)
+    for n_stats in (3, 4):
+        stats = rng.integers(-1000, 1000, size=(2, 400, n_stats)).astype(np.int64)
+        pos = np.where(rng.random((2, 400)) < 0.7, 0, -1).astype(np.int32)
+        roots = np.array([[0], [1]], np.int32)
+        features = np.array([0, 2, 4])
+        expected = build_histograms(X, stats, pos, roots, 2, features)
+        np.testing.assert_array_equal(root_histograms(X, stats, pos, features), expected)
