@@ -10,12 +10,13 @@ The per-row work itself is the learner's (``learner``).
 from __future__ import annotations
 
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, replace
 
 import numpy as np
 
 from . import _exact
-from .histogram import root_histograms, split_and_build
+from .histogram import apply_splits, root_histograms, split_and_build
 
 
 @dataclass(frozen=True)
@@ -77,20 +78,46 @@ def start_round(state: GroupState, learner, packed_trees, metric: bool, round_in
     return new, (hist, _sum_metric(sums) if metric else None, time.perf_counter() - t0)
 
 
-def level(state: GroupState, split_arrays, slot_of_node, n_slots, features):
-    """Apply splits and histogram the requested nodes on every member.
+_POSITIONS: OrderedDict = OrderedDict()
+"""Per worker: node positions after the latest level of the trees being grown,
+keyed by the round-start state. Only a shortcut: on a miss (a new worker, a
+recomputed state) the positions are recomputed from the round's splits, so
+results never depend on it."""
+_POSITIONS_KEPT = 8
 
-    Returns (GroupState, (summed histograms, seconds spent in this task)).
+
+def level(state: GroupState, split_history, slot_of_node, n_slots, features):
+    """Route rows through this level's splits and histogram the requested nodes.
+
+    ``state`` is the round-start state (its positions are the roots'), and
+    ``split_history`` holds the split tables of every level of the round so
+    far, the current one last. The task returns only the small result, so
+    its output can be gathered without another task to pick it out.
+
+    Returns (summed histograms, seconds spent in this task).
     """
-    state = _state(state)
     t0 = time.perf_counter()
+    state = _state(state)
+    depth = len(split_history)
+    key = id(state)
+    cached = _POSITIONS.get(key)
+    if cached is not None and cached[0] is state and cached[1] == depth - 1:
+        before = cached[2]
+    else:
+        before = state.positions
+        for splits in split_history[:-1]:
+            before = tuple(apply_splits(sh.X_binned, pos, *splits) for sh, pos in zip(state.shards, before))
     positions, hist = [], None
-    for shard, st, pos in zip(state.shards, state.stats, state.positions):
-        pos, hh = split_and_build(shard.X_binned, st, pos, split_arrays, slot_of_node, n_slots,
-                                  features)
+    for shard, st, pos in zip(state.shards, state.stats, before):
+        pos, hh = split_and_build(shard.X_binned, st, pos, split_history[-1], slot_of_node,
+                                  n_slots, features)
         positions.append(pos)
         hist = hh if hist is None else _add(hist, hh)
-    return replace(state, positions=tuple(positions)), (hist, time.perf_counter() - t0)
+    _POSITIONS[key] = (state, depth, tuple(positions))
+    _POSITIONS.move_to_end(key)
+    while len(_POSITIONS) > _POSITIONS_KEPT:
+        _POSITIONS.popitem(last=False)
+    return hist, time.perf_counter() - t0
 
 
 def finish(state: GroupState, learner, packed_trees, metric: bool):

@@ -144,6 +144,7 @@ class Engine:
         """
         t0 = time.perf_counter()
         self.ex.set_round(round_index)
+        self._split_history = []
         out = self.ex.call(self.groups, _group.start_round, "round-start", learner, packed_trees,
                            train_metric, round_index, features)
         self.groups = out  # (state, result) pairs: the next wave takes the state itself
@@ -160,12 +161,18 @@ class Engine:
         return hist, tm, evals
 
     def level(self, split_arrays, slot_of_node, n_slots, features):
-        """Apply splits; return the summed histograms of the nodes to build."""
+        """Apply splits; return the summed histograms of the nodes to build.
+
+        The group states stay those of the round start: each level task
+        returns only its histograms (one hop less per wave) and gets the
+        round's earlier splits to rebuild positions should its worker have
+        lost them.
+        """
         t0 = time.perf_counter()
-        out = self.ex.call(self.groups, _group.level, "histogram", split_arrays, slot_of_node,
-                           n_slots, features)
-        self.groups = out
-        results = self.ex.gather(self.ex.getitem(out, 1, "level-histogram"))
+        self._split_history.append(split_arrays)
+        out = self.ex.call(self.groups, _group.level, "histogram", tuple(self._split_history),
+                           slot_of_node, n_slots, features)
+        results = self.ex.gather(out)
         hist = _partition.sum_arrays([r[0] for r in results])
         self.timings["kernels"] += max(r[1] for r in results)
         self.timings["histograms"] += time.perf_counter() - t0
