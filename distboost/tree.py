@@ -124,74 +124,9 @@ def _bit_is_set(bitsets, row, code):
     return (bitsets[row, code >> 6] >> np.uint64(code & 63)) & np.uint64(1)
 
 
-@numba.njit(parallel=True, cache=True)
-def predict_raw(X, nodes, roots, bitsets, tree_output, out):
-    """Add every tree's leaf value to ``out[tree_output[t], i]``.
-
-    Parameters
-    ----------
-    X : ndarray of shape (n_rows, n_features), float64; NaN = missing,
-        categorical features as codes
-    nodes, roots, bitsets : from ``pack_trees``
-    tree_output : ndarray of shape (n_trees,), int64
-        Output (class) each tree adds to.
-    out : ndarray of shape (n_outputs, n_rows), float64, updated in place
-    """
-    n = X.shape[0]
-    for i in numba.prange(n):
-        for t in range(len(roots)):
-            k = roots[t]
-            while not nodes[k]["is_leaf"]:
-                node = nodes[k]
-                x = X[i, node["feature"]]
-                if np.isnan(x):
-                    left = node["missing_left"]
-                elif node["is_categorical"]:
-                    code = int(x)
-                    if code < 0 or code >= MISSING_BIN:
-                        left = node["missing_left"]
-                    else:
-                        left = _bit_is_set(bitsets, node["cat_index"], code)
-                else:
-                    left = x <= node["threshold"]
-                k = node["left"] if left else node["right"]
-            out[tree_output[t], i] += nodes[k]["value"]
-
-
-@numba.njit(parallel=True, cache=True)
-def predict_binned(X_binned, nodes, roots, bitsets, tree_output, out):
-    """``predict_raw`` on binned data of shape (n_features, n_rows), uint8."""
-    n = X_binned.shape[1]
-    for i in numba.prange(n):
-        for t in range(len(roots)):
-            k = roots[t]
-            while not nodes[k]["is_leaf"]:
-                node = nodes[k]
-                b = X_binned[node["feature"], i]
-                if b == MISSING_BIN:
-                    left = node["missing_left"]
-                elif node["is_categorical"]:
-                    left = _bit_is_set(bitsets, node["cat_index"], b)
-                else:
-                    left = b <= node["bin_threshold"]
-                k = node["left"] if left else node["right"]
-            out[tree_output[t], i] += nodes[k]["value"]
-
-
-def pack_leaf_values(trees: list[Tree], values=None) -> np.ndarray:
-    """Vector leaf values of ``pack_trees(trees)``'s nodes, shape (n_total_nodes, K).
-
-    ``values`` (one (n_nodes, K) array per tree) replaces the trees' own
-    ``leaf_values``, e.g. with a re-coding of each leaf's class.
-    """
-    values = [t.leaf_values for t in trees] if values is None else values
-    if not trees:
-        return np.zeros((0, 1))
-    return np.ascontiguousarray(np.concatenate(values), np.float64)
-
-
 @numba.njit(cache=True, inline="always")
 def _leaf_raw(X, i, nodes, k, bitsets):
+    """Packed index of the leaf row i of raw X reaches from node k."""
     while not nodes[k]["is_leaf"]:
         node = nodes[k]
         x = X[i, node["feature"]]
@@ -211,6 +146,7 @@ def _leaf_raw(X, i, nodes, k, bitsets):
 
 @numba.njit(cache=True, inline="always")
 def _leaf_binned(X_binned, i, nodes, k, bitsets):
+    """Packed index of the leaf row i of binned X reaches from node k."""
     while not nodes[k]["is_leaf"]:
         node = nodes[k]
         b = X_binned[node["feature"], i]
@@ -222,6 +158,47 @@ def _leaf_binned(X_binned, i, nodes, k, bitsets):
             left = b <= node["bin_threshold"]
         k = node["left"] if left else node["right"]
     return k
+
+
+@numba.njit(parallel=True, cache=True)
+def predict_raw(X, nodes, roots, bitsets, tree_output, out):
+    """Add every tree's leaf value to ``out[tree_output[t], i]``.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_rows, n_features), float64; NaN = missing,
+        categorical features as codes
+    nodes, roots, bitsets : from ``pack_trees``
+    tree_output : ndarray of shape (n_trees,), int64
+        Output (class) each tree adds to.
+    out : ndarray of shape (n_outputs, n_rows), float64, updated in place
+    """
+    n = X.shape[0]
+    for i in numba.prange(n):
+        for t in range(len(roots)):
+            out[tree_output[t], i] += nodes[_leaf_raw(X, i, nodes, roots[t], bitsets)]["value"]
+
+
+@numba.njit(parallel=True, cache=True)
+def predict_binned(X_binned, nodes, roots, bitsets, tree_output, out):
+    """``predict_raw`` on binned data of shape (n_features, n_rows), uint8."""
+    n = X_binned.shape[1]
+    for i in numba.prange(n):
+        for t in range(len(roots)):
+            k = _leaf_binned(X_binned, i, nodes, roots[t], bitsets)
+            out[tree_output[t], i] += nodes[k]["value"]
+
+
+def pack_leaf_values(trees: list[Tree], values=None) -> np.ndarray:
+    """Vector leaf values of ``pack_trees(trees)``'s nodes, shape (n_total_nodes, K).
+
+    ``values`` (one (n_nodes, K) array per tree) replaces the trees' own
+    ``leaf_values``, e.g. with a re-coding of each leaf's class.
+    """
+    values = [t.leaf_values for t in trees] if values is None else values
+    if not trees:
+        return np.zeros((0, 1))
+    return np.ascontiguousarray(np.concatenate(values), np.float64)
 
 
 @numba.njit(parallel=True, cache=True)
@@ -286,15 +263,4 @@ def leaf_indices_binned(X_binned, nodes, roots, bitsets, out):
     n = X_binned.shape[1]
     for i in numba.prange(n):
         for t in range(len(roots)):
-            k = roots[t]
-            while not nodes[k]["is_leaf"]:
-                node = nodes[k]
-                b = X_binned[node["feature"], i]
-                if b == MISSING_BIN:
-                    left = node["missing_left"]
-                elif node["is_categorical"]:
-                    left = _bit_is_set(bitsets, node["cat_index"], b)
-                else:
-                    left = b <= node["bin_threshold"]
-                k = node["left"] if left else node["right"]
-            out[t, i] = k - roots[t]
+            out[t, i] = _leaf_binned(X_binned, i, nodes, roots[t], bitsets) - roots[t]
