@@ -43,40 +43,58 @@ def _score(g, h, reg_lambda):
     return g * g / (h + reg_lambda)
 
 
+@numba.njit(cache=True, inline="always")
+def _candidate_gain(gl, hl, cl, miss, missing_left, total, scale_g, scale_h, lam, mcw, min_count,
+                    parent_score):
+    """Gain of the split whose left side holds (gl, hl, cl) plus, if
+    ``missing_left``, the missing bin; -inf where a child is too small."""
+    if missing_left:
+        gl, hl, cl = gl + miss[G], hl + miss[H], cl + miss[C]
+    if cl < min_count or total[C] - cl < min_count:
+        return -np.inf, cl
+    fh_l = hl / scale_h
+    fh_r = (total[H] - hl) / scale_h
+    if fh_l < mcw or fh_r < mcw:
+        return -np.inf, cl
+    gain = 0.5 * (
+        _score(gl / scale_g, fh_l, lam)
+        + _score((total[G] - gl) / scale_g, fh_r, lam)
+        - parent_score
+    )
+    return gain, cl
+
+
 @numba.njit(cache=True)
-def _scan_numeric(hist_f, n_bins, total, scale_g, scale_h, lam, mcw, min_count, parent_score):
-    """Best "bin <= b" split of one numeric feature; returns (gain, b, missing_left)."""
-    best_gain, best_bin, best_missing_left = -np.inf, -1, False
+def _scan_order(hist_f, order, total, scale_g, scale_h, lam, mcw, min_count, parent_score):
+    """Best split "first k bins of ``order`` left" (k >= 1), the missing bin
+    tried on both sides; returns (gain, k - 1, missing_left)."""
+    best_gain, best_k, best_missing_left = -np.inf, -1, False
     miss = hist_f[MISSING_BIN]
     gl = np.int64(0)
     hl = np.int64(0)
     cl = np.int64(0)
-    for b in range(n_bins - 1):
+    for k in range(len(order) - 1):
+        b = order[k]
         gl += hist_f[b, G]
         hl += hist_f[b, H]
         cl += hist_f[b, C]
         for missing_left in (False, True):
             if missing_left and miss[C] == 0:
                 continue
-            g_l = gl + miss[G] if missing_left else gl
-            h_l = hl + miss[H] if missing_left else hl
-            c_l = cl + miss[C] if missing_left else cl
-            c_r = total[C] - c_l
-            if c_l < min_count or c_r < min_count:
-                continue
-            fh_l = h_l / scale_h
-            fh_r = (total[H] - h_l) / scale_h
-            if fh_l < mcw or fh_r < mcw:
-                continue
-            gain = 0.5 * (
-                _score(g_l / scale_g, fh_l, lam)
-                + _score((total[G] - g_l) / scale_g, fh_r, lam)
-                - parent_score
-            )
+            gain, c_l = _candidate_gain(gl, hl, cl, miss, missing_left, total, scale_g, scale_h,
+                                        lam, mcw, min_count, parent_score)
             if gain > best_gain:
-                best_gain, best_bin = gain, b
-                best_missing_left = missing_left if miss[C] > 0 else c_l >= c_r
-    return best_gain, best_bin, best_missing_left
+                best_gain, best_k = gain, k
+                # without missing values in the node, missing goes to the larger child
+                best_missing_left = missing_left if miss[C] > 0 else c_l >= total[C] - c_l
+    return best_gain, best_k, best_missing_left
+
+
+@numba.njit(cache=True)
+def _scan_numeric(hist_f, n_bins, total, scale_g, scale_h, lam, mcw, min_count, parent_score):
+    """Best "bin <= b" split of one numeric feature; returns (gain, b, missing_left)."""
+    return _scan_order(hist_f, np.arange(n_bins), total, scale_g, scale_h, lam, mcw, min_count,
+                       parent_score)
 
 
 @numba.njit(cache=True)
@@ -98,38 +116,9 @@ def category_order(hist_f, n_categories, scale_g, scale_h, lam):
 def _scan_categorical(hist_f, n_categories, total, scale_g, scale_h, lam, mcw, min_count, parent_score):
     """Best prefix of the sorted categories; returns (gain, prefix_length, missing_left)."""
     order = category_order(hist_f, n_categories, scale_g, scale_h, lam)
-    best_gain, best_len, best_missing_left = -np.inf, -1, False
-    miss = hist_f[MISSING_BIN]
-    gl = np.int64(0)
-    hl = np.int64(0)
-    cl = np.int64(0)
-    for k in range(len(order) - 1):
-        c = order[k]
-        gl += hist_f[c, G]
-        hl += hist_f[c, H]
-        cl += hist_f[c, C]
-        for missing_left in (False, True):
-            if missing_left and miss[C] == 0:
-                continue
-            g_l = gl + miss[G] if missing_left else gl
-            h_l = hl + miss[H] if missing_left else hl
-            c_l = cl + miss[C] if missing_left else cl
-            c_r = total[C] - c_l
-            if c_l < min_count or c_r < min_count:
-                continue
-            fh_l = h_l / scale_h
-            fh_r = (total[H] - h_l) / scale_h
-            if fh_l < mcw or fh_r < mcw:
-                continue
-            gain = 0.5 * (
-                _score(g_l / scale_g, fh_l, lam)
-                + _score((total[G] - g_l) / scale_g, fh_r, lam)
-                - parent_score
-            )
-            if gain > best_gain:
-                best_gain, best_len = gain, k + 1
-                best_missing_left = missing_left if miss[C] > 0 else c_l >= c_r
-    return best_gain, best_len, best_missing_left
+    gain, k, missing_left = _scan_order(hist_f, order, total, scale_g, scale_h, lam, mcw,
+                                        min_count, parent_score)
+    return gain, k + 1, missing_left
 
 
 @numba.njit(cache=True)
