@@ -14,6 +14,7 @@ from .._input import to_matrix, to_vector
 from .._params import ParamsMixin
 from ..engine import Engine
 from ..tree import pack_leaf_values, pack_trees, predict_leaf_vectors, predict_raw
+from ._fitted import set_data_attributes
 from .gradient_boosting import _numba_threads
 
 
@@ -51,18 +52,7 @@ class TreeEnsembleBase(ParamsMixin):
         pass
 
     def _set_data_attributes(self, engine, schema):
-        self._schema = schema
-        self.n_features_in_ = schema.n_features
-        if not all(n == f"f{j}" for j, n in enumerate(schema.feature_names)):
-            self.feature_names_in_ = np.array(schema.feature_names, dtype=object)
-        if self._is_classifier:
-            self.classes_ = np.asarray(engine.classes)
-            self.n_classes_ = len(self.classes_)
-            if self.n_classes_ < 2:
-                raise ValueError(
-                    f"the target has a single class ({self.classes_.tolist()}); a classifier "
-                    f"needs at least two"
-                )
+        set_data_attributes(self, engine, schema)
 
     # ------------------------------------------------------------ predict
     def _check_fitted(self):

@@ -25,6 +25,7 @@ from ..learner import GradientLearner
 from ..losses import make_loss
 from ..splitting import SplitParams
 from ..tree import pack_trees
+from ._fitted import set_data_attributes
 from ._predict import predict_any, raw_scores
 
 
@@ -157,17 +158,7 @@ class _GradientBoosting(ParamsMixin):
         self.bin_mapper_ = engine.mapper
 
     def _set_data_attributes(self, engine, schema):
-        self._schema = schema
-        self.n_features_in_ = schema.n_features
-        if not all(n == f"f{j}" for j, n in enumerate(schema.feature_names)):
-            self.feature_names_in_ = np.array(schema.feature_names, dtype=object)
-        if self._is_classifier:
-            self.classes_ = np.asarray(engine.classes)
-            if len(self.classes_) < 2:
-                raise ValueError(
-                    f"the target has a single class ({self.classes_.tolist()}); a classifier "
-                    f"needs at least two"
-                )
+        set_data_attributes(self, engine, schema)
 
     def _make_loss(self):
         return make_loss(self.loss, len(self.classes_) if self._is_classifier else None, self.alpha)
