@@ -7,7 +7,8 @@ task "regression"). ``--outliers F`` replaces a fraction F of the training
 targets' noise by Cauchy noise (scale 10), the case the robust losses are
 for; the test targets stay clean. Every system trains 100 rounds of depth-6
 trees (LightGBM: 63 leaves), learning rate 0.1, 256 bins, L2 lambda 1,
-2 threads, in memory. Each run is a fresh process (``--child``); systems are
+2 threads, in memory (``distboost.dask``: LocalCluster of 2 workers x 1 thread,
+the arrays in 8 chunks). Each run is a fresh process (``--child``); systems are
 alternated within a repeat. Reported: median train time, data-preparation
 time (binning / DMatrix / Dataset), test MAE and RMSE.
 
@@ -40,6 +41,8 @@ SYSTEMS = {
     "xgboost reg:pseudohubererror": ("xgboost", "reg:pseudohubererror"),
     "lightgbm huber": ("lightgbm", "huber"),
     "distboost squared_error": ("distboost", "squared_error"),
+    "distboost.dask absolute_error": ("distboost.dask", "absolute_error"),
+    "distboost.dask huber": ("distboost.dask", "huber"),
 }
 
 
@@ -112,7 +115,31 @@ def run_lightgbm(objective, X, y, Xt):
             "version": lgb.__version__}
 
 
-RUNNERS = {"distboost": run_distboost, "xgboost": run_xgboost, "lightgbm": run_lightgbm}
+def run_distboost_dask(loss, X, y, Xt):
+    """The same model on LocalCluster(2 workers x 1 thread), data in 8 chunks."""
+    import dask.array as da
+    from distributed import Client, LocalCluster
+
+    import distboost
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None) as cluster, \
+            Client(cluster) as client:
+        rows = -(-len(y) // 8)
+        dX = da.from_array(X, chunks=(rows, X.shape[1])).persist()
+        dy = da.from_array(y, chunks=rows).persist()
+        m = distboost.GradientBoostingRegressor(
+            loss=loss, n_estimators=ROUNDS, max_depth=DEPTH, learning_rate=LR, reg_lambda=LAMBDA,
+            max_bins=256, client=client,
+        )
+        m.fit(dX, dy)
+    t = m.fit_timings_
+    return {"train_s": t["train"], "prepare_s": t["prepare"],
+            "line_search_s": t.get("line_search", 0.0), "pred": m.predict(Xt),
+            "version": distboost.__version__}
+
+
+RUNNERS = {"distboost": run_distboost, "distboost.dask": run_distboost_dask,
+           "xgboost": run_xgboost, "lightgbm": run_lightgbm}
 
 
 def child(args) -> None:
