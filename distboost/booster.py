@@ -30,10 +30,6 @@ from .learner import GradientLearner
 from .splitting import GradientCriterion, SplitParams
 from .tree import pack_trees
 
-REBASE_EVERY = 25
-"""Rounds between recomputing margins from the model, which bounds the chain of
-tasks a lost worker's data would be recomputed from."""
-
 
 @dataclass
 class BoostParams:
@@ -132,7 +128,7 @@ def boost(engine, loss, n_outputs: int, params: BoostParams, base_score, prior_t
     line = params.leaf_estimation == "line_search"
     for r in range(first, first + params.n_rounds):
         t0 = time.perf_counter()
-        if (r - first) % REBASE_EVERY == 0 and r > first:
+        if engine.rebase_due(r - first):
             engine.set_rows(GradientLearner(loss), base_score,
                             pack_rounds(list(prior_trees) + trees[:-1], n_outputs))
         pending_packed = None if pending is None else pack_rounds([pending], n_outputs)

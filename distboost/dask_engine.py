@@ -65,6 +65,10 @@ class DaskExecutor:
     runs one task per group on that worker.
     """
 
+    rebase_every = 50
+    """Rounds between rebuilding row states from the model: bounds the chain
+    of tasks a lost worker's data is recomputed from (see Engine.rebase_due)."""
+
     def __init__(self, client):
         self.client = client
         self.token = uuid.uuid4().hex[:8]

@@ -26,6 +26,8 @@ N_BINNING_SAMPLES = 200_000
 class LocalExecutor:
     """Runs everything in this process, all partitions in one group."""
 
+    rebase_every = None  # no task lineage to cut
+
     def __init__(self, n_jobs: int | None = None):
         self.n_jobs = n_jobs
 
@@ -112,6 +114,17 @@ class Engine:
         return mapper, classes
 
     # ------------------------------------------------------------ row state
+    def rebase_due(self, rounds_done: int) -> bool:
+        """Time to rebuild row states from the model (``set_rows``)?
+
+        On Dask every round's state is computed from the last, so a lost
+        worker's data would be recomputed along that whole chain; rebuilding
+        from the model every ``rebase_every`` rounds bounds it. In process
+        there is nothing to bound.
+        """
+        every = self.ex.rebase_every
+        return bool(every) and rounds_done > 0 and rounds_done % every == 0
+
     def exact_sums(self, fn) -> list[float]:
         """Sums over every row of the arrays ``fn(shard)`` returns, exactly."""
         per_group = self.ex.gather(self.ex.call(self.groups, _group.exact_sums, "sums", fn))

@@ -139,13 +139,12 @@ def test_a_later_round_no_better_than_guessing_stops_and_is_discarded():
 
 @pytest.mark.parametrize("algorithm", ["SAMME", "SAMME.R"])
 def test_weights_rebuilt_from_the_model_are_bit_for_bit_the_same(monkeypatch, algorithm):
-    from distboost.ensemble import adaboost
+    from distboost.engine import LocalExecutor
 
     X, y = nested_spheres(300, 6)
     params = {"n_estimators": 9, "max_depth": 2, "algorithm": algorithm, "learning_rate": 0.5}
-    monkeypatch.setattr(adaboost, "REBASE_EVERY", 1000)
     incremental = AdaBoostClassifier(**params).fit(X, y)
-    monkeypatch.setattr(adaboost, "REBASE_EVERY", 2)
+    monkeypatch.setattr(LocalExecutor, "rebase_every", 2)
     rebuilt = AdaBoostClassifier(**params).fit(X, y)
     np.testing.assert_array_equal(rebuilt.estimator_errors_, incremental.estimator_errors_)
     assert rebuilt.estimators_ == incremental.estimators_

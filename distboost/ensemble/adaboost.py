@@ -32,9 +32,6 @@ from ..tree import pack_trees
 from ._predict import predict_any
 from ._tree_estimator import TreeEnsembleBase
 
-REBASE_EVERY = 25
-"""Rounds between rebuilding the weights on the workers from the model, which
-bounds the chain of tasks a lost worker's weights are recomputed from."""
 GUESS_TOLERANCE = 1e-12
 """err within this of 1 - 1/K counts as guessing (rounding would give alpha ~ 1e-16)."""
 PROBA_FLOOR = np.finfo(np.float64).eps
@@ -133,7 +130,7 @@ class AdaBoostClassifier(TreeEnsembleBase):
         engine.set_rows(AdaBoostLearner(k), total_weight, None)  # 1. w_i = 1/N
         trees, alphas, errors, pending, history = [], [], [], None, []
         for m in range(self.n_estimators):
-            if m % REBASE_EVERY == 0 and pending is not None:
+            if engine.rebase_due(m) and pending is not None:
                 # weights from the model so far: cuts the chain of tasks behind them
                 engine.set_rows(AdaBoostLearner(k), total_weight, history)
                 pending = None
