@@ -7,31 +7,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from distboost._common import NODE_DTYPE
 from distboost.inspection import (
     ice_curves,
     importance_frame,
     partial_dependence,
     relative_importance,
     tree_partial_dependence,
-)
-
-NODE_DTYPE = np.dtype(
-    [
-        ("value", np.float64),
-        ("count", np.int64),
-        ("cover", np.float64),
-        ("feature", np.int32),
-        ("threshold", np.float64),
-        ("bin_threshold", np.uint8),
-        ("missing_left", np.uint8),
-        ("is_categorical", np.uint8),
-        ("cat_index", np.int32),
-        ("left", np.int32),
-        ("right", np.int32),
-        ("gain", np.float64),
-        ("is_leaf", np.uint8),
-        ("depth", np.int32),
-    ]
 )
 
 
