@@ -1,7 +1,9 @@
 """Shared fixtures: one real LocalCluster for the session, dashboards off."""
 
+import itertools
 import os
 
+import numpy as np
 import pytest
 
 os.environ.setdefault("DO_NOT_TRACK", "1")
@@ -25,3 +27,28 @@ def dask_client():
     yield client
     client.close()
     cluster.close()
+
+
+@pytest.fixture
+def partitioned(monkeypatch):
+    """``partitioned(k)``: in-process fits see their rows as k partitions.
+
+    The engine really runs on k partitions (in this process), which is how
+    partition-independence is checked without a cluster.
+    """
+    from distboost import _data
+
+    real = _data.plan
+
+    def use(n_parts):
+        def plan(X, y, w, *args):
+            ex, parts, evals, schema = real(X, y, w, *args)
+            ((Xa, ya, wa),) = parts
+            bounds = np.linspace(0, len(ya), n_parts + 1).astype(int)
+            parts = [(Xa[i:j], ya[i:j], None if wa is None else wa[i:j])
+                     for i, j in itertools.pairwise(bounds)]
+            return ex, parts, evals, schema
+
+        monkeypatch.setattr(_data, "plan", plan)
+
+    return use

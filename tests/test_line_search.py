@@ -7,35 +7,17 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from distboost import GradientBoostingClassifier, GradientBoostingRegressor, _data, _select
+from distboost import GradientBoostingClassifier, GradientBoostingRegressor, _select
 from distboost._input import infer_schema
 from distboost.engine import Engine, LocalExecutor
 from distboost.line_search import TargetValues, grouped_exact_sums
 from distboost.tree import leaf_indices_binned, pack_trees
 
-
 # ----------------------------------------------------------------- helpers
+
+
 def _bounds(n, n_parts):
     return np.linspace(0, n, n_parts + 1).astype(int)
-
-
-@pytest.fixture
-def partitioned(monkeypatch):
-    """``partitioned(k)``: in-process fits see their rows as k partitions."""
-    real = _data.plan
-
-    def use(n_parts):
-        def plan(X, y, w, *args):
-            ex, parts, evals, schema = real(X, y, w, *args)
-            ((Xa, ya, wa),) = parts
-            b = _bounds(len(ya), n_parts)
-            parts = [(Xa[i:j], ya[i:j], None if wa is None else wa[i:j])
-                     for i, j in itertools.pairwise(b)]
-            return ex, parts, evals, schema
-
-        monkeypatch.setattr(_data, "plan", plan)
-
-    return use
 
 
 def _engine(X, y, w, n_parts):

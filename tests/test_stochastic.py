@@ -2,36 +2,12 @@
 and column subsampling by tree, level and node, as functions of
 (random_state, round, row id) only, so models do not depend on partitioning."""
 
-import itertools
 
 import numpy as np
 import pytest
 
-from distboost import GradientBoostingClassifier, GradientBoostingRegressor, _data
+from distboost import GradientBoostingClassifier, GradientBoostingRegressor
 from distboost._colsample import NodeFeatures
-
-
-def _bounds(n, n_parts):
-    return np.linspace(0, n, n_parts + 1).astype(int)
-
-
-@pytest.fixture
-def partitioned(monkeypatch):
-    """``partitioned(k)``: in-process fits see their rows as k partitions."""
-    real = _data.plan
-
-    def use(n_parts):
-        def plan(X, y, w, *args):
-            ex, parts, evals, schema = real(X, y, w, *args)
-            ((Xa, ya, wa),) = parts
-            b = _bounds(len(ya), n_parts)
-            parts = [(Xa[i:j], ya[i:j], None if wa is None else wa[i:j])
-                     for i, j in itertools.pairwise(b)]
-            return ex, parts, evals, schema
-
-        monkeypatch.setattr(_data, "plan", plan)
-
-    return use
 
 
 def data(n=1200, d=8, seed=0):
