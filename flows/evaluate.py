@@ -209,6 +209,92 @@ def _shown_output(est: Any, names: list[str]) -> int | None:
     return None
 
 
+def _importance_section(est, out: Path):
+    """Importance table rows and bar chart; the frame ranks the features."""
+    from distboost import plotting
+
+    frame = _importance(est)
+    if frame is None:
+        frame = pd.DataFrame({"gain": 1.0}, index=[str(n) for n in est.feature_names_in_])
+        return frame, [], []
+    table = [
+        {
+            "feature": str(name),
+            "gain": round(float(r.gain), 2),
+            "splits": int(r.n_splits),
+            "cover": round(float(r.cover), 2),
+        }
+        for name, r in frame.iterrows()
+    ]
+    figure = _save(
+        plotting.plot_importance(frame["gain"].to_numpy(), list(frame.index)),
+        out,
+        "importance",
+        "importance",
+        "Relative importance",
+        "Total squared improvement of the splits on each input, averaged over "
+        "trees, largest = 100 (ESL eq. 10.42-10.43).",
+    )
+    return frame, table, [figure]
+
+
+def _dependence_figures(est, X, top, n_features, out: Path):
+    """1-D partial dependence (with ICE) of the top features and a 2-D one.
+
+    Returns the figures and whether tree recursion was exact for this model.
+    """
+    from distboost import inspection, plotting
+
+    names = _output_names(est)
+    shown = _shown_output(est, names)
+    multi = shown is None
+    sample = X.partitions[: max(1, min(X.npartitions, 8))].compute().head(5000)
+    exact = inspection.supports_recursion(est, sample)
+    over = sample if exact else X  # brute force averages over the whole split
+    figures = []
+    for rank, feature in enumerate(top[:n_features]):
+        pd_ = inspection.partial_dependence(est, over, feature, method="auto")
+        ice = None if multi else inspection.ice_curves(
+            est, sample, feature, n_samples=50, grid=pd_.grid_values[0]
+        )
+        fig = plotting.plot_partial_dependence(
+            pd_,
+            output=shown,
+            ice=ice,
+            output_names=names,
+            ylabel="raw class score (partial dependence)" if multi else names[shown],
+        )
+        figures.append(_save(fig, out, f"pd_{rank}", "dependence",
+                             f"Partial dependence on {feature}", "Red ticks: deciles of the input."))
+    if len(top) >= 2:
+        pd2 = inspection.partial_dependence(est, over, tuple(top[:2]), grid_resolution=15)
+        fig = plotting.plot_partial_dependence_2d(pd2, output=shown or 0, output_names=names)
+        figures.append(_save(fig, out, "pd_2d", "dependence",
+                             f"Joint partial dependence on {top[0]} and {top[1]}",
+                             f"Colour: {names[shown or 0]}."))
+    return figures, exact
+
+
+def _dependence_note(est, exact: bool, split: str) -> str:
+    names = _output_names(est)
+    shown = _shown_output(est, names)
+    method = (
+        "exact tree recursion (ESL eq. 10.47), averaging over the training data"
+        if exact
+        else f"brute force over the {split} split"
+    )
+    ice = (
+        ""
+        if shown is None
+        else " Grey lines: ICE curves of 50 rows of the split, centred (each drawn from where "
+        "the partial dependence starts) to show how the effect varies between rows."
+    )
+    return (
+        f"Partial dependence of the model's output ({_shown_names(names, shown)}) on its "
+        f"most important inputs, computed by {method}.{ice}"
+    )
+
+
 @task(name="draw-interpretation", cache_policy=NO_CACHE)
 def draw_interpretation(
     scheduler: str, data: str, model: str, split: str, output: str, n_features: int
@@ -216,99 +302,13 @@ def draw_interpretation(
     """Importance bars and partial dependence plots of the top features."""
     from distributed import Client
 
-    from distboost import inspection, plotting
-
     out, est = Path(output), _load_model(model)
-    frame = _importance(est)
-    table, figures = [], []
-    if frame is not None:
-        table = [
-            {
-                "feature": str(name),
-                "gain": round(float(r.gain), 2),
-                "splits": int(r.n_splits),
-                "cover": round(float(r.cover), 2),
-            }
-            for name, r in frame.iterrows()
-        ]
-        figures.append(
-            _save(
-                plotting.plot_importance(frame["gain"].to_numpy(), list(frame.index)),
-                out,
-                "importance",
-                "importance",
-                "Relative importance",
-                "Total squared improvement of the splits on each input, averaged over "
-                "trees, largest = 100 (ESL eq. 10.42-10.43).",
-            )
-        )
-    else:
-        frame = pd.DataFrame({"gain": 1.0}, index=[str(n) for n in est.feature_names_in_])
+    frame, table, figures = _importance_section(est, out)
     top = [f for f in frame.index[: max(n_features, 2)] if frame.loc[f, "gain"] > 0]
-    names = _output_names(est)
-    shown = _shown_output(est, names)
-    multi = shown is None
     X, _ = load_split(data, split, read_schema(data))
     with Client(scheduler, set_as_default=False) as client, client.as_current():
-        sample = X.partitions[: max(1, min(X.npartitions, 8))].compute().head(5000)
-        exact = inspection.supports_recursion(est, sample)
-        over = sample if exact else X  # brute force averages over the whole split
-        for rank, feature in enumerate(top[:n_features]):
-            pd_ = inspection.partial_dependence(est, over, feature, method="auto")
-            ice = (
-                None
-                if multi
-                else inspection.ice_curves(
-                    est, sample, feature, n_samples=50, grid=pd_.grid_values[0]
-                )
-            )
-            fig = plotting.plot_partial_dependence(
-                pd_,
-                output=shown,
-                ice=ice,
-                output_names=names,
-                ylabel="raw class score (partial dependence)" if multi else names[shown],
-            )
-            figures.append(
-                _save(
-                    fig,
-                    out,
-                    f"pd_{rank}",
-                    "dependence",
-                    f"Partial dependence on {feature}",
-                    "Red ticks: deciles of the input.",
-                )
-            )
-        if len(top) >= 2:
-            pd2 = inspection.partial_dependence(est, over, tuple(top[:2]), grid_resolution=15)
-            fig = plotting.plot_partial_dependence_2d(pd2, output=shown or 0, output_names=names)
-            figures.append(
-                _save(
-                    fig,
-                    out,
-                    "pd_2d",
-                    "dependence",
-                    f"Joint partial dependence on {top[0]} and {top[1]}",
-                    f"Colour: {names[shown or 0]}.",
-                )
-            )
-    method = (
-        "exact tree recursion (ESL eq. 10.47), averaging over the training data"
-        if exact
-        else f"brute force over the {split} split"
-    )
-    note = (
-        f"Partial dependence of the model's output ({_shown_names(names, shown)}) on its "
-        f"most important inputs, computed by "
-        f"{method}."
-        + (
-            ""
-            if multi
-            else " Grey lines: ICE curves of 50 rows of the split, centred (each drawn from where "
-            "the partial dependence starts) to show how the effect varies between rows."
-        )
-    )
-    return figures, table, note
+        dependence, exact = _dependence_figures(est, X, top, n_features, out)
+    return figures + dependence, table, _dependence_note(est, exact, split)
 
 
 @task(name="publish-artifacts", cache_policy=NO_CACHE)
