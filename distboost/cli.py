@@ -25,6 +25,7 @@ server start`` shows every run in the UI.
 from __future__ import annotations
 
 import argparse
+import inspect
 import os
 import sys
 import time
@@ -189,7 +190,7 @@ def _cluster(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _params(args: argparse.Namespace) -> dict[str, Any] | None:
-    return dict(args.param) or None
+    return dict(getattr(args, "param", None) or ()) or None
 
 
 def _check_source(source: str) -> None:
@@ -204,25 +205,33 @@ def _check_file(path: str, what: str) -> None:
         raise FileNotFoundError(f"{what} {path} does not exist")
 
 
+_OPTION_OF = {"output": "out", "overwrite": "force"}
+"""Flow parameters whose command-line option has another name."""
+
+
+def _run_flow(flow, args: argparse.Namespace, **given: Any) -> str:
+    """Call ``flow`` with every parameter it takes that the command line gave.
+
+    Parameters come from the options of the same name (``_OPTION_OF`` for the
+    renamed ones), the cluster options and ``--param`` pairs; ``given``
+    overrides them.
+    """
+    values = {"cluster": _cluster(args), "params": _params(args), **given}
+    kwargs = {}
+    for name in inspect.signature(flow.fn).parameters:
+        option = _OPTION_OF.get(name, name)
+        if name in values:
+            kwargs[name] = values[name]
+        elif hasattr(args, option):
+            kwargs[name] = getattr(args, option)
+    return flow(**kwargs)
+
+
 def cmd_prepare(args: argparse.Namespace) -> str:
     _check_source(args.source)
     from flows.prepare import prepare
 
-    return prepare(
-        source=args.source,
-        output=args.out,
-        target=args.target,
-        task=args.task,
-        categorical=args.categorical,
-        drop=args.drop,
-        validation_fraction=args.validation_fraction,
-        test_fraction=args.test_fraction,
-        seed=args.seed,
-        overwrite=args.force,
-        scheduler=args.scheduler,
-        cluster=_cluster(args),
-        progress=args.progress,
-    )
+    return _run_flow(prepare, args)
 
 
 def cmd_train(args: argparse.Namespace) -> str:
@@ -233,18 +242,7 @@ def cmd_train(args: argparse.Namespace) -> str:
         _check_file(args.config, "configuration file")
     from flows.train import train
 
-    return train(
-        data=args.data,
-        output=args.out,
-        config=args.config,
-        estimator=args.estimator,
-        params=_params(args),
-        checkpoint_every=args.checkpoint_every,
-        overwrite=args.force,
-        scheduler=args.scheduler,
-        cluster=_cluster(args),
-        progress=args.progress,
-    )
+    return _run_flow(train, args)
 
 
 def cmd_evaluate(args: argparse.Namespace) -> str:
@@ -254,15 +252,7 @@ def cmd_evaluate(args: argparse.Namespace) -> str:
     _check_file(args.model, "model file")
     from flows.evaluate import evaluate
 
-    return evaluate(
-        data=args.data,
-        model=args.model,
-        output=args.out,
-        split=args.split,
-        artifact_key=args.artifact_key,
-        scheduler=args.scheduler,
-        cluster=_cluster(args),
-    )
+    return _run_flow(evaluate, args)
 
 
 def cmd_pipeline(args: argparse.Namespace) -> str:
@@ -271,42 +261,14 @@ def cmd_pipeline(args: argparse.Namespace) -> str:
         _check_file(args.config, "configuration file")
     from flows.pipeline import pipeline
 
-    return pipeline(
-        source=args.source,
-        output=args.out,
-        target=args.target,
-        task=args.task,
-        categorical=args.categorical,
-        drop=args.drop,
-        config=args.config,
-        estimator=args.estimator,
-        params=_params(args),
-        checkpoint_every=args.checkpoint_every,
-        validation_fraction=args.validation_fraction,
-        test_fraction=args.test_fraction,
-        seed=args.seed,
-        overwrite=args.force,
-        artifact_key=args.artifact_key,
-        scheduler=args.scheduler,
-        cluster=_cluster(args),
-        progress=args.progress,
-    )
+    return _run_flow(pipeline, args)
 
 
 def cmd_predict(args: argparse.Namespace) -> str:
     _check_file(args.model, "model file")
     from flows.predict import predict
 
-    return predict(
-        model=args.model,
-        data=args.data,
-        output=args.out,
-        proba=args.proba,
-        overwrite=args.force,
-        scheduler=args.scheduler,
-        cluster=_cluster(args),
-        progress=args.progress,
-    )
+    return _run_flow(predict, args)
 
 
 def cmd_report(args: argparse.Namespace) -> str:
@@ -326,19 +288,16 @@ def cmd_demo(args: argparse.Namespace) -> str:
     write_csv_files(make_dataset(args.dataset, args.rows), out / "raw", n_files=4)
     from flows.pipeline import pipeline
 
-    params = {"n_estimators": args.rounds, "learning_rate": 0.2, "max_depth": 4}
-    return pipeline(
+    return _run_flow(
+        pipeline,
+        args,
         source=str(out / "raw"),
         output=str(out),
         target=target,
         categorical=["station"] if args.dataset == "waveform" else None,
-        params=params,
+        params={"n_estimators": args.rounds, "learning_rate": 0.2, "max_depth": 4},
         checkpoint_every=max(args.rounds // 4, 1),
-        overwrite=args.force,
         artifact_key=f"distboost-demo-{args.dataset}",
-        scheduler=args.scheduler,
-        cluster=_cluster(args),
-        progress=args.progress,
     )
 
 
