@@ -11,6 +11,11 @@ import numpy as np
 from ._common import STAT_DTYPE
 
 
+def quantize(values: np.ndarray, scale: float) -> np.ndarray:
+    """Fixed-point form: round(value * scale) as int64."""
+    return np.rint(values * scale).astype(STAT_DTYPE)
+
+
 @numba.njit(parallel=True, cache=True)
 def _fill(g, h, scale_g, scale_h, out):
     n_trees, n = g.shape

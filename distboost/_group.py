@@ -13,8 +13,6 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass, replace
 
-import numpy as np
-
 from . import _exact
 from .histogram import apply_splits, root_histograms, split_and_build
 

@@ -13,44 +13,6 @@ import numpy as np
 from ._common import MAX_BINS, STAT_DTYPE
 
 
-@numba.njit(cache=True)
-def _rows_to_build(positions, slot_of_node):
-    """Flatten (tree, row, slot) for the rows whose node is being built."""
-    n_trees, n_rows = positions.shape
-    count = 0
-    for t in range(n_trees):
-        for i in range(n_rows):
-            node = positions[t, i]
-            if node >= 0 and slot_of_node[t, node] >= 0:
-                count += 1
-    row_tree = np.empty(count, np.int32)
-    row_index = np.empty(count, np.int32)
-    row_slot = np.empty(count, np.int32)
-    k = 0
-    for t in range(n_trees):
-        for i in range(n_rows):
-            node = positions[t, i]
-            if node >= 0:
-                slot = slot_of_node[t, node]
-                if slot >= 0:
-                    row_tree[k] = t
-                    row_index[k] = i
-                    row_slot[k] = slot
-                    k += 1
-    return row_tree, row_index, row_slot
-
-
-@numba.njit(cache=True)
-def _gather_stats(stats, row_tree, row_index):
-    """Statistics of the rows to build, in row-list order (read sequentially later)."""
-    n_stats = stats.shape[2]
-    out = np.empty((len(row_index), n_stats), stats.dtype)
-    for r in range(len(row_index)):
-        for j in range(n_stats):
-            out[r, j] = stats[row_tree[r], row_index[r], j]
-    return out
-
-
 @numba.njit(parallel=True, cache=True)
 def _accumulate3(X_binned, gathered, features, row_index, row_slot, hist):
     """Three statistics (g, h, count): the gradient boosting hot loop.
@@ -140,7 +102,7 @@ def root_histograms(X_binned, stats, positions, features):
 
 
 def build_histograms(X_binned, stats, positions, slot_of_node, n_slots, features):
-    """Histograms of the nodes being built at one level.
+    """Histograms of the nodes being built, with rows where they are (no splits applied).
 
     Parameters
     ----------
@@ -159,15 +121,13 @@ def build_histograms(X_binned, stats, positions, slot_of_node, n_slots, features
     -------
     hist : ndarray of shape (n_slots, n_features, 256, n_stats), int64
     """
-    n_features = X_binned.shape[0]
-    hist = np.zeros((n_slots, n_features, MAX_BINS, stats.shape[2]), dtype=STAT_DTYPE)
-    if n_slots == 0:
-        return hist
-    row_tree, row_index, row_slot = _rows_to_build(positions, slot_of_node)
-    gathered = _gather_stats(stats, row_tree, row_index)
-    kernel = _accumulate3 if stats.shape[2] == 3 else _accumulate
-    kernel(X_binned, gathered, np.asarray(features, np.int64), row_index, row_slot, hist)
-    return hist
+    n_trees = positions.shape[0]
+    no_splits = (
+        np.full((n_trees, 0), -1, np.int32), np.zeros(0, np.int32),
+        np.zeros((0, MAX_BINS), np.bool_), np.zeros(0, np.int32), np.zeros(0, np.int32),
+    )
+    return split_and_build(X_binned, stats, positions, no_splits, slot_of_node, n_slots,
+                           features)[1]
 
 
 @numba.njit(cache=True)

@@ -22,15 +22,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _exact
-from ._common import STAT_DTYPE
 from ._fixed_point import gradient_stats
 from ._random import row_uniforms
 from .tree import predict_binned
-
-
-def quantize(values: np.ndarray, scale: float) -> np.ndarray:
-    """Fixed-point form: round(value * scale) as int64."""
-    return np.rint(values * scale).astype(STAT_DTYPE)
 
 
 def add_trees(shard, margin, packed_trees):

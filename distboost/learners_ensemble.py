@@ -26,6 +26,7 @@ import numpy as np
 
 from . import _exact
 from ._common import STAT_DTYPE
+from ._fixed_point import quantize
 from ._random import row_uniforms
 from .tree import leaf_ids_binned, predict_binned
 
@@ -38,10 +39,6 @@ ADABOOST_SCALE = 2.0**60
 
 _SAMPLE_STREAM = 0x5EED_0000
 """Offset of the bootstrap streams, apart from other uses of ``row_uniforms``."""
-
-
-def quantize(values: np.ndarray, scale: float) -> np.ndarray:
-    return np.rint(values * scale).astype(STAT_DTYPE)
 
 
 # ---------------------------------------------------------------- AdaBoost

@@ -16,6 +16,7 @@ import numba
 import numpy as np
 
 from .. import _data, line_search
+from .._input import to_matrix
 from .._params import ParamsMixin
 from .._random import random_seed
 from ..booster import BoostParams, boost, pack_rounds
@@ -24,7 +25,7 @@ from ..grower import GrowthParams
 from ..learner import GradientLearner
 from ..losses import make_loss
 from ..splitting import SplitParams
-from ..tree import pack_trees
+from ..tree import pack_trees, predict_raw
 from ._fitted import set_data_attributes
 from ._predict import predict_any, raw_scores
 
@@ -276,16 +277,11 @@ class _GradientBoosting(ParamsMixin):
 
     def _staged_raw(self, X):
         self._check_fitted()
-        from .._input import to_matrix
-
         matrix = to_matrix(X, self._schema)
         raw = np.repeat(np.asarray(self.base_score_)[:, None], len(matrix), axis=1)
-        k = len(self.base_score_)
+        outputs = np.arange(len(self.base_score_), dtype=np.int64)
         for round_trees in self.trees_:
-            nodes, roots, bits = pack_trees(round_trees)
-            from ..tree import predict_raw
-
-            predict_raw(matrix, nodes, roots, bits, np.arange(k, dtype=np.int64), raw)
+            predict_raw(matrix, *pack_trees(round_trees), outputs, raw)
             yield raw.T.copy()
 
     @property
