@@ -14,7 +14,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, replace
 
 from . import _exact
-from .histogram import apply_splits, root_histograms, split_and_build
+from .histogram import RowPartition, replay, root_histograms, split_level
 
 
 @dataclass(frozen=True)
@@ -63,58 +63,67 @@ def start_round(state: GroupState, learner, packed_trees, metric: bool, round_in
     state = _state(state)
     t0 = time.perf_counter()
     rows = _updated(state, learner, packed_trees)
-    stats, positions, hist, sums = [], [], None, []
+    stats, positions, partitions, hist, sums = [], [], [], None, []
     for shard, row in zip(state.shards, rows):
         if metric:
             sums.append(learner.metric_sums(shard, row))
         st, pos = learner.row_stats(shard, row, round_index)
-        hh = root_histograms(shard.X_binned, st, pos, features)
+        partitions.append(RowPartition.from_positions(pos))
+        hh = root_histograms(shard.X_binned, st, partitions[-1], features)
         stats.append(st)
         positions.append(pos)
         hist = hh if hist is None else _add(hist, hh)
     new = replace(state, rows=rows, stats=tuple(stats), positions=tuple(positions))
+    _remember(new, 0, partitions)
     return new, (hist, _sum_metric(sums) if metric else None, time.perf_counter() - t0)
 
 
-_POSITIONS: OrderedDict = OrderedDict()
-"""Per worker: node positions after the latest level of the trees being grown,
-keyed by the round-start state. Only a shortcut: on a miss (a new worker, a
-recomputed state) the positions are recomputed from the round's splits, so
-results never depend on it."""
-_POSITIONS_KEPT = 8
+_PARTITIONS: OrderedDict = OrderedDict()
+"""Per worker: the rows of the trees being grown, partitioned by node after
+the latest level, keyed by the round-start state. Only a shortcut: on a miss
+(a new worker, a recomputed state) the partitions are rebuilt from the root
+by replaying the round's splits, so results never depend on it."""
+_PARTITIONS_KEPT = 8
 
 
-def level(state: GroupState, split_history, slot_of_node, n_slots, features):
-    """Route rows through this level's splits and histogram the requested nodes.
+def _remember(state, depth, partitions):
+    key = id(state)
+    _PARTITIONS[key] = (state, depth, partitions)
+    _PARTITIONS.move_to_end(key)
+    while len(_PARTITIONS) > _PARTITIONS_KEPT:
+        _PARTITIONS.popitem(last=False)
 
-    ``state`` is the round-start state (its positions are the roots'), and
-    ``split_history`` holds the split tables of every level of the round so
-    far, the current one last. The task returns only the small result, so
-    its output can be gathered without another task to pick it out.
+
+def _partitions_before(state, split_history):
+    """Each shard's rows partitioned by node after all levels but the last."""
+    depth = len(split_history) - 1
+    cached = _PARTITIONS.get(id(state))
+    if cached is not None and cached[0] is state and cached[1] == depth:
+        return cached[2]
+    return [
+        replay(shard.X_binned, RowPartition.from_positions(pos), split_history[:-1])
+        for shard, pos in zip(state.shards, state.positions)
+    ]
+
+
+def level(state: GroupState, split_history, n_slots, features):
+    """Route rows through this level's splits and histogram the built children.
+
+    ``state`` is the round-start state, and ``split_history`` holds the
+    ``LevelSplits`` of every level of the round so far, the current one last.
+    The task returns only the small result, so its output can be gathered
+    without another task to pick it out.
 
     Returns (summed histograms, seconds spent in this task).
     """
     t0 = time.perf_counter()
     state = _state(state)
-    depth = len(split_history)
-    key = id(state)
-    cached = _POSITIONS.get(key)
-    if cached is not None and cached[0] is state and cached[1] == depth - 1:
-        before = cached[2]
-    else:
-        before = state.positions
-        for splits in split_history[:-1]:
-            before = tuple(apply_splits(sh.X_binned, pos, *splits) for sh, pos in zip(state.shards, before))
-    positions, hist = [], None
-    for shard, st, pos in zip(state.shards, state.stats, before):
-        pos, hh = split_and_build(shard.X_binned, st, pos, split_history[-1], slot_of_node,
-                                  n_slots, features)
-        positions.append(pos)
+    partitions = _partitions_before(state, split_history)
+    hist = None
+    for shard, st, part in zip(state.shards, state.stats, partitions):
+        hh = split_level(shard.X_binned, st, part, split_history[-1], n_slots, features)
         hist = hh if hist is None else _add(hist, hh)
-    _POSITIONS[key] = (state, depth, tuple(positions))
-    _POSITIONS.move_to_end(key)
-    while len(_POSITIONS) > _POSITIONS_KEPT:
-        _POSITIONS.popitem(last=False)
+    _remember(state, len(split_history), partitions)
     return hist, time.perf_counter() - t0
 
 

@@ -24,7 +24,7 @@ from .binning import BinMapper, sample_candidates
 class Shard:
     """One partition of training data, as kept on its worker."""
 
-    X_binned: np.ndarray  # (n_features, n_rows) uint8
+    X_binned: np.ndarray  # (n_rows, n_features) uint8, row-major
     y: np.ndarray  # (n_rows,) float64; class codes for classifiers
     w: np.ndarray  # (n_rows,) float64
     first_row: int
@@ -32,7 +32,7 @@ class Shard:
 
     @property
     def n_rows(self) -> int:
-        return self.X_binned.shape[1]
+        return self.X_binned.shape[0]
 
 
 def _as_inputs(X, y, w, schema, partition, regression):

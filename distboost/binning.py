@@ -126,10 +126,10 @@ def _bin_of(edges, lo, hi, x):
 
 @numba.njit(parallel=True, cache=True)
 def _map_to_bins(X, edges_flat, edges_start, is_categorical, n_categories, out):
-    """Write bin codes of ``X`` (n, d) into ``out`` (d, n); NaN -> MISSING_BIN.
+    """Write bin codes of ``X`` (n, d) into ``out`` (n, d); NaN -> MISSING_BIN.
 
-    Rows are processed in blocks so that reads of the row-major input and
-    writes of the feature-major output both stay in cache.
+    Rows are processed in blocks, a feature at a time, so that each feature's
+    edges stay in cache while its codes are looked up.
     """
     n, d = X.shape
     block = 2048
@@ -141,12 +141,12 @@ def _map_to_bins(X, edges_flat, edges_start, is_categorical, n_categories, out):
             for i in range(lo, hi):
                 x = np.float64(X[i, j])
                 if np.isnan(x):
-                    out[j, i] = MISSING_BIN
+                    out[i, j] = MISSING_BIN
                 elif is_categorical[j]:
                     code = int(x)
-                    out[j, i] = code if 0 <= code < n_categories[j] else MISSING_BIN
+                    out[i, j] = code if 0 <= code < n_categories[j] else MISSING_BIN
                 else:
-                    out[j, i] = _bin_of(edges_flat, e0, e1, x)
+                    out[i, j] = _bin_of(edges_flat, e0, e1, x)
 
 
 class BinMapper:
@@ -204,14 +204,14 @@ class BinMapper:
 
         Returns
         -------
-        X_binned : ndarray of shape (n_features, n_rows), uint8, C-contiguous
-            Feature-major so that a histogram pass reads each feature's codes
-            contiguously.
+        X_binned : ndarray of shape (n_rows, n_features), uint8, C-contiguous
+            Row-major: a histogram pass reads each visited row's codes as one
+            short contiguous run (XGBoost's layout of its bin matrix).
         """
         if X.dtype not in (np.float32, np.float64):
             X = X.astype(np.float64)
         X = np.ascontiguousarray(X)
-        out = np.empty((X.shape[1], X.shape[0]), dtype=X_BINNED_DTYPE)
+        out = np.empty(X.shape, dtype=X_BINNED_DTYPE)
         _map_to_bins(
             X, self._edges_flat, self._edges_start, self.is_categorical_, self._n_categories, out
         )

@@ -203,10 +203,10 @@ def grow_trees(engine, root, features, masks, criterion, growth: GrowthParams, n
     t0 = time.perf_counter()
     waited = 0.0
 
-    def build_level(split_arrays, slot_of_node, n_slots):
+    def build_level(splits, n_slots):
         nonlocal waited
         t1 = time.perf_counter()
-        hist = engine.level(split_arrays, slot_of_node, n_slots, features)
+        hist = engine.level(splits, n_slots, features)
         waited += time.perf_counter() - t1
         return hist
 

@@ -173,18 +173,19 @@ class Engine:
         self.timings["round_start"] += time.perf_counter() - t0
         return hist, tm, evals
 
-    def level(self, split_arrays, slot_of_node, n_slots, features):
-        """Apply splits; return the summed histograms of the nodes to build.
+    def level(self, splits, n_slots, features):
+        """Route rows through ``splits`` (a ``LevelSplits``); return the summed
+        histograms of the built children.
 
         The group states stay those of the round start: each level task
         returns only its histograms (one hop less per wave) and gets the
-        round's earlier splits to rebuild positions should its worker have
+        round's earlier splits to rebuild its row partition should its worker have
         lost them.
         """
         t0 = time.perf_counter()
-        self._split_history.append(split_arrays)
+        self._split_history.append(splits)
         out = self.ex.call(self.groups, _group.level, "histogram", tuple(self._split_history),
-                           slot_of_node, n_slots, features)
+                           n_slots, features)
         results = self.ex.gather(out)
         hist = _partition.sum_arrays([r[0] for r in results])
         self.timings["kernels"] += max(r[1] for r in results)

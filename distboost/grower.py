@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._common import MAX_BINS, N_BITSET_WORDS, NODE_DTYPE
+from .histogram import LevelSplits
 from .tree import Tree, bitset_from_mask
 
 
@@ -60,9 +61,9 @@ class TreeGrower:
     ----------
     root_hist : ndarray of shape (n_trees, n_features, 256, 3), int64
     build_level : callable
-        ``build_level(split_arrays, slot_of_node, n_slots) -> hist``: applies
-        splits on every partition and returns the summed histograms of the
-        requested nodes.
+        ``build_level(splits: LevelSplits, n_slots) -> hist``: routes the rows
+        of the split nodes on every partition and returns the summed
+        histograms of the built children (slot s for ``splits`` entry s).
     mapper : BinMapper
     params : GrowthParams
     criterion : e.g. ``splitting.GradientCriterion``
@@ -146,7 +147,7 @@ class TreeGrower:
                 parent.hist = None
         if not to_build:
             return
-        hist = self.build_level(*self._wave_arrays(chosen, to_build))
+        hist = self.build_level(*self._wave_splits(to_derive))
         # children's histograms go straight into one block, in node order
         # (left, right), whatever child was built: the larger by subtraction
         block = np.empty((2 * len(to_derive),) + hist.shape[1:], hist.dtype)
@@ -163,23 +164,19 @@ class TreeGrower:
             parent.hist = None
         self._evaluate(new, block)
 
-    def _wave_arrays(self, chosen, to_build):
-        """Split tables and output slots for the partitions."""
-        max_nodes = max(len(nodes) for nodes in self.nodes)
-        split_of_node = np.full((self.n_trees, max_nodes), -1, np.int32)
-        n = len(chosen)
-        feature = np.empty(n, np.int32)
+    @staticmethod
+    def _wave_splits(to_derive):
+        """The wave's split table: each parent whose smaller child is built
+        (that child's histogram goes to slot s)."""
+        n = len(to_derive)
+        tree, node, feature, left, right, slot = (np.empty(n, np.int64) for _ in range(6))
         goes_left = np.zeros((n, MAX_BINS), bool)
-        left = np.empty(n, np.int32)
-        right = np.empty(n, np.int32)
-        for s, (t, node) in enumerate(chosen):
-            split_of_node[t, node.id] = s
-            feature[s], goes_left[s] = node.feature, node.goes_left
-            left[s], right[s] = node.left, node.right
-        slot_of_node = np.full((self.n_trees, max_nodes), -1, np.int32)
-        for slot, (t, node) in enumerate(to_build):
-            slot_of_node[t, node.id] = slot
-        return (split_of_node, feature, goes_left, left, right), slot_of_node, len(to_build)
+        build_left = np.empty(n, bool)
+        for s, (t, parent, small, _) in enumerate(to_derive):
+            tree[s], node[s], feature[s] = t, parent.id, parent.feature
+            goes_left[s], left[s], right[s] = parent.goes_left, parent.left, parent.right
+            build_left[s], slot[s] = small.id == parent.left, s
+        return LevelSplits(tree, node, feature, goes_left, left, right, build_left, slot), n
 
     def _evaluate(self, pairs, block):
         """Best split of each node; nodes with positive gain become candidates.

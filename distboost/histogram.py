@@ -1,221 +1,341 @@
-"""Histograms of per-row statistics, one pass per partition and tree level.
+"""Histograms of per-row statistics over rows partitioned by node.
 
 A histogram ``hist[slot, feature, bin, stat]`` sums the fixed-point statistics
 of the rows that sit in the node assigned to ``slot`` and whose ``feature``
-falls in ``bin``. One call serves every node being built at a level, of every
-tree in a batch (K trees of a multinomial round, or many trees of a forest),
-so a level costs one pass over the partition.
+falls in ``bin``. The binned matrix is row-major (one row's codes are
+contiguous), and each tree keeps its rows *partitioned by node*
+(``RowPartition``, as XGBoost's row partitioner and scikit-learn's
+``sample_indices``): the rows of a node are one contiguous range of an index
+array. A level then touches only the rows of the nodes it splits, and one pass
+over each such range both routes the rows to the children (a stable partition,
+so ranges stay in ascending row order and memory reads stay nearly sequential)
+and adds the rows of the child being built to its histogram; the other child's
+histogram is the parent's minus this one (histogram subtraction).
+
+Work is cut into chunks of at most ``CHUNK_ROWS`` rows and the chunks into one
+block per thread, each block with its own histogram buffer, summed at the end
+(XGBoost's per-thread buffers). Statistics are int64, so the sums are exact
+and do not depend on how rows were cut into chunks, blocks or partitions.
 """
+
+from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numba
 import numpy as np
 
 from ._common import MAX_BINS, STAT_DTYPE
+from ._prefetch import prefetch
+
+CHUNK_ROWS = 16384
+"""Rows per unit of work: small enough to balance threads, large enough that
+the per-chunk bookkeeping does not show."""
+
+PREFETCH_AHEAD = 16
+"""Rows between asking for a row's codes and statistics and reading them."""
 
 
-@numba.njit(parallel=True, cache=True)
-def _accumulate3(X_binned, gathered, features, row_index, row_slot, hist):
-    """Three statistics (g, h, count): the gradient boosting hot loop.
+@dataclass
+class RowPartition:
+    """Rows of each tree grouped by node.
 
-    Each feature's codes of the selected rows are first copied into a
-    contiguous buffer, so the accumulation loop streams.
+    Attributes
+    ----------
+    order : ndarray of shape (n_trees, n_rows), int32
+        Row indices; the rows of node ``k`` of tree ``t`` are
+        ``order[t, start[t, k]:stop[t, k]]``, in ascending order.
+    start, stop : ndarray of shape (n_trees, n_nodes), int64
+        Range of each node (empty for nodes not made yet).
     """
-    m = len(row_index)
-    for k in numba.prange(len(features)):
-        f = features[k]
-        codes = X_binned[f]
-        compact = np.empty(m, np.uint8)
-        for r in range(m):
-            compact[r] = codes[row_index[r]]
-        h = hist[:, f]
-        for r in range(m):
-            b = compact[r]
-            s = row_slot[r]
-            h[s, b, 0] += gathered[r, 0]
-            h[s, b, 1] += gathered[r, 1]
-            h[s, b, 2] += gathered[r, 2]
 
+    order: np.ndarray
+    start: np.ndarray
+    stop: np.ndarray
 
-@numba.njit(parallel=True, cache=True)
-def _accumulate(X_binned, gathered, features, row_index, row_slot, hist):
-    """Any number of statistics (class weights, counts)."""
-    n_stats = gathered.shape[1]
-    for k in numba.prange(len(features)):
-        f = features[k]
-        codes = X_binned[f]
-        h = hist[:, f]
-        for r in range(len(row_index)):
-            b = codes[row_index[r]]
-            s = row_slot[r]
-            for j in range(n_stats):
-                h[s, b, j] += gathered[r, j]
-
-
-@numba.njit(parallel=True, cache=True)
-def _root3(X_binned, stats, positions, features, hist):
-    """Root histograms of every tree: rows stream in order, no index lists."""
-    n_trees, n_rows = positions.shape
-    for k in numba.prange(len(features)):
-        f = features[k]
-        codes = X_binned[f]
+    @classmethod
+    def from_positions(cls, positions: np.ndarray) -> RowPartition:
+        """Every tree's root holds its rows with ``positions >= 0`` (in-bag rows)."""
+        n_trees, n_rows = positions.shape
+        order = np.empty((n_trees, n_rows), np.int32)
+        start = np.zeros((n_trees, 1), np.int64)
+        stop = np.zeros((n_trees, 1), np.int64)
         for t in range(n_trees):
-            h = hist[t, f]
-            st = stats[t]
-            pos = positions[t]
-            for i in range(n_rows):
-                if pos[i] >= 0:
-                    b = codes[i]
-                    h[b, 0] += st[i, 0]
-                    h[b, 1] += st[i, 1]
-                    h[b, 2] += st[i, 2]
+            rows = np.flatnonzero(positions[t] >= 0)
+            order[t, : len(rows)] = rows
+            stop[t, 0] = len(rows)
+        return cls(order, start, stop)
+
+    def copy(self) -> RowPartition:
+        return RowPartition(self.order.copy(), self.start.copy(), self.stop.copy())
+
+    def ensure_nodes(self, n_nodes: int) -> None:
+        """Room for node ids below ``n_nodes``."""
+        have = self.start.shape[1]
+        if n_nodes > have:
+            pad = ((0, 0), (0, max(n_nodes, 2 * have) - have))
+            self.start = np.pad(self.start, pad)
+            self.stop = np.pad(self.stop, pad)
+
+    def node_rows(self, tree: int, node: int) -> np.ndarray:
+        return self.order[tree, self.start[tree, node]: self.stop[tree, node]]
 
 
-@numba.njit(parallel=True, cache=True)
-def _root_any(X_binned, stats, positions, features, hist):
-    n_trees, n_rows = positions.shape
-    n_stats = stats.shape[2]
-    for k in numba.prange(len(features)):
-        f = features[k]
-        codes = X_binned[f]
-        for t in range(n_trees):
-            h = hist[t, f]
-            st = stats[t]
-            pos = positions[t]
-            for i in range(n_rows):
-                if pos[i] >= 0:
-                    b = codes[i]
-                    for j in range(n_stats):
-                        h[b, j] += st[i, j]
+@dataclass
+class LevelSplits:
+    """The splits of one wave, one entry per split node whose rows move.
 
-
-def root_histograms(X_binned, stats, positions, features):
-    """Histograms of the root of every tree (node 0 = slot t for tree t).
-
-    Same result as ``build_histograms`` with every tree's root as its slot,
-    but rows stream in order: the level that visits every row is the fastest.
+    Attributes
+    ----------
+    tree, node, feature, left, right : ndarray of shape (n_splits,), int64
+        Tree, split node, split feature and child node ids.
+    goes_left : ndarray of shape (n_splits, 256), bool
+        Direction of each bin, the missing bin included (learned default).
+    build_left : ndarray of shape (n_splits,), bool
+        Which child is histogrammed (the smaller one).
+    slot : ndarray of shape (n_splits,), int64
+        Output slot of the histogrammed child; -1 to route rows only.
     """
-    n_trees = positions.shape[0]
-    hist = np.zeros((n_trees, X_binned.shape[0], MAX_BINS, stats.shape[2]), dtype=STAT_DTYPE)
-    kernel = _root3 if stats.shape[2] == 3 else _root_any
-    kernel(X_binned, stats, positions, np.asarray(features, np.int64), hist)
-    return hist
+
+    tree: np.ndarray
+    node: np.ndarray
+    feature: np.ndarray
+    goes_left: np.ndarray
+    left: np.ndarray
+    right: np.ndarray
+    build_left: np.ndarray
+    slot: np.ndarray
+
+    @property
+    def n_nodes(self) -> int:
+        """Node ids this wave creates are below this."""
+        return int(max(self.left.max(initial=0), self.right.max(initial=0))) + 1
 
 
-def build_histograms(X_binned, stats, positions, slot_of_node, n_slots, features):
-    """Histograms of the nodes being built, with rows where they are (no splits applied).
+# ------------------------------------------------------------------ kernels
+@numba.njit(cache=True, inline="always")
+def _add_row(X, r, features, st, hs):
+    """hs[j, X[r, j]] += st[r] for every feature j.
+
+    ``hs`` is one node's histogram flattened, (feature, bin, stat) in C order.
+    The common cases are unrolled: three statistics, and every feature (an
+    empty ``features``), which spares the loop an index load per feature.
+    """
+    n_stats = st.shape[1]
+    if n_stats == 3:
+        g, h, c = st[r, 0], st[r, 1], st[r, 2]
+        if len(features) == 0:
+            for j in range(X.shape[1]):
+                i = (j * MAX_BINS + np.int64(X[r, j])) * 3
+                hs[i] += g
+                hs[i + 1] += h
+                hs[i + 2] += c
+        else:
+            for k in range(len(features)):
+                j = features[k]
+                i = (j * MAX_BINS + np.int64(X[r, j])) * 3
+                hs[i] += g
+                hs[i + 1] += h
+                hs[i + 2] += c
+    else:
+        n = X.shape[1] if len(features) == 0 else len(features)
+        for k in range(n):
+            j = k if len(features) == 0 else features[k]
+            i = (j * MAX_BINS + np.int64(X[r, j])) * n_stats
+            for s in range(n_stats):
+                hs[i + s] += st[r, s]
+
+
+@numba.njit(cache=True)
+def _plan(owner_lo, owner_hi, n_blocks):
+    """Cut ranges [lo[i], hi[i]) into chunks; give each block a contiguous run
+    of chunks with about the same number of rows.
+
+    Returns (chunk_owner, chunk_lo, chunk_hi, block_start).
+    """
+    n_chunks = 0
+    for i in range(len(owner_lo)):
+        n_chunks += (owner_hi[i] - owner_lo[i] + CHUNK_ROWS - 1) // CHUNK_ROWS
+    owner = np.empty(n_chunks, np.int64)
+    clo = np.empty(n_chunks, np.int64)
+    chi = np.empty(n_chunks, np.int64)
+    c = 0
+    total = 0
+    for i in range(len(owner_lo)):
+        total += owner_hi[i] - owner_lo[i]
+        a = owner_lo[i]
+        while a < owner_hi[i]:
+            owner[c], clo[c], chi[c] = i, a, min(a + CHUNK_ROWS, owner_hi[i])
+            a = chi[c]
+            c += 1
+    block_start = np.zeros(n_blocks + 1, np.int64)
+    done, b = 0, 1
+    for c in range(n_chunks):
+        done += chi[c] - clo[c]
+        while b < n_blocks and done * n_blocks >= total * b:
+            block_start[b] = c + 1
+            b += 1
+    block_start[b:] = n_chunks
+    return owner, clo, chi, block_start
+
+
+@numba.njit(parallel=True, cache=True)
+def _accumulate(X, stats, order, owner_tree, owner_slot, owner, clo, chi, block_start, features,
+                out):
+    """out[block, slot] += the statistics of every row of each chunk.
+
+    Rows are read ``PREFETCH_AHEAD`` iterations after asking for them.
+    """
+    n_features, n_stats = X.shape[1], stats.shape[2]
+    flat_X = X.reshape(-1)
+    for blk in numba.prange(len(block_start) - 1):
+        for c in range(block_start[blk], block_start[blk + 1]):
+            t = owner_tree[owner[c]]
+            hs = out[blk, owner_slot[owner[c]]].reshape(-1)
+            st, rows = stats[t], order[t]
+            flat_st = st.reshape(-1)
+            hi = chi[c]
+            for k in range(clo[c], hi):
+                if k + PREFETCH_AHEAD < hi:
+                    ahead = rows[k + PREFETCH_AHEAD]
+                    prefetch(flat_X, ahead * n_features)
+                    prefetch(flat_X, ahead * n_features + n_features - 1)
+                    prefetch(flat_st, ahead * n_stats)
+                _add_row(X, rows[k], features, st, hs)
+
+
+@numba.njit(parallel=True, cache=True)
+def _route(X, order, tmp, owner, clo, chi, block_start, tree, feature, goes_left, n_left):
+    """Stable partition of each chunk into tmp: left rows from the chunk's
+    start up, right rows from its end down (branch-free: each row is written
+    to both ends and the counts decide which write stays)."""
+    n_features = X.shape[1]
+    flat_X = X.reshape(-1)
+    for blk in numba.prange(len(block_start) - 1):
+        for c in range(block_start[blk], block_start[blk + 1]):
+            s = owner[c]
+            t, f, gl = tree[s], feature[s], goes_left[s]
+            rows, buf = order[t], tmp[t]
+            lo, hi = clo[c], chi[c]
+            nl = 0
+            nr = 0
+            for k in range(lo, hi):
+                if k + PREFETCH_AHEAD < hi:
+                    prefetch(flat_X, rows[k + PREFETCH_AHEAD] * n_features + f)
+                r = rows[k]
+                left = np.int64(gl[X[r, f]])
+                buf[lo + nl] = r
+                buf[hi - 1 - nr] = r
+                nl += left
+                nr += 1 - left
+            n_left[c] = nl
+
+
+@numba.njit(parallel=True, cache=True)
+def _assemble(order, tmp, owner_start, clo, chi, n_left, tree, node, left, right, start, stop):
+    """Write each split node's chunks back: all left parts, then all right parts."""
+    for s in numba.prange(len(tree)):
+        t = tree[s]
+        rows, buf = order[t], tmp[t]
+        k = start[t, node[s]]
+        for c in range(owner_start[s], owner_start[s + 1]):
+            for i in range(clo[c], clo[c] + n_left[c]):
+                rows[k] = buf[i]
+                k += 1
+        start[t, left[s]], stop[t, left[s]] = start[t, node[s]], k
+        start[t, right[s]] = k
+        for c in range(owner_start[s], owner_start[s + 1]):
+            for i in range(chi[c] - 1, clo[c] + n_left[c] - 1, -1):
+                rows[k] = buf[i]
+                k += 1
+        stop[t, right[s]] = k
+
+
+@numba.njit(parallel=True, cache=True)
+def _sum_blocks(blocks, out):
+    n_blocks, n_slots, n_features = blocks.shape[:3]
+    for q in numba.prange(n_slots * n_features):
+        i, j = q // n_features, q % n_features
+        for b in range(n_blocks):
+            out[i, j] += blocks[b, i, j]
+
+
+# ------------------------------------------------------------------- passes
+def _histograms(X_binned, stats, order, tree, slot, lo, hi, n_slots, features):
+    """hist[slot[i]] = statistics of rows order[tree[i], lo[i]:hi[i]], summed."""
+    owner, clo, chi, block_start = _plan(lo, hi, numba.get_num_threads())
+    blocks = np.zeros((len(block_start) - 1, n_slots, X_binned.shape[1], MAX_BINS,
+                       stats.shape[2]), STAT_DTYPE)
+    features = np.asarray(features, np.int64)
+    if len(features) == X_binned.shape[1] and (features == np.arange(len(features))).all():
+        features = features[:0]  # every feature: the kernel's unrolled case
+    _accumulate(X_binned, stats, order, tree, slot, owner, clo, chi, block_start, features,
+                blocks)
+    if blocks.shape[0] == 1:
+        return blocks[0]
+    out = np.zeros(blocks.shape[1:], blocks.dtype)
+    _sum_blocks(blocks, out)
+    return out
+
+
+def root_histograms(X_binned, stats, partition: RowPartition, features):
+    """Histograms of every tree's root (slot t for tree t).
 
     Parameters
     ----------
-    X_binned : ndarray of shape (n_features, n_rows), uint8
+    X_binned : ndarray of shape (n_rows, n_features), uint8
     stats : ndarray of shape (n_trees, n_rows, n_stats), int64
         Fixed-point per-row statistics, e.g. (g, h, 1) for gradient boosting.
-    positions : ndarray of shape (n_trees, n_rows), int32
-        Node of each row in each tree; -1 for rows outside the tree (not sampled).
-    slot_of_node : ndarray of shape (n_trees, max_nodes), int32
-        Output slot of each node, -1 for nodes not built in this pass.
-    n_slots : int
+    partition : RowPartition
+        Every tree's root range (its in-bag rows).
     features : ndarray of int
         Features to histogram (others stay zero: column subsampling).
 
     Returns
     -------
-    hist : ndarray of shape (n_slots, n_features, 256, n_stats), int64
+    hist : ndarray of shape (n_trees, n_features, 256, n_stats), int64
     """
-    n_trees = positions.shape[0]
-    no_splits = (
-        np.full((n_trees, 0), -1, np.int32), np.zeros(0, np.int32),
-        np.zeros((0, MAX_BINS), np.bool_), np.zeros(0, np.int32), np.zeros(0, np.int32),
-    )
-    return split_and_build(X_binned, stats, positions, no_splits, slot_of_node, n_slots,
-                           features)[1]
+    trees = np.arange(stats.shape[0], dtype=np.int64)
+    return _histograms(X_binned, stats, partition.order, trees, trees, partition.start[:, 0],
+                       partition.stop[:, 0], len(trees), features)
 
 
-@numba.njit(cache=True)
-def _route_and_collect(X_binned, positions, split_of_node, split_feature, goes_left, left_child,
-                       right_child, slot_of_node, stats):
-    """One pass: move rows to their children, and collect the rows (with their
-    statistics) whose new node is being built."""
-    n_trees, n_rows = positions.shape
-    n_stats = stats.shape[2]
-    out = positions.copy()
-    row_index = np.empty(n_trees * n_rows, np.int32)
-    row_slot = np.empty(n_trees * n_rows, np.int32)
-    gathered = np.empty((n_trees * n_rows, n_stats), stats.dtype)
-    k = 0
-    max_nodes = split_of_node.shape[1]
-    for t in range(n_trees):
-        for i in range(n_rows):
-            node = positions[t, i]
-            if node < 0:
-                continue
-            if node < max_nodes:
-                s = split_of_node[t, node]
-                if s >= 0:
-                    if goes_left[s, X_binned[split_feature[s], i]]:
-                        node = left_child[s]
-                    else:
-                        node = right_child[s]
-                    out[t, i] = node
-            if node < slot_of_node.shape[1]:
-                slot = slot_of_node[t, node]
-                if slot >= 0:
-                    row_index[k] = i
-                    row_slot[k] = slot
-                    for j in range(n_stats):
-                        gathered[k, j] = stats[t, i, j]
-                    k += 1
-    return out, row_index[:k], row_slot[:k], gathered[:k]
+def route(X_binned, partition: RowPartition, splits: LevelSplits) -> None:
+    """Move the rows of every split node into its children's ranges (in place)."""
+    partition.ensure_nodes(splits.n_nodes)
+    lo = partition.start[splits.tree, splits.node]
+    hi = partition.stop[splits.tree, splits.node]
+    owner, clo, chi, block_start = _plan(lo, hi, numba.get_num_threads())
+    owner_start = np.searchsorted(owner, np.arange(len(lo) + 1))
+    n_left = np.empty(len(owner), np.int64)
+    tmp = np.empty_like(partition.order)
+    _route(X_binned, partition.order, tmp, owner, clo, chi, block_start, splits.tree,
+           splits.feature, splits.goes_left, n_left)
+    _assemble(partition.order, tmp, owner_start, clo, chi, n_left, splits.tree, splits.node,
+              splits.left, splits.right, partition.start, partition.stop)
 
 
-def split_and_build(X_binned, stats, positions, split_arrays, slot_of_node, n_slots, features):
-    """``apply_splits`` then ``build_histograms`` of the requested nodes, fused.
+def split_level(X_binned, stats, partition: RowPartition, splits: LevelSplits, n_slots: int,
+                features):
+    """Route the rows of every split node to its children, then histogram the
+    built children (each now one contiguous range of rows).
 
-    Returns
-    -------
-    positions : ndarray (n_trees, n_rows), int32
-    hist : ndarray (n_slots, n_features, 256, n_stats), int64
+    ``partition`` is updated in place. Returns ``hist`` of shape
+    (n_slots, n_features, 256, n_stats), int64, where ``hist[slot[s]]`` is
+    split s's built child.
     """
-    new_positions, row_index, row_slot, gathered = _route_and_collect(
-        X_binned, positions, *split_arrays, slot_of_node, stats
-    )
-    hist = np.zeros((n_slots, X_binned.shape[0], MAX_BINS, stats.shape[2]), dtype=STAT_DTYPE)
-    if n_slots:
-        kernel = _accumulate3 if stats.shape[2] == 3 else _accumulate
-        kernel(X_binned, gathered, np.asarray(features, np.int64), row_index, row_slot, hist)
-    return new_positions, hist
+    route(X_binned, partition, splits)
+    built = np.where(splits.build_left, splits.left, splits.right)
+    keep = splits.slot >= 0
+    tree, built, slot = splits.tree[keep], built[keep], splits.slot[keep]
+    return _histograms(X_binned, stats, partition.order, tree, slot,
+                       partition.start[tree, built], partition.stop[tree, built], n_slots,
+                       features)
 
 
-@numba.njit(cache=True)
-def apply_splits(X_binned, positions, split_of_node, split_feature, goes_left, left_child, right_child):
-    """Move every row from a split node to its child.
-
-    Parameters
-    ----------
-    X_binned : ndarray of shape (n_features, n_rows), uint8
-    positions : ndarray of shape (n_trees, n_rows), int32
-        Current nodes; not modified.
-    split_of_node : ndarray of shape (n_trees, max_nodes), int32
-        Index into the split arrays for nodes split in this step, else -1.
-    split_feature : ndarray of shape (n_splits,), int32
-    goes_left : ndarray of shape (n_splits, 256), bool
-        Direction of each bin, the missing bin included (learned default).
-    left_child, right_child : ndarray of shape (n_splits,), int32
-
-    Returns
-    -------
-    new_positions : ndarray of shape (n_trees, n_rows), int32
-    """
-    n_trees, n_rows = positions.shape
-    out = positions.copy()
-    for t in range(n_trees):
-        for i in range(n_rows):
-            node = positions[t, i]
-            if node < 0 or node >= split_of_node.shape[1]:
-                continue
-            s = split_of_node[t, node]
-            if s >= 0:
-                if goes_left[s, X_binned[split_feature[s], i]]:
-                    out[t, i] = left_child[s]
-                else:
-                    out[t, i] = right_child[s]
-    return out
+def replay(X_binned, partition: RowPartition, split_history) -> RowPartition:
+    """A copy of ``partition`` after the given levels' splits (no histograms)."""
+    partition = partition.copy()
+    for splits in split_history:
+        route(X_binned, partition, splits)
+    return partition

@@ -44,6 +44,19 @@ def _sigmoid(x):
     return out
 
 
+@numba.njit(parallel=True, cache=True)
+def _binomial_gradients(y, f, w, g, h):
+    """g = (p - y) w and h = p (1 - p) w with p = sigmoid(f), in one pass."""
+    for i in numba.prange(len(f)):
+        if f[i] >= 0:
+            p = 1.0 / (1.0 + np.exp(-f[i]))
+        else:
+            e = np.exp(f[i])
+            p = e / (1.0 + e)
+        g[i] = (p - y[i]) * w[i]
+        h[i] = p * (1.0 - p) * w[i]
+
+
 def softmax(raw: np.ndarray) -> np.ndarray:
     """Column-wise softmax of raw scores of shape (K, n)."""
     z = np.exp(raw - raw.max(axis=0, keepdims=True))
@@ -271,8 +284,10 @@ class BinomialDeviance(Loss):
         return np.array([np.log(p / (1.0 - p))])
 
     def gradients(self, y, raw, w):
-        p = sigmoid(raw[0])
-        return ((p - y) * w)[None, :], (p * (1.0 - p) * w)[None, :]
+        f = np.ascontiguousarray(raw[0], dtype=np.float64)
+        g, h = np.empty((1, len(f))), np.empty((1, len(f)))
+        _binomial_gradients(np.asarray(y, np.float64), f, np.asarray(w, np.float64), g[0], h[0])
+        return g, h
 
     def pointwise(self, y, raw):
         f = raw[0]

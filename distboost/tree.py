@@ -144,20 +144,100 @@ def _leaf_raw(X, i, nodes, k, bitsets):
     return k
 
 
-@numba.njit(cache=True, inline="always")
-def _leaf_binned(X_binned, i, nodes, k, bitsets):
-    """Packed index of the leaf row i of binned X reaches from node k."""
-    while not nodes[k]["is_leaf"]:
+BLOCK_ROWS = 16
+"""Rows that walk a tree together in binned traversals."""
+
+CHUNK_BLOCKS = 256
+"""Blocks of rows per parallel work item of a binned traversal."""
+
+
+@numba.njit(cache=True)
+def _walk_table(nodes, roots):
+    """Per packed node: (feature, bin threshold, left, right, flags), with every
+    leaf pointing to itself so that a walk can take a fixed number of steps;
+    flags bit 0 = categorical, bit 1 = missing goes left. Also each tree's depth."""
+    n = len(nodes)
+    table = np.zeros((n, 5), np.int64)
+    for k in range(n):
         node = nodes[k]
-        b = X_binned[node["feature"], i]
-        if b == MISSING_BIN:
-            left = node["missing_left"]
-        elif node["is_categorical"]:
-            left = _bit_is_set(bitsets, node["cat_index"], b)
+        if node["is_leaf"]:
+            table[k, 2] = table[k, 3] = k
+            table[k, 1] = 255
         else:
-            left = b <= node["bin_threshold"]
-        k = node["left"] if left else node["right"]
-    return k
+            table[k, 0], table[k, 1] = node["feature"], node["bin_threshold"]
+            table[k, 2], table[k, 3] = node["left"], node["right"]
+            table[k, 4] = (node["is_categorical"] != 0) | ((node["missing_left"] != 0) << 1)
+    depths = np.zeros(len(roots), np.int64)
+    for t in range(len(roots)):
+        end = roots[t + 1] if t + 1 < len(roots) else n
+        for k in range(roots[t], end):
+            depths[t] = max(depths[t], nodes[k]["depth"])
+    return table, depths
+
+
+@numba.njit(cache=True, inline="always")
+def _leaves_binned(X_binned, lo, n, table, root, depth, bitsets, cat_index, has_categorical, ks):
+    """ks[j] = packed index of the leaf row lo + j reaches, for j < n.
+
+    The rows walk the tree level by level together: their paths are
+    independent, so the CPU overlaps them instead of waiting on one row's
+    chain of dependent loads at a time. The direction is computed without
+    branches (missing bin: b <= threshold is false, then the flag decides);
+    trees with categorical splits take a slower loop with a test per node.
+    """
+    for j in range(n):
+        ks[j] = root
+    if not has_categorical:
+        for _ in range(depth):
+            for j in range(n):
+                k = ks[j]
+                b = np.int64(X_binned[lo + j, table[k, 0]])
+                left = np.int64(b <= table[k, 1]) | (np.int64(b == MISSING_BIN) & (table[k, 4] >> 1))
+                ks[j] = table[k, 3] + left * (table[k, 2] - table[k, 3])
+        return
+    for _ in range(depth):
+        for j in range(n):
+            k = ks[j]
+            b = np.int64(X_binned[lo + j, table[k, 0]])
+            flags = table[k, 4]
+            left = b <= table[k, 1]
+            if flags & 1:
+                left = _bit_is_set(bitsets, cat_index[k], b) != 0
+            if b == MISSING_BIN:
+                left = (flags & 2) != 0
+            ks[j] = table[k, 2] if left else table[k, 3]
+
+
+@numba.njit(parallel=True, cache=True)
+def _binned_walk(X_binned, nodes, roots, bitsets, kind, tree_output, leaf_values, tree_weight,
+                 out):
+    """Every binned traversal in one kernel; ``kind`` says what to do at a leaf:
+    0 add ``value`` to out[tree_output[t], i]; 1 add tree_weight[t] *
+    leaf_values[leaf] to out[i]; 2 store the packed leaf index in out[t, i];
+    3 store the leaf's index within its tree."""
+    n = X_binned.shape[0]
+    table, depths = _walk_table(nodes, roots)
+    cat_index = nodes["cat_index"].astype(np.int64)
+    has_categorical = (nodes["is_categorical"] != 0).any()
+    chunk = BLOCK_ROWS * CHUNK_BLOCKS
+    for c in numba.prange((n + chunk - 1) // chunk):
+        ks = np.empty(BLOCK_ROWS, np.int64)
+        for lo in range(c * chunk, min(n, (c + 1) * chunk), BLOCK_ROWS):
+            m = min(BLOCK_ROWS, n - lo)
+            for t in range(len(roots)):
+                _leaves_binned(X_binned, lo, m, table, roots[t], depths[t], bitsets, cat_index,
+                               has_categorical, ks)
+                for j in range(m):
+                    k = ks[j]
+                    if kind == 0:
+                        out[tree_output[t], lo + j] += nodes[k]["value"]
+                    elif kind == 1:
+                        for q in range(leaf_values.shape[1]):
+                            out[lo + j, q] += tree_weight[t] * leaf_values[k, q]
+                    elif kind == 2:
+                        out[t, lo + j] = k
+                    else:
+                        out[t, lo + j] = k - roots[t]
 
 
 @numba.njit(parallel=True, cache=True)
@@ -179,14 +259,10 @@ def predict_raw(X, nodes, roots, bitsets, tree_output, out):
             out[tree_output[t], i] += nodes[_leaf_raw(X, i, nodes, roots[t], bitsets)]["value"]
 
 
-@numba.njit(parallel=True, cache=True)
 def predict_binned(X_binned, nodes, roots, bitsets, tree_output, out):
-    """``predict_raw`` on binned data of shape (n_features, n_rows), uint8."""
-    n = X_binned.shape[1]
-    for i in numba.prange(n):
-        for t in range(len(roots)):
-            k = _leaf_binned(X_binned, i, nodes, roots[t], bitsets)
-            out[tree_output[t], i] += nodes[k]["value"]
+    """``predict_raw`` on binned data of shape (n_rows, n_features), uint8."""
+    _binned_walk(X_binned, nodes, roots, bitsets, 0, tree_output, np.zeros((0, 1)),
+                 np.zeros(0), out)
 
 
 def pack_leaf_values(trees: list[Tree], values=None) -> np.ndarray:
@@ -222,45 +298,34 @@ def predict_leaf_vectors(X, nodes, roots, bitsets, leaf_values, tree_weight, out
                 out[i, j] += tree_weight[t] * leaf_values[k, j]
 
 
-@numba.njit(parallel=True, cache=True)
 def predict_leaf_vectors_binned(X_binned, nodes, roots, bitsets, leaf_values, tree_weight, out):
-    """``predict_leaf_vectors`` on binned data of shape (n_features, n_rows), uint8."""
-    n, n_out = X_binned.shape[1], leaf_values.shape[1]
-    for i in numba.prange(n):
-        for t in range(len(roots)):
-            k = _leaf_binned(X_binned, i, nodes, roots[t], bitsets)
-            for j in range(n_out):
-                out[i, j] += tree_weight[t] * leaf_values[k, j]
+    """``predict_leaf_vectors`` on binned data of shape (n_rows, n_features), uint8."""
+    _binned_walk(X_binned, nodes, roots, bitsets, 1, np.zeros(0, np.int64), leaf_values,
+                 np.asarray(tree_weight, np.float64), out)
 
 
-@numba.njit(parallel=True, cache=True)
 def leaf_ids_binned(X_binned, nodes, roots, bitsets, out):
     """Packed index of the leaf each row reaches in each tree.
 
     Parameters
     ----------
-    X_binned : ndarray of shape (n_features, n_rows), uint8
+    X_binned : ndarray of shape (n_rows, n_features), uint8
     nodes, roots, bitsets : from ``pack_trees``
     out : ndarray of shape (n_trees, n_rows), int64, filled in place
     """
-    n = X_binned.shape[1]
-    for i in numba.prange(n):
-        for t in range(len(roots)):
-            out[t, i] = _leaf_binned(X_binned, i, nodes, roots[t], bitsets)
+    _binned_walk(X_binned, nodes, roots, bitsets, 2, np.zeros(0, np.int64), np.zeros((0, 1)),
+                 np.zeros(0), out)
 
 
-@numba.njit(parallel=True, cache=True)
 def leaf_indices_binned(X_binned, nodes, roots, bitsets, out):
     """Leaf reached by every row in every tree, on binned data.
 
     Parameters
     ----------
-    X_binned : ndarray of shape (n_features, n_rows), uint8
+    X_binned : ndarray of shape (n_rows, n_features), uint8
     nodes, roots, bitsets : from ``pack_trees``
     out : ndarray of shape (n_trees, n_rows), int32, written
         Node id of the leaf within its own tree (``k - roots[t]``).
     """
-    n = X_binned.shape[1]
-    for i in numba.prange(n):
-        for t in range(len(roots)):
-            out[t, i] = _leaf_binned(X_binned, i, nodes, roots[t], bitsets) - roots[t]
+    _binned_walk(X_binned, nodes, roots, bitsets, 3, np.zeros(0, np.int64), np.zeros((0, 1)),
+                 np.zeros(0), out)

@@ -20,14 +20,14 @@ def test_missing_values_are_ignored_by_edges_and_get_the_last_bin():
     X = np.array([[1.0], [np.nan], [3.0], [2.0]])
     mapper = BinMapper().fit(X, [False], {})
     np.testing.assert_array_equal(mapper.bin_edges_[0], [1.5, 2.5])
-    np.testing.assert_array_equal(mapper.transform(X)[0], [0, MISSING_BIN, 2, 1])
+    np.testing.assert_array_equal(mapper.transform(X)[:, 0], [0, MISSING_BIN, 2, 1])
 
 
 def test_value_on_an_edge_goes_to_the_lower_bin():
     # bin b holds edges[b-1] < x <= edges[b]: the raw split test is x <= edge
     mapper = BinMapper().fit(np.array([[0.0], [1.0], [2.0]]), [False], {})
     X = np.array([[0.5], [0.50000001], [-np.inf], [np.inf]])
-    np.testing.assert_array_equal(mapper.transform(X)[0], [0, 1, 0, 2])
+    np.testing.assert_array_equal(mapper.transform(X)[:, 0], [0, 1, 0, 2])
 
 
 def test_many_values_use_at_most_max_bins_minus_one_value_bins():
@@ -39,7 +39,7 @@ def test_many_values_use_at_most_max_bins_minus_one_value_bins():
         assert np.all(np.diff(edges) > 0)
     # quantile bins hold roughly equal counts
     mapper = BinMapper(17).fit(col[:, None], [False], {})
-    counts = np.bincount(mapper.transform(col[:, None])[0])
+    counts = np.bincount(mapper.transform(col[:, None])[:, 0])
     assert counts.min() > 0.8 * len(col) / 16 and counts.max() < 1.2 * len(col) / 16
 
 
@@ -73,7 +73,7 @@ def test_zero_weight_rows_are_not_sampled():
 def test_categorical_codes_are_bins_and_unknown_codes_are_missing():
     mapper = BinMapper().fit(np.zeros((3, 1)), [True], {0: ["a", "b", "c"]})
     X = np.array([[0.0], [2.0], [np.nan], [7.0]])
-    np.testing.assert_array_equal(mapper.transform(X)[0], [0, 2, MISSING_BIN, MISSING_BIN])
+    np.testing.assert_array_equal(mapper.transform(X)[:, 0], [0, 2, MISSING_BIN, MISSING_BIN])
     assert mapper.n_bins_non_missing_[0] == 3
 
 

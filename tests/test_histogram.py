@@ -1,7 +1,16 @@
+import numba
 import numpy as np
+import pytest
 
 from distboost._common import MISSING_BIN
-from distboost.histogram import apply_splits, build_histograms
+from distboost.histogram import (
+    CHUNK_ROWS,
+    LevelSplits,
+    RowPartition,
+    replay,
+    root_histograms,
+    split_level,
+)
 
 
 def _stats(g, h):
@@ -10,14 +19,30 @@ def _stats(g, h):
     return s
 
 
+def _reference(X, stats_t, rows, features):
+    """Histogram of the given rows, by numpy: the definition."""
+    hist = np.zeros((X.shape[1], 256, stats_t.shape[1]), np.int64)
+    for j in features:
+        np.add.at(hist[j], X[rows, j], stats_t[rows])
+    return hist
+
+
+def _one_split(tree, node, feature, goes_left, left, right, build_left, slot):
+    gl = np.zeros((1, 256), bool)
+    gl[0] = goes_left
+    return LevelSplits(*(np.array([v], np.int64) for v in (tree, node, feature)), gl,
+                       *(np.array([v], np.int64) for v in (left, right)),
+                       np.array([build_left]), np.array([slot], np.int64))
+
+
 def test_hand_checked_histogram():
-    # 10 rows, 2 features
+    # 10 rows, 2 features (row-major: one row's codes together)
     X = np.array([[0, 1, 1, 2, 0, 3, 3, 1, 0, MISSING_BIN],
-                  [5, 5, 5, 5, 5, 6, 6, 6, 6, 6]], np.uint8)
+                  [5, 5, 5, 5, 5, 6, 6, 6, 6, 6]], np.uint8).T.copy()
     g = np.arange(10)
     h = np.ones(10, np.int64) * 2
-    pos = np.zeros((1, 10), np.int32)
-    hist = build_histograms(X, _stats(g, h), pos, np.array([[0]], np.int32), 1, np.array([0, 1]))
+    part = RowPartition.from_positions(np.zeros((1, 10), np.int32))
+    hist = root_histograms(X, _stats(g, h), part, np.array([0, 1]))
     assert hist.shape == (1, 2, 256, 3)
     # feature 0, bin 0 holds rows 0, 4, 8
     np.testing.assert_array_equal(hist[0, 0, 0], [0 + 4 + 8, 6, 3])
@@ -31,95 +56,113 @@ def test_hand_checked_histogram():
 
 def test_unselected_features_and_rows_stay_zero():
     rng = np.random.default_rng(0)
-    X = rng.integers(0, 10, size=(3, 50)).astype(np.uint8)
+    X = rng.integers(0, 10, size=(50, 3)).astype(np.uint8)
     pos = np.zeros((1, 50), np.int32)
     pos[0, :20] = -1  # rows not in the tree (subsampled)
     st = _stats(rng.integers(-5, 5, 50), np.ones(50))
-    hist = build_histograms(X, st, pos, np.array([[0]], np.int32), 1, np.array([1]))
+    hist = root_histograms(X, st, RowPartition.from_positions(pos), np.array([1]))
     assert not hist[0, 0].any() and not hist[0, 2].any()
     assert hist[0, 1, :, 2].sum() == 30
 
 
-def test_subtraction_equals_recomputing():
+def test_children_partition_their_parent_and_subtraction_equals_recomputing():
     rng = np.random.default_rng(1)
-    X = rng.integers(0, 30, size=(4, 200)).astype(np.uint8)
+    X = rng.integers(0, 30, size=(200, 4)).astype(np.uint8)
     st = _stats(rng.integers(-1000, 1000, 200), rng.integers(1, 50, 200))
-    pos = np.zeros((1, 200), np.int32)
-    root = build_histograms(X, st, pos, np.array([[0]], np.int32), 1, np.arange(4))[0]
-    goes_left = np.zeros((1, 256), bool)
-    goes_left[0, :12] = True
-    child_pos = apply_splits(X, pos, np.array([[0]], np.int32), np.array([2], np.int32), goes_left,
-                             np.array([1], np.int32), np.array([2], np.int32))
-    slots = np.array([[-1, 0, 1]], np.int32)
-    both = build_histograms(X, st, child_pos, slots, 2, np.arange(4))
-    np.testing.assert_array_equal(root - both[0], both[1])
+    part = RowPartition.from_positions(np.zeros((1, 200), np.int32))
+    root = root_histograms(X, st, part, np.arange(4))[0]
+    goes_left = np.arange(256) < 12  # feature 2, bins 0..11 go left
+    built = split_level(X, st, part, _one_split(0, 0, 2, goes_left, 1, 2, True, 0), 1, np.arange(4))
+    left_rows, right_rows = part.node_rows(0, 1), part.node_rows(0, 2)
+    np.testing.assert_array_equal(left_rows, np.flatnonzero(X[:, 2] < 12))
+    np.testing.assert_array_equal(right_rows, np.flatnonzero(X[:, 2] >= 12))
+    np.testing.assert_array_equal(built[0], _reference(X, st[0], left_rows, range(4)))
+    np.testing.assert_array_equal(root - built[0], _reference(X, st[0], right_rows, range(4)))
 
 
-def test_children_partition_their_parent():
+def _grow_levels(X, stats, positions, depth, features, seed):
+    """Random depth-wise splits of every node, checked against the reference."""
+    rng = np.random.default_rng(seed)
+    n_trees = stats.shape[0]
+    part = RowPartition.from_positions(positions)
+    history, leaves = [], [[0] for _ in range(n_trees)]
+    for _ in range(depth):
+        cols = {k: [] for k in ("tree", "node", "feature", "left", "right", "build_left", "slot")}
+        goes = []
+        next_leaves = [[] for _ in range(n_trees)]
+        for t in range(n_trees):
+            for node in leaves[t]:
+                child = 2 * node + 1
+                cols["tree"].append(t)
+                cols["node"].append(node)
+                cols["feature"].append(int(rng.integers(X.shape[1])))
+                cols["left"].append(child)
+                cols["right"].append(child + 1)
+                cols["build_left"].append(bool(rng.integers(2)))
+                cols["slot"].append(len(cols["slot"]))
+                goes.append(rng.random(256) < 0.5)
+                next_leaves[t] += [child, child + 1]
+        splits = LevelSplits(
+            *(np.array(cols[k], np.int64) for k in ("tree", "node", "feature")), np.array(goes),
+            *(np.array(cols[k], np.int64) for k in ("left", "right")),
+            np.array(cols["build_left"]), np.array(cols["slot"], np.int64),
+        )
+        hist = split_level(X, stats, part, splits, len(goes), features)
+        for s in range(len(goes)):
+            t, built = splits.tree[s], splits.left[s] if splits.build_left[s] else splits.right[s]
+            rows = part.node_rows(t, built)
+            np.testing.assert_array_equal(hist[s], _reference(X, stats[t], rows, features))
+        history.append(splits)
+        leaves = next_leaves
+    return part, history
+
+
+def test_levels_match_the_definition_across_chunks_and_trees():
     rng = np.random.default_rng(2)
-    X = rng.integers(0, 256, size=(2, 500)).astype(np.uint8)
-    pos = np.zeros((2, 500), np.int32)  # two trees in one batch
-    pos[1, ::3] = -1
-    before = pos.copy()
-    goes_left = np.zeros((2, 256), bool)
-    goes_left[0, :100] = True
-    goes_left[1, 50:] = True
-    split_of_node = np.array([[0], [1]], np.int32)
-    new = apply_splits(X, pos, split_of_node, np.array([0, 1], np.int32), goes_left,
-                       np.array([1, 1], np.int32), np.array([2, 2], np.int32))
-    np.testing.assert_array_equal(new[0] == 1, X[0] < 100)
-    np.testing.assert_array_equal(new[0] == 2, X[0] >= 100)
-    assert (new[1, ::3] == -1).all()
-    kept = np.ones(500, bool)
-    kept[::3] = False
-    np.testing.assert_array_equal(new[1, kept] == 1, X[1, kept] >= 50)
-    np.testing.assert_array_equal(pos, before)  # inputs are never modified
+    n = 2 * CHUNK_ROWS + 777  # several chunks per node near the root
+    X = rng.integers(0, 256, size=(n, 3)).astype(np.uint8)
+    stats = rng.integers(-100, 100, size=(2, n, 3)).astype(np.int64)
+    positions = np.where(rng.random((2, n)) < 0.8, 0, -1).astype(np.int32)
+    part, _ = _grow_levels(X, stats, positions, 3, np.array([0, 2]), seed=3)
+    for t in range(2):  # leaves hold each in-bag row once, in ascending order per leaf
+        rows = [part.node_rows(t, k) for k in range(7, 15)]
+        assert all((np.diff(r) > 0).all() for r in rows)
+        np.testing.assert_array_equal(np.sort(np.concatenate(rows)), np.flatnonzero(positions[t] >= 0))
 
 
-def test_batch_of_trees_with_their_own_statistics():
-    X = np.array([[0, 1, 0, 1]], np.uint8)
-    stats = np.zeros((2, 4, 3), np.int64)
-    stats[0, :, 0] = [1, 2, 3, 4]
-    stats[1, :, 0] = [10, 20, 30, 40]
-    stats[:, :, 2] = 1
-    pos = np.zeros((2, 4), np.int32)
-    hist = build_histograms(X, stats, pos, np.array([[0], [1]], np.int32), 2, np.array([0]))
-    np.testing.assert_array_equal(hist[0, 0, :2, 0], [4, 6])
-    np.testing.assert_array_equal(hist[1, 0, :2, 0], [40, 60])
-
-
-def test_fused_split_and_build_equals_the_two_steps():
-    from distboost.histogram import split_and_build
-
-    rng = np.random.default_rng(3)
-    X = rng.integers(0, 40, size=(3, 300)).astype(np.uint8)
-    stats = rng.integers(-100, 100, size=(2, 300, 3)).astype(np.int64)
-    pos = rng.integers(0, 2, size=(2, 300)).astype(np.int32)  # nodes 0 and 1
-    pos[:, ::7] = -1
-    goes_left = np.zeros((2, 256), bool)
-    goes_left[0, :20] = True
-    goes_left[1, 10:] = True
-    split_arrays = (np.array([[0, -1], [-1, 1]], np.int32), np.array([1, 2], np.int32), goes_left,
-                    np.array([2, 2], np.int32), np.array([3, 3], np.int32))
-    slots = np.full((2, 4), -1, np.int32)
-    slots[0, 3], slots[1, 2], slots[1, 0] = 0, 1, 2
-    fused_pos, fused = split_and_build(X, stats, pos, split_arrays, slots, 3, np.arange(3))
-    two_pos = apply_splits(X, pos, *split_arrays)
-    two = build_histograms(X, stats, two_pos, slots, 3, np.arange(3))
-    np.testing.assert_array_equal(fused_pos, two_pos)
-    np.testing.assert_array_equal(fused, two)
-    assert fused[0].sum() != 0 and fused[2].sum() != 0
-
-
-def test_root_kernel_equals_the_general_one():
-    from distboost.histogram import root_histograms
-
+def test_any_number_of_statistics():
     rng = np.random.default_rng(4)
-    X = rng.integers(0, 256, size=(5, 400)).astype(np.uint8)
-    for n_stats in (3, 4):
-        stats = rng.integers(-1000, 1000, size=(2, 400, n_stats)).astype(np.int64)
-        pos = np.where(rng.random((2, 400)) < 0.7, 0, -1).astype(np.int32)
-        roots = np.array([[0], [1]], np.int32)
-        features = np.array([0, 2, 4])
-        expected = build_histograms(X, stats, pos, roots, 2, features)
-        np.testing.assert_array_equal(root_histograms(X, stats, pos, features), expected)
+    X = rng.integers(0, 7, size=(300, 2)).astype(np.uint8)
+    stats = rng.integers(0, 9, size=(1, 300, 5)).astype(np.int64)
+    part = RowPartition.from_positions(np.zeros((1, 300), np.int32))
+    np.testing.assert_array_equal(root_histograms(X, stats, part, np.arange(2))[0],
+                                  _reference(X, stats[0], np.arange(300), range(2)))
+    _grow_levels(X, stats, np.zeros((1, 300), np.int32), 2, np.arange(2), seed=5)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_thread_count_does_not_change_results(threads):
+    rng = np.random.default_rng(6)
+    n = 3 * CHUNK_ROWS
+    X = rng.integers(0, 256, size=(n, 4)).astype(np.uint8)
+    stats = rng.integers(-(2**40), 2**40, size=(1, n, 3)).astype(np.int64)
+    pos = np.zeros((1, n), np.int32)
+    saved = numba.get_num_threads()
+    numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+    try:
+        part = RowPartition.from_positions(pos)
+        got = root_histograms(X, stats, part, np.arange(4))
+    finally:
+        numba.set_num_threads(saved)
+    np.testing.assert_array_equal(got[0], _reference(X, stats[0], np.arange(n), range(4)))
+
+
+def test_replay_rebuilds_the_partition_without_histograms():
+    rng = np.random.default_rng(7)
+    X = rng.integers(0, 256, size=(5000, 3)).astype(np.uint8)
+    stats = rng.integers(-9, 9, size=(1, 5000, 3)).astype(np.int64)
+    pos = np.where(rng.random((1, 5000)) < 0.5, 0, -1).astype(np.int32)
+    part, history = _grow_levels(X, stats, pos, 3, np.arange(3), seed=8)
+    again = replay(X, RowPartition.from_positions(pos), history)
+    for k in range(7, 15):
+        np.testing.assert_array_equal(again.node_rows(0, k), part.node_rows(0, k))

@@ -66,7 +66,7 @@ class ByBin:
     """Five queries by the bin of feature 0."""
 
     def __call__(self, shard, rows, positions):
-        return shard.X_binned[0].astype(np.int64) % 5, shard.y, shard.w
+        return shard.X_binned[:, 0].astype(np.int64) % 5, shard.y, shard.w
 
 
 @pytest.mark.parametrize(("ship", "ship_total"), [(2048, 1 << 16), (3, 1 << 16), (400, 500)])
@@ -88,7 +88,7 @@ def test_selection_is_exact_for_any_partitioning(monkeypatch, ship, ship_total):
             engine = _engine(X, y, w, n_parts)
             results.append(_select.weighted_quantiles(engine, ByBin(), alpha, 5))
             results.append(_select.weighted_quantiles(engine, TargetValues(), alpha, 1))
-        q = engine.mapper.transform(X)[0].astype(int) % 5
+        q = engine.mapper.transform(X)[:, 0].astype(int) % 5
         expected = [lower_quantile(y[q == k], w[q == k], alpha) for k in range(5)]
         np.testing.assert_array_equal(results[0], expected)
         np.testing.assert_array_equal(results[2], expected)

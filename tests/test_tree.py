@@ -24,7 +24,7 @@ def test_hand_built_tree_predicts_raw_values():
 
 def test_binned_and_raw_traversal_agree():
     tree = three_node_tree()
-    X_binned = np.array([[0, 1, 2, MISSING_BIN]], np.uint8)
+    X_binned = np.array([[0], [1], [2], [MISSING_BIN]], np.uint8)
     out = np.zeros((1, 4))
     predict_binned(X_binned, *pack_trees([tree]), np.zeros(1, np.int64), out)
     np.testing.assert_array_equal(out[0], [-1.0, -1.0, 2.0, -1.0])
