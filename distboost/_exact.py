@@ -9,12 +9,32 @@ scores and evaluation metrics, so that they do not depend on the partitioning.
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 
+import numba
 import numpy as np
 
 _OFFSET = 1200  # 2**-1200 is below the smallest subnormal's last bit
 _HALF = 26
+
+
+_N_EXPONENTS = 2200  # frexp exponents of finite float64 values lie in [-1073, 1024]
+_EXPONENT_BASE = 1100
+
+
+@numba.njit(cache=True)
+def _mantissa_sums(values, hi, lo):
+    """Add each value's 53-bit integer mantissa, split in two halves, to its
+    exponent's row: no sort and no temporary arrays."""
+    mask = (1 << _HALF) - 1
+    for v in values:
+        if v != 0.0:
+            mantissa, exponent = math.frexp(v)
+            m = np.int64(mantissa * 2.0**53)
+            k = exponent + _EXPONENT_BASE
+            hi[k] += m >> _HALF
+            lo[k] += m & mask
 
 
 def exact_sum(values: np.ndarray) -> int:
@@ -29,18 +49,15 @@ def exact_sum(values: np.ndarray) -> int:
     total : int
         ``sum(values) == total * 2**-_OFFSET`` exactly.
     """
-    values = np.asarray(values, dtype=np.float64).ravel()
-    if values.size == 0:
-        return 0
-    mantissa, exponent = np.frexp(values)
-    m = (mantissa * 2.0**53).astype(np.int64)
-    shift = (exponent.astype(np.int64) - 53 + _OFFSET)
-    groups, inverse = np.unique(shift, return_inverse=True)
-    hi = np.zeros(len(groups), np.int64)
-    lo = np.zeros(len(groups), np.int64)
-    np.add.at(hi, inverse, m >> _HALF)
-    np.add.at(lo, inverse, m & ((1 << _HALF) - 1))
-    return sum(((int(h) << _HALF) + int(l)) << int(s) for h, l, s in zip(hi, lo, groups))
+    values = np.ascontiguousarray(values, dtype=np.float64).ravel()
+    hi = np.zeros(_N_EXPONENTS, np.int64)
+    lo = np.zeros(_N_EXPONENTS, np.int64)
+    _mantissa_sums(values, hi, lo)
+    total = 0
+    for k in np.flatnonzero(hi | lo):
+        shift = int(k) - _EXPONENT_BASE - 53 + _OFFSET
+        total += ((int(hi[k]) << _HALF) + int(lo[k])) << shift
+    return total
 
 
 def exact_sums(columns) -> list[int]:
