@@ -1,0 +1,157 @@
+"""Where one boosting round's time goes, in process, level by level.
+
+Trains W1 (generated into the bench cache if missing) with distboost in this
+process and measures, per round, the CPU time of each step of the engine:
+gradients (per-row statistics), the root histogram, each level's routing and
+histogram building, split finding and the margin update; per level also how
+many rows were routed and built, and ns per built row x feature. Then runs
+xgboost ``hist`` on the same data with the same thread count and reports its
+CPU time per round, for scale. CPU time (not wall time) of the calling thread
+is used for the steps, so a busy machine distorts the figures less.
+
+    python bench/profile.py                       # 1M rows, 20 rounds, 1 thread
+    python bench/profile.py --rows 200000 --rounds 10 --threads 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import resource
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+
+BENCH_DIR = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH_DIR.parent))
+sys.path.insert(0, str(BENCH_DIR))
+
+import w1  # noqa: E402
+
+import distboost as db  # noqa: E402
+from distboost import _group, grower, histogram, learner  # noqa: E402
+
+STEPS = collections.defaultdict(float)
+LEVELS = collections.defaultdict(lambda: np.zeros(4))  # depth -> routed, built, seconds, calls
+
+
+def _cpu():
+    return time.thread_time()
+
+
+def _timed(owner, name, label):
+    fn = getattr(owner, name)
+
+    def wrapper(*args, **kwargs):
+        t0 = _cpu()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            STEPS[label] += _cpu() - t0
+
+    setattr(owner, name, wrapper)
+
+
+def _timed_level():
+    split_level = _group.split_level
+
+    def wrapper(X, stats, partition, splits, n_slots, features):
+        t0 = _cpu()
+        hist = split_level(X, stats, partition, splits, n_slots, features)
+        seconds = _cpu() - t0
+        built = np.where(splits.build_left, splits.left, splits.right)
+        sizes = partition.stop - partition.start
+        routed = sizes[splits.tree, splits.left].sum() + sizes[splits.tree, splits.right].sum()
+        depth = int(np.log2(splits.left.min() + 1))
+        LEVELS[depth] += (routed, sizes[splits.tree, built].sum(), seconds, 1)
+        return hist
+
+    _group.split_level = wrapper
+
+
+def instrument():
+    _timed(learner.GradientLearner, "row_stats", "gradients (per-row statistics)")
+    _timed(learner.GradientLearner, "update", "margin update (add the round's tree)")
+    _timed(_group, "root_histograms", "root histogram (every row)")
+    _timed(histogram, "_route", "levels: routing rows")
+    _timed(histogram, "_assemble", "levels: routing rows")
+    _timed(grower.TreeGrower, "_evaluate", "split finding")
+    _timed_level()
+
+
+def load(rows: int, partitions: int):
+    folder = w1.dataset_dir(rows, partitions)
+    if not (folder / "meta.json").exists():
+        w1.generate(rows, partitions)
+    table = pq.read_table(folder / "train")
+    names = [n for n in table.column_names if n != "label"]
+    X = np.ascontiguousarray(np.column_stack([table.column(n).to_numpy() for n in names]),
+                             np.float32)
+    return X, table.column("label").to_numpy()
+
+
+def profile_distboost(X, y, rounds, threads):
+    params = dict(learning_rate=0.1, max_depth=6, reg_lambda=1.0, n_jobs=threads)
+    db.GradientBoostingClassifier(n_estimators=2, **params).fit(X[:5000], y[:5000])  # compile
+    instrument()
+    t0 = time.perf_counter()
+    model = db.GradientBoostingClassifier(n_estimators=rounds, **params).fit(X, y)
+    wall = time.perf_counter() - t0
+    return model, wall
+
+
+def profile_xgboost(X, y, rounds, threads):
+    try:
+        import xgboost as xgb
+    except ImportError:
+        return None
+    data = xgb.QuantileDMatrix(X, y, max_bin=256, nthread=threads)
+    params = {"tree_method": "hist", "max_depth": 6, "eta": 0.1, "lambda": 1.0,
+              "objective": "binary:logistic", "nthread": threads, "max_bin": 256}
+    cpu0 = resource.getrusage(resource.RUSAGE_SELF).ru_utime
+    t0 = time.perf_counter()
+    xgb.train(params, data, rounds)
+    return (time.perf_counter() - t0, resource.getrusage(resource.RUSAGE_SELF).ru_utime - cpu0)
+
+
+def report(rows, rounds, threads, n_features, model, wall, xgb):
+    per = 1e3 / rounds
+    print(f"W1 {rows:,} rows x {n_features} features, {rounds} rounds, depth 6, {threads} thread(s)")
+    print(f"distboost: train wall {model.fit_timings_['train'] * per:.1f} ms/round\n")
+    print("| step | CPU ms per round |\n|---|---|")
+    for label, seconds in sorted(STEPS.items(), key=lambda kv: -kv[1]):
+        print(f"| {label} | {seconds * per:.1f} |")
+    levels = sum(v[2] for v in LEVELS.values())
+    routing = STEPS["levels: routing rows"]
+    print(f"| levels: histogram building (smaller children) | {(levels - routing) * per:.1f} |")
+    print(f"| (sum of the steps) | {(sum(STEPS.values()) + levels - routing) * per:.1f} |\n")
+    print("| level (depth of the built children) | rows routed | rows built | CPU ms "
+          "| ns per built row x feature |\n|---|---|---|---|---|")
+    for depth in sorted(LEVELS):
+        routed, built, seconds, calls = LEVELS[depth]
+        routed, built, seconds = routed / calls, built / calls, seconds / calls
+        print(f"| {depth} | {routed / 1e6:.3f} M | {built / 1e6:.3f} M | {seconds * 1e3:.1f} "
+              f"| {seconds / max(built * n_features, 1) * 1e9:.2f} |")
+    if xgb is not None:
+        print(f"\nxgboost hist, same data and threads: train wall {xgb[0] * per:.1f} ms/round, "
+              f"CPU {xgb[1] * per:.1f} ms/round")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--partitions", type=int, default=8)
+    parser.add_argument("--rounds", type=int, default=20)
+    parser.add_argument("--threads", type=int, default=1)
+    args = parser.parse_args()
+    X, y = load(args.rows, args.partitions)
+    model, wall = profile_distboost(X, y, args.rounds, args.threads)
+    xgb = profile_xgboost(X, y, args.rounds, args.threads)
+    report(args.rows, args.rounds, args.threads, X.shape[1], model, wall, xgb)
+
+
+if __name__ == "__main__":
+    main()
