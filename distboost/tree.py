@@ -124,26 +124,6 @@ def _bit_is_set(bitsets, row, code):
     return (bitsets[row, code >> 6] >> np.uint64(code & 63)) & np.uint64(1)
 
 
-@numba.njit(cache=True, inline="always")
-def _leaf_raw(X, i, nodes, k, bitsets):
-    """Packed index of the leaf row i of raw X reaches from node k."""
-    while not nodes[k]["is_leaf"]:
-        node = nodes[k]
-        x = X[i, node["feature"]]
-        if np.isnan(x):
-            left = node["missing_left"]
-        elif node["is_categorical"]:
-            code = int(x)
-            if code < 0 or code >= MISSING_BIN:
-                left = node["missing_left"]
-            else:
-                left = _bit_is_set(bitsets, node["cat_index"], code)
-        else:
-            left = x <= node["threshold"]
-        k = node["left"] if left else node["right"]
-    return k
-
-
 BLOCK_ROWS = 16
 """Rows that walk a tree together in binned traversals."""
 
@@ -155,24 +135,34 @@ CHUNK_BLOCKS = 256
 def _walk_table(nodes, roots):
     """Per packed node: (feature, bin threshold, left, right, flags), with every
     leaf pointing to itself so that a walk can take a fixed number of steps;
-    flags bit 0 = categorical, bit 1 = missing goes left. Also each tree's depth."""
+    flags bit 0 = categorical, bit 1 = missing goes left. Also the raw
+    thresholds and each tree's depth."""
     n = len(nodes)
     table = np.zeros((n, 5), np.int64)
+    thresholds = np.full(n, np.inf)
     for k in range(n):
         node = nodes[k]
         if node["is_leaf"]:
             table[k, 2] = table[k, 3] = k
             table[k, 1] = 255
         else:
+            thresholds[k] = node["threshold"]
             table[k, 0], table[k, 1] = node["feature"], node["bin_threshold"]
             table[k, 2], table[k, 3] = node["left"], node["right"]
             table[k, 4] = (node["is_categorical"] != 0) | ((node["missing_left"] != 0) << 1)
     depths = np.zeros(len(roots), np.int64)
+    stack = np.empty((n + 1, 2), np.int64)  # (node, depth): depth from the links, not stored fields
     for t in range(len(roots)):
-        end = roots[t + 1] if t + 1 < len(roots) else n
-        for k in range(roots[t], end):
-            depths[t] = max(depths[t], nodes[k]["depth"])
-    return table, depths
+        stack[0, 0], stack[0, 1], top = roots[t], 0, 1
+        while top > 0:
+            top -= 1
+            k, d = stack[top, 0], stack[top, 1]
+            depths[t] = max(depths[t], d)
+            if not nodes[k]["is_leaf"]:
+                stack[top, 0], stack[top, 1] = nodes[k]["left"], d + 1
+                stack[top + 1, 0], stack[top + 1, 1] = nodes[k]["right"], d + 1
+                top += 2
+    return table, thresholds, depths
 
 
 @numba.njit(cache=True, inline="always")
@@ -208,6 +198,63 @@ def _leaves_binned(X_binned, lo, n, table, root, depth, bitsets, cat_index, has_
             ks[j] = table[k, 2] if left else table[k, 3]
 
 
+@numba.njit(cache=True, inline="always")
+def _leaves_raw(X, lo, n, table, thresholds, root, depth, bitsets, cat_index, has_categorical,
+                ks):
+    """``_leaves_binned`` on raw values: NaN is missing (x <= threshold is false
+    for NaN, then the flag decides); categorical codes outside the known
+    categories are missing too."""
+    for j in range(n):
+        ks[j] = root
+    if not has_categorical:
+        for _ in range(depth):
+            for j in range(n):
+                k = ks[j]
+                x = X[lo + j, table[k, 0]]
+                left = np.int64(x <= thresholds[k]) | (np.int64(np.isnan(x)) & (table[k, 4] >> 1))
+                ks[j] = table[k, 3] + left * (table[k, 2] - table[k, 3])
+        return
+    for _ in range(depth):
+        for j in range(n):
+            k = ks[j]
+            x = X[lo + j, table[k, 0]]
+            flags = table[k, 4]
+            left = x <= thresholds[k]
+            missing = np.isnan(x)
+            if flags & 1 and not missing:
+                code = int(x)
+                missing = code < 0 or code >= MISSING_BIN
+                if not missing:
+                    left = _bit_is_set(bitsets, cat_index[k], code) != 0
+            if missing:
+                left = (flags & 2) != 0
+            ks[j] = table[k, 2] if left else table[k, 3]
+
+
+@numba.njit(parallel=True, cache=True)
+def _raw_walk(X, nodes, roots, bitsets, kind, tree_output, leaf_values, tree_weight, out):
+    """Traversals of raw values; ``kind`` as in ``_binned_walk`` (0 or 1)."""
+    n = X.shape[0]
+    table, thresholds, depths = _walk_table(nodes, roots)
+    cat_index = nodes["cat_index"].astype(np.int64)
+    has_categorical = (nodes["is_categorical"] != 0).any()
+    chunk = BLOCK_ROWS * CHUNK_BLOCKS
+    for c in numba.prange((n + chunk - 1) // chunk):
+        ks = np.empty(BLOCK_ROWS, np.int64)
+        for lo in range(c * chunk, min(n, (c + 1) * chunk), BLOCK_ROWS):
+            m = min(BLOCK_ROWS, n - lo)
+            for t in range(len(roots)):
+                _leaves_raw(X, lo, m, table, thresholds, roots[t], depths[t], bitsets, cat_index,
+                            has_categorical, ks)
+                for j in range(m):
+                    k = ks[j]
+                    if kind == 0:
+                        out[tree_output[t], lo + j] += nodes[k]["value"]
+                    else:
+                        for q in range(leaf_values.shape[1]):
+                            out[lo + j, q] += tree_weight[t] * leaf_values[k, q]
+
+
 @numba.njit(parallel=True, cache=True)
 def _binned_walk(X_binned, nodes, roots, bitsets, kind, tree_output, leaf_values, tree_weight,
                  out):
@@ -216,7 +263,7 @@ def _binned_walk(X_binned, nodes, roots, bitsets, kind, tree_output, leaf_values
     leaf_values[leaf] to out[i]; 2 store the packed leaf index in out[t, i];
     3 store the leaf's index within its tree."""
     n = X_binned.shape[0]
-    table, depths = _walk_table(nodes, roots)
+    table, _, depths = _walk_table(nodes, roots)
     cat_index = nodes["cat_index"].astype(np.int64)
     has_categorical = (nodes["is_categorical"] != 0).any()
     chunk = BLOCK_ROWS * CHUNK_BLOCKS
@@ -240,7 +287,6 @@ def _binned_walk(X_binned, nodes, roots, bitsets, kind, tree_output, leaf_values
                         out[t, lo + j] = k - roots[t]
 
 
-@numba.njit(parallel=True, cache=True)
 def predict_raw(X, nodes, roots, bitsets, tree_output, out):
     """Add every tree's leaf value to ``out[tree_output[t], i]``.
 
@@ -253,10 +299,7 @@ def predict_raw(X, nodes, roots, bitsets, tree_output, out):
         Output (class) each tree adds to.
     out : ndarray of shape (n_outputs, n_rows), float64, updated in place
     """
-    n = X.shape[0]
-    for i in numba.prange(n):
-        for t in range(len(roots)):
-            out[tree_output[t], i] += nodes[_leaf_raw(X, i, nodes, roots[t], bitsets)]["value"]
+    _raw_walk(X, nodes, roots, bitsets, 0, tree_output, np.zeros((0, 1)), np.zeros(0), out)
 
 
 def predict_binned(X_binned, nodes, roots, bitsets, tree_output, out):
@@ -277,7 +320,6 @@ def pack_leaf_values(trees: list[Tree], values=None) -> np.ndarray:
     return np.ascontiguousarray(np.concatenate(values), np.float64)
 
 
-@numba.njit(parallel=True, cache=True)
 def predict_leaf_vectors(X, nodes, roots, bitsets, leaf_values, tree_weight, out):
     """Add ``tree_weight[t] * leaf_values[leaf]`` of every tree to ``out[i]``.
 
@@ -290,12 +332,8 @@ def predict_leaf_vectors(X, nodes, roots, bitsets, leaf_values, tree_weight, out
     tree_weight : ndarray of shape (n_trees,), float64
     out : ndarray of shape (n_rows, K), float64, updated in place
     """
-    n, n_out = X.shape[0], leaf_values.shape[1]
-    for i in numba.prange(n):
-        for t in range(len(roots)):
-            k = _leaf_raw(X, i, nodes, roots[t], bitsets)
-            for j in range(n_out):
-                out[i, j] += tree_weight[t] * leaf_values[k, j]
+    _raw_walk(X, nodes, roots, bitsets, 1, np.zeros(0, np.int64), leaf_values,
+              np.asarray(tree_weight, np.float64), out)
 
 
 def predict_leaf_vectors_binned(X_binned, nodes, roots, bitsets, leaf_values, tree_weight, out):
