@@ -48,7 +48,12 @@ def prefect_environment(verbose: bool = False, environ: Any = None) -> None:
     env = os.environ if environ is None else environ
     for key, value in QUIET_PREFECT.items():
         env.setdefault(key, value)
-    env.setdefault("PREFECT_HOME", str(DEFAULT_PREFECT_HOME.expanduser()))
+    if not env.get("PREFECT_HOME"):
+        # Prefect makes its home folder without parents: on a fresh machine
+        # ~/.distboost does not exist yet, and the ephemeral API would get no database.
+        home = DEFAULT_PREFECT_HOME.expanduser()
+        home.mkdir(parents=True, exist_ok=True)
+        env["PREFECT_HOME"] = str(home)
     # Flow and task logs still reach the Prefect database (and UI); the terminal
     # shows distboost's own status lines unless -v.
     env.setdefault("PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL", "INFO" if verbose else "CRITICAL")

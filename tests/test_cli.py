@@ -6,6 +6,10 @@ try:
 except ImportError:  # tests/ imported as a package
     from tests import _flows_fixtures as fx
 
+import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -50,15 +54,44 @@ def test_usage_errors_exit_2(capsys):
     assert "expected KEY=VALUE" in capsys.readouterr().err
 
 
-def test_prefect_environment_keeps_user_settings():
+def test_prefect_environment_keeps_user_settings(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
     env = {"PREFECT_HOME": "/somewhere", "DO_NOT_TRACK": "0"}
     cli.prefect_environment(environ=env)
     assert env["PREFECT_HOME"] == "/somewhere" and env["DO_NOT_TRACK"] == "0"
     assert env["PREFECT_SERVER_ANALYTICS_ENABLED"] == "false"
     assert env["PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS"] == "120"
+    assert not Path("/somewhere").exists()
     fresh = {}
     cli.prefect_environment(environ=fresh)
-    assert fresh["PREFECT_HOME"] == str(Path("~/.distboost/prefect").expanduser())
+    assert fresh["PREFECT_HOME"] == str(tmp_path / ".distboost" / "prefect")
+    assert Path(fresh["PREFECT_HOME"]).is_dir()  # Prefect would not make its parents
+
+
+def _distboost_command() -> list[str]:
+    """The installed ``distboost`` script, as the README runs it."""
+    script = Path(sys.executable).parent / "distboost"
+    return [str(script)] if script.is_file() else [sys.executable, "-m", "distboost.cli"]
+
+
+@pytest.mark.slow
+def test_main_command_on_a_fresh_home(tmp_path):
+    """The README's main command with an empty HOME and no Prefect settings."""
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "DASK_"))}
+    env.update(HOME=str(home), PYTHONPATH=str(fx.REPO))
+    out = tmp_path / "demo"
+    result = subprocess.run(
+        [*_distboost_command(), "demo", "--out", str(out), "--rows", "600", "--rounds", "3"],
+        env=env, cwd=tmp_path, capture_output=True, text=True, timeout=600, check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == str(out / "report" / "report.html")
+    noisy = [line for line in result.stderr.splitlines()
+             if re.search(r"warn|traceback|error|exception", line, re.IGNORECASE)]
+    assert noisy == [], result.stderr
+    assert (home / ".distboost" / "prefect").is_dir()
 
 
 def test_bad_input_exits_1_with_a_message(tmp_path, capsys):
