@@ -24,6 +24,7 @@ import math
 import numpy as np
 
 from .. import _exact
+from .._events import FitEvents
 from ..booster import grow_trees
 from ..criteria import CRITERIA, ImpurityCriterion
 from ..grower import GrowthParams
@@ -129,6 +130,7 @@ class AdaBoostClassifier(TreeEnsembleBase):
             raise ValueError("sample_weight sums to zero; nothing to fit")
         engine.set_rows(AdaBoostLearner(k), total_weight, None)  # 1. w_i = 1/N
         trees, alphas, errors, pending, history = [], [], [], None, []
+        events = FitEvents(engine, self, self.n_estimators, metric="weighted_error")
         for m in range(self.n_estimators):
             if engine.rebase_due(m) and pending is not None:
                 # weights from the model so far: cuts the chain of tasks behind them
@@ -142,10 +144,13 @@ class AdaBoostClassifier(TreeEnsembleBase):
             trees.append(tree)
             alphas.append(alpha)
             errors.append(err)
+            events.round(m, {"training": {"weighted_error": float(err)}}, [tree],
+                         estimator_weight=float(alpha))
             if err <= 0.0:
                 break  # a perfect weak learner: the weights cannot change any more
             pending = self._weight_update(tree, err, alpha, w_sum, wu_sum)  # 2(d)
             history.append(pending)
+        events.end(len(trees))
         self._set_model_attributes(trees, k)
         self.estimator_weights_ = np.asarray(alphas)
         self.estimator_errors_ = np.asarray(errors)
