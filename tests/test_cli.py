@@ -6,10 +6,16 @@ try:
 except ImportError:  # tests/ imported as a package
     from tests import _flows_fixtures as fx
 
+import contextlib
+import json
 import os
 import re
+import signal
+import socket
 import subprocess
 import sys
+import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -165,3 +171,64 @@ def test_missing_input_exits_1_at_once(tmp_path):
     assert result.returncode == 1
     assert "distboost: error: input" in result.stderr and "does not exist" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def prefect_server(home: Path):
+    """``prefect server start`` on a free loopback port; yields its API URL."""
+    api = f"http://127.0.0.1:{_free_port()}/api"
+    port = api.split(":")[2].split("/")[0]
+    env = fx.subprocess_env(home)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "prefect", "server", "start", "--host", "127.0.0.1", "--port", port],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 240
+        while True:
+            assert server.poll() is None, "prefect server exited"
+            assert time.monotonic() < deadline, "prefect server did not become healthy"
+            try:
+                with urllib.request.urlopen(f"{api}/health", timeout=2):
+                    break
+            except OSError:
+                time.sleep(0.5)
+        yield api
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(timeout=60)
+
+
+@pytest.mark.slow
+def test_flow_run_url_is_printed_with_a_prefect_server(tmp_path):
+    raw = fx.hastie_csv(tmp_path / "raw", n_rows=300, n_files=2)
+    home = tmp_path / "prefect"
+    home.mkdir()
+    with prefect_server(home) as api:
+        env = fx.subprocess_env(home)
+        env["PREFECT_API_URL"] = api
+        result = subprocess.run(
+            [sys.executable, "-m", "distboost.cli", "--no-progress", "prepare", str(raw),
+             "--out", str(tmp_path / "data"), "--target", "y", "--categorical", "colour",
+             "--workers", "1", "--dashboard-address", ":0"],
+            env=env, cwd=fx.REPO, capture_output=True, text=True, timeout=300, check=False,
+        )
+        assert result.returncode == 0, result.stderr
+        ui = api.removesuffix("/api")
+        match = re.search(rf"distboost: Prefect flow run: {ui}/runs/flow-run/([0-9a-f-]{{36}})",
+                          result.stderr)
+        assert match, result.stderr
+        with urllib.request.urlopen(f"{api}/flow_runs/{match.group(1)}", timeout=10) as r:
+            run = json.loads(r.read())
+    assert run["state_type"] == "COMPLETED" and run["name"]
+
+
+def test_no_flow_run_url_without_a_prefect_server(demo):
+    _, result = demo
+    assert "Prefect flow run:" not in result.stderr
