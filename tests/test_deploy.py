@@ -197,6 +197,7 @@ def test_the_loopback_recipe_runs_as_written(tmp_path):
     output = log.read_text()
     assert recipe.returncode == 0, output
     assert output.count("Flow run finished successfully in 'Completed'") == 2, output
+    assert "No flow runs found" not in output  # the daily schedule made its runs
     assert (root / "runs" / "daily" / "report" / "report.html").is_file()
     assert (root / "runs" / "daily" / "model" / "model.json").is_file()
     assert (root / "runs" / "x" / "schema.json").is_file()
