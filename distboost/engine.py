@@ -224,7 +224,7 @@ class Engine:
     def _evaluate(self, learner, packed_trees):
         smalls = []
         for k, groups in enumerate(self.eval_groups):
-            out = self.ex.call(groups, _group.evaluate, "evaluate", learner, packed_trees)
+            out = self.ex.call(groups, _group.evaluate, "eval-metric", learner, packed_trees)
             self.eval_groups[k] = self.ex.getitem(out, 0, "state-eval")
             smalls.append(self.ex.getitem(out, 1, "metric-eval"))
         return smalls

@@ -180,7 +180,7 @@ class AdaBoostClassifier(TreeEnsembleBase):
     def _round_error(self, engine, tree):
         """err_m (step 2b) and the weight sums, exactly, from the workers."""
         update = self._samme_r_update(tree, 1.0) if self.algorithm == "SAMME.R" else None
-        parts = [p for group in engine.apply(round_sums, "adaboost-error", pack_trees([tree]),
+        parts = [p for group in engine.apply(round_sums, "weighted-error", pack_trees([tree]),
                                              update) for p in group]
         miss, w, wu = (_exact.to_float(sum(col)) for col in zip(*parts))
         return miss / w, w, wu
