@@ -11,6 +11,7 @@ from contextlib import contextmanager
 
 from distributed import Client, LocalCluster
 
+from distboost.dashboard import PAGE, SCHEDULER_KWARGS
 from flows.config import ClusterConfig
 
 
@@ -140,6 +141,7 @@ def dask_client(
             memory_limit=config.memory_limit,
             dashboard_address=config.dashboard_address or ":0",  # the HTTP server always runs
             silence_logs=logging.ERROR,
+            scheduler_kwargs=SCHEDULER_KWARGS,  # the /distboost page
         )
     client = Client(local, set_as_default=False)
     _STARTED.add(local.scheduler_address)
@@ -150,6 +152,7 @@ def dask_client(
         )
         if config.dashboard_address is not None:
             say(f"Dask dashboard: {client.dashboard_link}")
+            say(f"training live: {client.dashboard_link.replace('/status', PAGE)}")
     try:
         check_importable(client, WORKER_MODULES)
         yield client

@@ -82,6 +82,7 @@ def test_compose_services_agree():
     )
     scheduler = services["dask-scheduler"]
     assert scheduler["command"][:2] == ["dask", "scheduler"]
+    assert "--preload distboost.dashboard" in " ".join(scheduler["command"])
     port = scheduler["command"][scheduler["command"].index("--port") + 1]
     assert f"{port}:{port}" in scheduler["ports"] and "8787:8787" in scheduler["ports"]
     assert services["dask-worker"]["command"][:3] == [
@@ -120,6 +121,9 @@ def test_kubernetes_manifests_agree():
         _containers(deployments["prefect-server"])[0]["image"]
         == compose()["services"]["prefect-server"]["image"]
     )
+    scheduler_cmd = " ".join(_containers(deployments["dask-scheduler"])[0]["command"])
+    assert scheduler_cmd.startswith("dask scheduler")
+    assert "--preload distboost.dashboard" in scheduler_cmd
     worker_cmd = _containers(deployments["dask-worker"])[0]["command"]
     sched_port = services["dask-scheduler"]["spec"]["ports"][0]["port"]
     assert worker_cmd[2] == f"tcp://dask-scheduler:{sched_port}"

@@ -80,3 +80,15 @@ def test_entrypoints_load_as_scripts_and_send_package_functions(entrypoint):
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == entrypoint
+
+
+def test_local_clusters_of_the_flows_serve_the_distboost_page(capsys):
+    import urllib.request
+
+    config = {**fx.TEST_CLUSTER, "dashboard_address": "127.0.0.1:0"}
+    with _cluster.dask_client(cluster=config) as client:
+        port = client.scheduler_info()["services"]["dashboard"]
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/distboost", timeout=30) as response:
+            assert response.status == 200
+        page = client.dashboard_link.replace("/status", "/distboost")
+    assert f"training live: {page}" in capsys.readouterr().err
