@@ -90,14 +90,16 @@ class DistboostPage:
         curves = figure(title="Learning curves", x_axis_label="round", **common)
         curves.multi_line("xs", "ys", source=self.curves, color="color", legend_field="label",
                           line_width=2)
-        times = figure(title="Round time: worker compute, transfer, driver",
-                       x_axis_label="round", y_axis_label="seconds", **common)
+        times = figure(title="Round time", x_axis_label="round", y_axis_label="seconds",
+                       **common)
         times.vbar_stack(list(SPLIT), x="round", width=0.9, source=self.rounds,
-                         color=_PALETTE[:3], legend_label=list(SPLIT))
+                         color=_PALETTE[:3],
+                         legend_label=["worker compute", "scheduling + transfer", "driver"])
         trees = figure(title="Leaves per round", x_axis_label="round", **common)
         trees.line("round", "n_leaves", source=self.rounds, line_width=2)
         learner = figure(title="AdaBoost alpha / forest trees grown", x_axis_label="round",
-                         **common)
+                         visible=False, **common)
+        self.learner = learner
         learner.multi_line("xs", "ys", source=self.extras, color="color", legend_field="label",
                            line_width=2)
         self.root = column(row(self.select, self.summary, sizing_mode="stretch_width"),
@@ -126,6 +128,7 @@ class DistboostPage:
         self.summary.text = summary_html(view)
         self.curves.data = _lines(view.curves())
         self.extras.data = _lines(view.extras())
+        self.learner.visible = bool(self.extras.data["label"])
         self.rounds.data = view.per_round()
 
 
