@@ -5,37 +5,12 @@ import threading
 import time
 import urllib.request
 
-import dask.dataframe as dd
-import numpy as np
-import pandas as pd
-import pytest
 from bokeh.client import pull_session
-from distributed import Client, LocalCluster
 
 import distboost as db
 from distboost._events import TOPIC
 from distboost._fit_view import FitLog
-from distboost.dashboard import PAGE, SCHEDULER_KWARGS, summary_html
-
-
-@pytest.fixture(scope="module")
-def client():
-    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                           dashboard_address="127.0.0.1:0", memory_limit="2GiB",
-                           scheduler_kwargs=SCHEDULER_KWARGS)
-    client = Client(cluster, set_as_default=False)
-    yield client
-    client.close()
-    cluster.close()
-
-
-@pytest.fixture(scope="module")
-def data():
-    rng = np.random.default_rng(0)
-    X = pd.DataFrame(rng.normal(size=(1500, 4)), columns=["a", "b", "c", "d"])
-    y = pd.Series(np.where((X**2).sum(axis=1) > 3.36, 1, 0), name="y")
-    Xd, yd = dd.from_pandas(X, npartitions=3), dd.from_pandas(y, npartitions=3)
-    return Xd.partitions[:2], yd.partitions[:2], Xd.partitions[2:], yd.partitions[2:]
+from distboost.dashboard import PAGE, summary_html
 
 
 def url(client, path):
@@ -51,23 +26,24 @@ def n_rounds_logged(client):
     return sum(e["kind"] == "round" for _, e in client.get_events(TOPIC))
 
 
-def test_the_page_is_live_during_a_fit_and_holds_every_round(client, data):
-    X, y, Xv, yv = data
+def test_the_page_is_live_during_a_fit_and_holds_every_round(dashboard_client,
+                                                           dask_classification):
+    X, y, Xv, yv = dask_classification
     clf = db.GradientBoostingClassifier(n_estimators=60, max_depth=3, learning_rate=0.1,
-                                        client=client)
-    before = n_rounds_logged(client)
+                                        client=dashboard_client)
+    before = n_rounds_logged(dashboard_client)
     fit = threading.Thread(target=clf.fit, args=(X, y), kwargs={"eval_set": [(Xv, yv)]})
     fit.start()
     deadline = time.monotonic() + 120
-    while n_rounds_logged(client) <= before + 2 and time.monotonic() < deadline:
+    while n_rounds_logged(dashboard_client) <= before + 2 and time.monotonic() < deadline:
         time.sleep(0.05)
-    during = [status(client, p)[0] for p in (PAGE, "/status", "/events")]
+    during = [status(dashboard_client, p)[0] for p in (PAGE, "/status", "/events")]
     was_running = fit.is_alive()
     fit.join(timeout=300)
     assert during == [200, 200, 200] and was_running
-    code, text = status(client, "/status")
+    code, text = status(dashboard_client, "/status")
     assert code == 200 and 'href="distboost"' in text  # in the dashboard's menu
-    with pull_session(url=url(client, PAGE)) as session:
+    with pull_session(url=url(dashboard_client, PAGE)) as session:
         doc = session.document
         curves = doc.select_one({"name": "distboost-curves"}).data
         rounds = doc.select_one({"name": "distboost-rounds"}).data
@@ -79,29 +55,29 @@ def test_the_page_is_live_during_a_fit_and_holds_every_round(client, data):
     assert "GradientBoostingClassifier" in summary and "round 60 of 60" in summary
 
 
-def test_adaboost_and_forest_curves(client, data):
-    X, y, _, _ = data
-    ada = db.AdaBoostClassifier(n_estimators=4, client=client).fit(X, y)
-    with pull_session(url=url(client, PAGE)) as session:
+def test_adaboost_and_forest_curves(dashboard_client, dask_classification):
+    X, y, _, _ = dask_classification
+    ada = db.AdaBoostClassifier(n_estimators=4, client=dashboard_client).fit(X, y)
+    with pull_session(url=url(dashboard_client, PAGE)) as session:
         extras = session.document.select_one({"name": "distboost-extras"}).data
         curves = session.document.select_one({"name": "distboost-curves"}).data
     assert list(extras["label"]) == ["estimator_weight"]
     assert list(extras["ys"][0]) == list(ada.estimator_weights_)
     assert list(curves["ys"][0]) == list(ada.estimator_errors_)
     db.RandomForestClassifier(n_estimators=5, max_depth=3, trees_per_pass=2,
-                              client=client).fit(X, y)
-    with pull_session(url=url(client, PAGE)) as session:
+                              client=dashboard_client).fit(X, y)
+    with pull_session(url=url(dashboard_client, PAGE)) as session:
         extras = session.document.select_one({"name": "distboost-extras"}).data
     assert list(extras["ys"][0]) == [2, 4, 5]
 
 
-def test_task_prefixes_are_readable(client, data):
+def test_task_prefixes_are_readable(dashboard_client, dask_classification):
     """Dask's key_split drops words that look like hashes (8 letters a-f...):
     no distboost task may collapse to a bare "distboost" bar."""
-    X, y, Xv, yv = data
-    db.GradientBoostingClassifier(n_estimators=2, client=client).fit(X, y, eval_set=[(Xv, yv)])
-    db.AdaBoostClassifier(n_estimators=2, client=client).fit(X, y)
-    prefixes = client.run_on_scheduler(lambda dask_scheduler: list(dask_scheduler.task_prefixes))
+    X, y, Xv, yv = dask_classification
+    db.GradientBoostingClassifier(n_estimators=2, client=dashboard_client).fit(X, y, eval_set=[(Xv, yv)])
+    db.AdaBoostClassifier(n_estimators=2, client=dashboard_client).fit(X, y)
+    prefixes = dashboard_client.run_on_scheduler(lambda dask_scheduler: list(dask_scheduler.task_prefixes))
     ours = [p for p in prefixes if p.startswith("distboost")]
     assert "distboost-eval-metric" in ours and "distboost-weighted-error" in ours
     assert "distboost" not in ours, ours
@@ -109,7 +85,7 @@ def test_task_prefixes_are_readable(client, data):
 
 def _events(n, finished=False):
     start = {"fit": "f", "kind": "fit-start", "estimator": "GradientBoostingRegressor",
-             "params": {"learning_rate": 0.1, "max_depth": 3, "client": None},
+             "params": {"learning_rate": 0.1, "max_depth": 3, "dashboard_client": None},
              "n_rounds": 10, "first_round": 0}
     rounds = [{"fit": "f", "kind": "round", "round": r, "validation_0": {"rmse": 5.0 - r},
                "best_round": r, "elapsed": 2.0 * (r + 1), "round_time": 2.0, "n_trees": 1,

@@ -4,33 +4,10 @@ dashboard whose ``/events`` and ``/status`` pages still answer."""
 
 import urllib.request
 
-import dask.dataframe as dd
 import numpy as np
-import pandas as pd
-import pytest
-from distributed import Client, LocalCluster
 
 import distboost as db
 from distboost._events import TOPIC, named_metrics
-
-
-@pytest.fixture(scope="module")
-def cluster_client():
-    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                           dashboard_address="127.0.0.1:0", memory_limit="2GiB")
-    client = Client(cluster, set_as_default=False)
-    yield client
-    client.close()
-    cluster.close()
-
-
-@pytest.fixture(scope="module")
-def data():
-    rng = np.random.default_rng(0)
-    X = pd.DataFrame(rng.normal(size=(1200, 4)), columns=["a", "b", "c", "d"])
-    y = pd.Series(np.where((X**2).sum(axis=1) > 3.36, 1, 0), name="y")
-    Xd, yd = dd.from_pandas(X, npartitions=3), dd.from_pandas(y, npartitions=3)
-    return Xd.partitions[:2], yd.partitions[:2], Xd.partitions[2:], yd.partitions[2:]
 
 
 def fit_events(client, kind=None):
@@ -54,12 +31,12 @@ def test_named_metrics_follow_evals_result():
     assert named_metrics("rmse", None, []) == {}
 
 
-def test_one_event_per_round_with_its_own_metrics(cluster_client, data):
-    X, y, Xv, yv = data
+def test_one_event_per_round_with_its_own_metrics(dashboard_client, dask_classification):
+    X, y, Xv, yv = dask_classification
     clf = db.GradientBoostingClassifier(n_estimators=6, max_depth=2, verbose=1,
-                                        client=cluster_client)
+                                        client=dashboard_client)
     clf.fit(X, y, eval_set=[(Xv, yv)])
-    events = fit_events(cluster_client)
+    events = fit_events(dashboard_client)
     start, *rounds, end = events
     assert start["kind"] == "fit-start" and end["kind"] == "fit-end"
     assert start["estimator"] == "GradientBoostingClassifier" and start["metric"] == "logloss"
@@ -74,20 +51,20 @@ def test_one_event_per_round_with_its_own_metrics(cluster_client, data):
     assert rounds[-1]["elapsed"] <= end["elapsed"] and end["n_rounds"] == 6
     best = int(np.argmin(clf.evals_result_["validation_0"]["logloss"]))
     assert rounds[-1]["best_round"] == best
-    assert get(cluster_client, "/events") == 200
-    assert get(cluster_client, "/status") == 200
+    assert get(dashboard_client, "/events") == 200
+    assert get(dashboard_client, "/status") == 200
     # the dashboard's own topic only holds what its page can draw
-    assert all("action" in e for _, e in cluster_client.get_events("all"))
+    assert all("action" in e for _, e in dashboard_client.get_events("all"))
 
 
-def test_early_stopping_and_continued_rounds(cluster_client, data):
-    X, y, Xv, yv = data
-    first = db.GradientBoostingClassifier(n_estimators=3, max_depth=2, client=cluster_client)
+def test_early_stopping_and_continued_rounds(dashboard_client, dask_classification):
+    X, y, Xv, yv = dask_classification
+    first = db.GradientBoostingClassifier(n_estimators=3, max_depth=2, client=dashboard_client)
     first.fit(X, y, eval_set=[(Xv, yv)])
     more = db.GradientBoostingClassifier(n_estimators=40, learning_rate=1.0, max_depth=3,
-                                         client=cluster_client)
+                                         client=dashboard_client)
     more.fit(X, y, eval_set=[(Xv, yv)], early_stopping_rounds=2, init_model=first)
-    start, *rounds, end = fit_events(cluster_client)
+    start, *rounds, end = fit_events(dashboard_client)
     assert start["first_round"] == 3 and start["n_rounds"] == 43
     ran = more.evals_result_["validation_0"]["logloss"]
     assert [e["round"] for e in rounds] == list(range(3, 3 + len(ran))) and len(ran) < 40
@@ -96,28 +73,28 @@ def test_early_stopping_and_continued_rounds(cluster_client, data):
     assert rounds[-1]["best_round"] == more.best_iteration_
 
 
-def test_adaboost_rounds_carry_error_and_alpha(cluster_client, data):
-    X, y, _, _ = data
-    clf = db.AdaBoostClassifier(n_estimators=5, client=cluster_client).fit(X, y)
-    rounds = fit_events(cluster_client, "round")
+def test_adaboost_rounds_carry_error_and_alpha(dashboard_client, dask_classification):
+    X, y, _, _ = dask_classification
+    clf = db.AdaBoostClassifier(n_estimators=5, client=dashboard_client).fit(X, y)
+    rounds = fit_events(dashboard_client, "round")
     assert [e["training"]["weighted_error"] for e in rounds] == list(clf.estimator_errors_)
     assert [e["estimator_weight"] for e in rounds] == list(clf.estimator_weights_)
     assert [e["n_leaves"] for e in rounds] == [2] * 5
 
 
-def test_forest_batches_report_trees_and_oob(cluster_client, data):
-    X, y, _, _ = data
+def test_forest_batches_report_trees_and_oob(dashboard_client, dask_classification):
+    X, y, _, _ = dask_classification
     forest = db.RandomForestClassifier(n_estimators=6, max_depth=3, trees_per_pass=4,
-                                       oob_score=True, client=cluster_client).fit(X, y)
-    rounds = fit_events(cluster_client, "round")
+                                       oob_score=True, client=dashboard_client).fit(X, y)
+    rounds = fit_events(dashboard_client, "round")
     assert [e["trees_grown"] for e in rounds] == [4, 6]
     assert [e["round"] for e in rounds] == [3, 5] and [e["n_trees"] for e in rounds] == [4, 2]
-    (end,) = fit_events(cluster_client, "fit-end")
+    (end,) = fit_events(dashboard_client, "fit-end")
     assert end["oob_score"] == forest.oob_score_ and end["n_rounds"] == 6
 
 
-def test_in_process_fits_log_nothing(cluster_client):
-    before = len(cluster_client.get_events(TOPIC))
+def test_in_process_fits_log_nothing(dashboard_client):
+    before = len(dashboard_client.get_events(TOPIC))
     X = np.random.default_rng(1).normal(size=(200, 3))
     db.GradientBoostingRegressor(n_estimators=3).fit(X, X[:, 0])
-    assert len(cluster_client.get_events(TOPIC)) == before
+    assert len(dashboard_client.get_events(TOPIC)) == before
