@@ -44,7 +44,8 @@ _WHOLE_FIT = ("prepare", "fit")  # timings that are not per round
 
 
 def named_metrics(metric: str | None, train_metric, eval_metrics) -> dict[str, dict[str, float]]:
-    """``{"training": {metric: value}, "validation_k": {metric: value}}`` as in ``evals_result_``."""
+    """``{"training": {metric: value}, "validation_k": {metric: value}}``, named as in
+    ``evals_result_``."""
     out = {}
     if train_metric is not None:
         out["training"] = {metric: float(train_metric)}

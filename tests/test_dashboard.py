@@ -75,9 +75,10 @@ def test_task_prefixes_are_readable(dashboard_client, dask_classification):
     """Dask's key_split drops words that look like hashes (8 letters a-f...):
     no distboost task may collapse to a bare "distboost" bar."""
     X, y, Xv, yv = dask_classification
-    db.GradientBoostingClassifier(n_estimators=2, client=dashboard_client).fit(X, y, eval_set=[(Xv, yv)])
-    db.AdaBoostClassifier(n_estimators=2, client=dashboard_client).fit(X, y)
-    prefixes = dashboard_client.run_on_scheduler(lambda dask_scheduler: list(dask_scheduler.task_prefixes))
+    client = dashboard_client
+    db.GradientBoostingClassifier(n_estimators=2, client=client).fit(X, y, eval_set=[(Xv, yv)])
+    db.AdaBoostClassifier(n_estimators=2, client=client).fit(X, y)
+    prefixes = client.run_on_scheduler(lambda dask_scheduler: list(dask_scheduler.task_prefixes))
     ours = [p for p in prefixes if p.startswith("distboost")]
     assert "distboost-eval-metric" in ours and "distboost-weighted-error" in ours
     assert "distboost" not in ours, ours
