@@ -24,6 +24,7 @@ import numpy as np
 
 from . import line_search
 from ._colsample import NodeFeatures
+from ._events import named_metrics
 from ._random import splitmix64
 from .grower import GrowthParams, TreeGrower
 from .learner import GradientLearner
@@ -86,12 +87,13 @@ def feature_masks(n_trees, n_features, fraction, seed, round_index) -> np.ndarra
 
 
 class _Tracker:
-    """Metrics per round and the early-stopping rule."""
+    """Metrics per round, the early-stopping rule and the round events."""
 
-    def __init__(self, n_eval, patience, on_round):
+    def __init__(self, n_eval, patience, on_round, events=None, first=0):
         self.result = BoostResult(eval_metrics=[[] for _ in range(n_eval)])
         self.patience, self.on_round = patience, on_round
         self.best, self.best_round = np.inf, None
+        self.events, self.first = events, first
 
     def record(self, r, train_metric, evals) -> bool:
         """Record round r's metrics; True if training should stop."""
@@ -100,6 +102,9 @@ class _Tracker:
             res.train_metric.append(train_metric)
         for k, value in enumerate(evals):
             res.eval_metrics[k].append(value)
+        if self.events is not None:
+            self.events.round(r, named_metrics(self.events.metric, train_metric, evals),
+                              res.trees[r - self.first])
         stop = bool(self.on_round(r, train_metric, evals)) if self.on_round else False
         if evals and self.patience:
             i = len(res.eval_metrics[-1]) - 1
@@ -111,14 +116,16 @@ class _Tracker:
 
 
 def boost(engine, loss, n_outputs: int, params: BoostParams, base_score, prior_trees=(),
-          on_round=None) -> BoostResult:
+          on_round=None, events=None) -> BoostResult:
     """Run rounds ``len(prior_trees) .. len(prior_trees) + n_rounds - 1``.
 
     ``on_round(round_index, train_metric, eval_metrics)`` is called after each
-    round; returning True stops training.
+    round; returning True stops training. ``events`` (``_events.FitEvents``)
+    posts each round with its own metrics.
     """
     first = len(prior_trees)
-    tracker = _Tracker(len(engine.eval_groups), params.early_stopping_rounds, on_round)
+    tracker = _Tracker(len(engine.eval_groups), params.early_stopping_rounds, on_round, events,
+                       first)
     want_metric = params.train_metric
     margin_bound = float(np.max(np.abs(base_score)))
     for round_trees in prior_trees:  # the same float sum as when those rounds were trained
@@ -156,13 +163,15 @@ def boost(engine, loss, n_outputs: int, params: BoostParams, base_score, prior_t
         if want_metric or engine.eval_groups:
             tm, evals = engine.finish(GradientLearner(loss), pack_rounds([pending], n_outputs), want_metric)
             tracker.record(first + len(trees) - 1, tm, evals)
-        elif on_round is not None:
+        elif on_round is not None or events is not None:
             tracker.record(first + len(trees) - 1, None, [])
         engine.timings["train"] += time.perf_counter() - t0
     res = tracker.result
     if tracker.best_round is not None and params.early_stopping_rounds:
         res.best_iteration = tracker.best_round
         res.trees = res.trees[: tracker.best_round + 1]
+    if events is not None:
+        events.end(first + len(res.trees))
     return res
 
 

@@ -17,7 +17,8 @@ progress go to stderr. Exit status: 0 done, 1 bad input or failure, 2 bad
 usage, 130 interrupted.
 
 Prefect runs on its local SQLite-backed API unless ``PREFECT_API_URL`` is
-set; its database lives in ``PREFECT_HOME`` (default here:
+set (then the flow run's page in the Prefect UI is printed as it starts);
+its database lives in ``PREFECT_HOME`` (default here:
 ``~/.distboost/prefect``), so ``PREFECT_HOME=~/.distboost/prefect prefect
 server start`` shows every run in the UI.
 """
@@ -48,7 +49,12 @@ def prefect_environment(verbose: bool = False, environ: Any = None) -> None:
     env = os.environ if environ is None else environ
     for key, value in QUIET_PREFECT.items():
         env.setdefault(key, value)
-    env.setdefault("PREFECT_HOME", str(DEFAULT_PREFECT_HOME.expanduser()))
+    if not env.get("PREFECT_HOME"):
+        # Prefect makes its home folder without parents: on a fresh machine
+        # ~/.distboost does not exist yet, and the ephemeral API would get no database.
+        home = DEFAULT_PREFECT_HOME.expanduser()
+        home.mkdir(parents=True, exist_ok=True)
+        env["PREFECT_HOME"] = str(home)
     # Flow and task logs still reach the Prefect database (and UI); the terminal
     # shows distboost's own status lines unless -v.
     env.setdefault("PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL", "INFO" if verbose else "CRITICAL")
@@ -216,6 +222,8 @@ def _run_flow(flow, args: argparse.Namespace, **given: Any) -> str:
     renamed ones), the cluster options and ``--param`` pairs; ``given``
     overrides them.
     """
+    if os.environ.get("PREFECT_API_URL"):
+        flow = flow.with_options(on_running=[_announce_flow_run])
     values = {"cluster": _cluster(args), "params": _params(args), **given}
     kwargs = {}
     for name in inspect.signature(flow.fn).parameters:
@@ -225,6 +233,15 @@ def _run_flow(flow, args: argparse.Namespace, **given: Any) -> str:
         elif hasattr(args, option):
             kwargs[name] = getattr(args, option)
     return flow(**kwargs)
+
+
+def _announce_flow_run(flow, flow_run, state) -> None:
+    """Print the flow run's page in the Prefect UI (a Prefect server is configured)."""
+    from prefect.utilities.urls import url_for
+
+    url = url_for(flow_run)
+    if url:
+        _say(f"Prefect flow run: {url}")
 
 
 def cmd_prepare(args: argparse.Namespace) -> str:

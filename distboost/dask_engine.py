@@ -81,14 +81,6 @@ class DaskExecutor:
     def set_round(self, round_index):
         self.round = round_index
 
-    def log_progress(self, round_index, train_metric, eval_metrics):
-        """Record the round on the scheduler (dashboard /events, ``get_events("distboost")``)."""
-        event = {"fit": self.token, "round": round_index}
-        if train_metric is not None:
-            event["training"] = train_metric
-        event.update({f"validation_{k}": v for k, v in enumerate(eval_metrics)})
-        self.client.log_event(["distboost", "all"], event)
-
     def map(self, fn, name, per_part, *common):
         """One task per partition (inputs may be lazy Dask pieces)."""
         self.wave += 1

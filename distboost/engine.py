@@ -52,9 +52,6 @@ class LocalExecutor:
     def set_round(self, round_index):
         pass
 
-    def log_progress(self, round_index, train_metric, eval_metrics):
-        pass
-
 
 class Engine:
     """Training data and per-round state, group by group.
@@ -169,7 +166,6 @@ class Engine:
         self.timings["kernels"] += max(r[2] for r in results)
         tm = _finish_metric([r[1] for r in results], learner) if train_metric else None
         evals = _split_metrics(rest, eval_small, learner)
-        self.ex.log_progress(round_index, tm, evals)
         self.timings["round_start"] += time.perf_counter() - t0
         return hist, tm, evals
 
@@ -229,7 +225,7 @@ class Engine:
     def _evaluate(self, learner, packed_trees):
         smalls = []
         for k, groups in enumerate(self.eval_groups):
-            out = self.ex.call(groups, _group.evaluate, "evaluate", learner, packed_trees)
+            out = self.ex.call(groups, _group.evaluate, "eval-metric", learner, packed_trees)
             self.eval_groups[k] = self.ex.getitem(out, 0, "state-eval")
             smalls.append(self.ex.getitem(out, 1, "metric-eval"))
         return smalls

@@ -11,7 +11,8 @@ from contextlib import contextmanager
 
 from distributed import Client, LocalCluster
 
-from .config import ClusterConfig
+from distboost.dashboard import PAGE, SCHEDULER_KWARGS
+from flows.config import ClusterConfig
 
 
 def run_logger() -> logging.Logger | logging.LoggerAdapter:
@@ -45,8 +46,47 @@ def cluster_config(scheduler: str | None, cluster: ClusterConfig | dict | None) 
 
 SCHEDULER_ENV = "DISTBOOST_SCHEDULER"
 _STARTED: set[str] = set()
-_ANNOUNCED: set[str] = set()  # schedulers already named on the terminal
 """Scheduler addresses of the LocalClusters this process started (and still runs)."""
+_ANNOUNCED: set[str] = set()  # schedulers already named on the terminal
+_IMPORTABLE: set[tuple[str, str]] = set()  # (scheduler, module) the workers imported
+WORKER_MODULES = ("distboost.engine", "flows._tabular", "flows._data")
+"""Modules whose functions the flows and the library send to the Dask workers."""
+
+
+def check_importable(client: Client, modules) -> None:
+    """Fail at once if a Dask worker cannot import one of ``modules``.
+
+    A task is sent to a worker as a pickle naming its function's module; a
+    worker that cannot import that module does not report an error but drops
+    its connection to the scheduler, reconnects and is sent the same task
+    again, so the computation would wait forever. Checking first turns that
+    into an error naming the worker and the module.
+
+    Raises
+    ------
+    RuntimeError
+        Naming the first worker and module that failed, with the worker's error.
+    """
+    address = client.scheduler.address
+    for module in dict.fromkeys(modules):
+        if (address, module) in _IMPORTABLE:
+            continue
+        results = client.run(exec, f"import {module}", on_error="return")
+        failed = [(w, e) for w, e in results.items() if isinstance(e, BaseException)]
+        if failed:
+            worker, error = failed[0]
+            raise RuntimeError(
+                f"Dask worker {worker} cannot import {module} ({type(error).__name__}: {error}), "
+                f"so it cannot run the tasks that use it; install distboost (with flows/) on the "
+                f"workers, or run from the repository root, and keep functions sent to the workers "
+                f"in the distboost or flows package (not in a script Prefect loads by file name)"
+            )
+        _IMPORTABLE.add((address, module))
+
+
+def check_functions(client: Client, *functions) -> None:
+    """``check_importable`` for the modules of functions about to be sent to the workers."""
+    check_importable(client, [f.__module__ for f in functions])
 
 
 def quiet_dask_logs(level: int = logging.ERROR) -> None:
@@ -86,6 +126,7 @@ def dask_client(
             say(f"connected to the Dask scheduler at {config.scheduler}")
             say(f"Dask dashboard: {client.dashboard_link}")
         try:
+            check_importable(client, WORKER_MODULES)
             yield client
         finally:
             client.close()
@@ -100,6 +141,7 @@ def dask_client(
             memory_limit=config.memory_limit,
             dashboard_address=config.dashboard_address or ":0",  # the HTTP server always runs
             silence_logs=logging.ERROR,
+            scheduler_kwargs=SCHEDULER_KWARGS,  # the /distboost page
         )
     client = Client(local, set_as_default=False)
     _STARTED.add(local.scheduler_address)
@@ -110,7 +152,9 @@ def dask_client(
         )
         if config.dashboard_address is not None:
             say(f"Dask dashboard: {client.dashboard_link}")
+            say(f"training live: {client.dashboard_link.replace('/status', PAGE)}")
     try:
+        check_importable(client, WORKER_MODULES)
         yield client
     finally:
         _STARTED.discard(local.scheduler_address)

@@ -1,4 +1,6 @@
-"""Reading a prepared folder (see flows/prepare.py) as Dask collections."""
+"""Reading a prepared folder (see flows/prepare.py) as Dask collections, and
+writing a partition's predictions: the functions Dask workers run, kept out
+of the flow modules (which Prefect may load under another module name)."""
 
 from __future__ import annotations
 
@@ -6,9 +8,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
-from ._tabular import DataError
+from flows._tabular import DataError
 
 
 def read_schema(data: str | Path) -> dict[str, Any]:
@@ -73,3 +76,14 @@ def load_features(data: str | Path, schema: dict) -> Any:
         raise DataError(f"{data} lacks the model's feature column(s) {missing}")
     ddf = ddf[names]
     return ddf.map_partitions(_typed, schema, meta=_typed(ddf._meta.copy(), schema))
+
+
+def predict_partition(est: Any, part: pd.DataFrame, path: str, proba: bool) -> int:
+    """Predict one partition and write it; returns its row count."""
+    frame = pd.DataFrame({"prediction": np.asarray(est.predict(part))})
+    if proba and hasattr(est, "predict_proba"):
+        p = np.asarray(est.predict_proba(part))
+        for k, c in enumerate(est.classes_):
+            frame[f"proba_{c}"] = p[:, k]
+    frame.to_parquet(path, index=False)
+    return len(frame)

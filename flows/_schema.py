@@ -14,7 +14,7 @@ import fsspec
 import numpy as np
 import pandas as pd
 
-from ._tabular import SPLITS, DataError
+from flows._tabular import SPLITS, DataError
 
 FORMATS = {".csv": "csv", ".csv.gz": "csv", ".parquet": "parquet", ".pq": "parquet"}
 MAX_CLASSES = 50

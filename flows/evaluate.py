@@ -26,11 +26,11 @@ from prefect import flow, task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
-from ._cluster import dask_client, run_logger
-from ._data import load_split, read_schema
-from .config import ClusterConfig
-from .metrics import classification_metrics, headline_rows, regression_metrics
-from .report import markdown_summary, render_report
+from flows._cluster import dask_client, run_logger
+from flows._data import load_split, read_schema
+from flows.config import ClusterConfig
+from flows.metrics import classification_metrics, headline_rows, regression_metrics
+from flows.report import markdown_summary, render_report
 
 MARKER = "evaluation.json"
 

@@ -14,11 +14,11 @@ from typing import Any
 
 from prefect import flow
 
-from ._cluster import dask_client, run_logger
-from .config import ClusterConfig
-from .evaluate import evaluate
-from .prepare import prepare
-from .train import train
+from flows._cluster import dask_client, run_logger
+from flows.config import ClusterConfig
+from flows.evaluate import evaluate
+from flows.prepare import prepare
+from flows.train import train
 
 
 @flow(name="distboost-pipeline")

@@ -13,14 +13,13 @@ from typing import Any
 
 import dask
 import numpy as np
-import pandas as pd
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
-from ._cluster import dask_client, run_logger
-from ._data import load_features
-from ._progress import gather_with_progress
-from .config import ClusterConfig
+from flows._cluster import check_functions, dask_client, run_logger
+from flows._data import load_features, predict_partition
+from flows._progress import gather_with_progress
+from flows.config import ClusterConfig
 
 
 def model_schema(est: Any) -> dict:
@@ -38,17 +37,6 @@ def model_schema(est: Any) -> dict:
         else:
             features.append({"name": name, "kind": "numeric"})
     return {"features": features, "target": "__none__", "target_kind": "float"}
-
-
-def predict_partition(est: Any, part: pd.DataFrame, path: str, proba: bool) -> int:
-    """Predict one partition and write it; returns its row count."""
-    frame = pd.DataFrame({"prediction": np.asarray(est.predict(part))})
-    if proba and hasattr(est, "predict_proba"):
-        p = np.asarray(est.predict_proba(part))
-        for k, c in enumerate(est.classes_):
-            frame[f"proba_{c}"] = p[:, k]
-    frame.to_parquet(path, index=False)
-    return len(frame)
 
 
 @task(name="predict-partitions", cache_policy=NO_CACHE)
@@ -74,6 +62,7 @@ def predict_partitions(
         for i, part in enumerate(X.to_delayed())
     ]
     with Client(scheduler, set_as_default=False) as client:
+        check_functions(client, predict_partition)
         return sum(gather_with_progress(client, tasks, "predict", progress))
 
 

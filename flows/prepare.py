@@ -29,9 +29,9 @@ import numpy as np
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
-from ._cluster import dask_client, run_logger
-from ._progress import gather_with_progress
-from ._schema import (
+from flows._cluster import check_functions, dask_client, run_logger
+from flows._progress import gather_with_progress
+from flows._schema import (
     categories_of,
     check_statistics,
     classes_of,
@@ -39,8 +39,8 @@ from ._schema import (
     infer_schema,
     list_source_files,
 )
-from ._tabular import DataError, file_statistics, read_file, write_file_splits
-from .config import ClusterConfig
+from flows._tabular import DataError, file_statistics, read_file, write_file_splits
+from flows.config import ClusterConfig
 
 MARKER = "schema.json"
 BIN_SAMPLE_ROWS = 20_000
@@ -84,6 +84,7 @@ def inspect_source(
 
 
 def _on_workers(client, function, label, calls, progress) -> list[Any]:
+    check_functions(client, function)
     fn = dask.delayed(function, pure=True)
     tasks = [fn(*args, dask_key_name=(label, i)) for i, args in enumerate(calls)]
     return gather_with_progress(client, tasks, label.removeprefix("distboost-"), progress)

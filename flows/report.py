@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .metrics import headline_rows
+from flows.metrics import headline_rows
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem auto;

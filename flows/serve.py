@@ -14,10 +14,10 @@ from pathlib import Path
 import yaml
 from prefect import serve
 
-from .evaluate import evaluate
-from .pipeline import pipeline
-from .prepare import prepare
-from .train import train
+from flows.evaluate import evaluate
+from flows.pipeline import pipeline
+from flows.prepare import prepare
+from flows.train import train
 
 FLOWS = {"pipeline": pipeline, "prepare": prepare, "train": train, "evaluate": evaluate}
 PREFECT_YAML = Path(__file__).resolve().parent.parent / "deploy" / "prefect.yaml"

@@ -33,10 +33,10 @@ from prefect import flow, task
 from prefect.artifacts import create_progress_artifact, update_progress_artifact
 from prefect.cache_policies import NO_CACHE
 
-from ._cluster import dask_client, run_logger, say
-from ._data import has_split, load_split, read_schema
-from ._progress import progress_bar
-from .config import ClusterConfig, TrainConfig, config_mapping, train_config
+from flows._cluster import dask_client, run_logger, say
+from flows._data import has_split, load_split, read_schema
+from flows._progress import progress_bar
+from flows.config import ClusterConfig, TrainConfig, config_mapping, train_config
 
 CHECKPOINT = re.compile(r"round-(\d{5})\.json$")
 DEFAULT_ESTIMATOR = {

@@ -52,3 +52,34 @@ def partitioned(monkeypatch):
         monkeypatch.setattr(_data, "plan", plan)
 
     return use
+
+
+@pytest.fixture(scope="module")
+def dashboard_client():
+    """A real two-worker LocalCluster with its dashboard on a free loopback port,
+    serving the /distboost page (``distboost.dashboard`` preloaded)."""
+    from distributed import Client, LocalCluster
+
+    from distboost.dashboard import SCHEDULER_KWARGS
+
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                           dashboard_address="127.0.0.1:0", memory_limit="2GiB",
+                           scheduler_kwargs=SCHEDULER_KWARGS)
+    client = Client(cluster, set_as_default=False)
+    yield client
+    client.close()
+    cluster.close()
+
+
+@pytest.fixture(scope="module")
+def dask_classification():
+    """(X, y, X_valid, y_valid): 1500 rows of a 4-input circle problem as Dask
+    collections, two training partitions and one validation partition."""
+    import dask.dataframe as dd
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.normal(size=(1500, 4)), columns=["a", "b", "c", "d"])
+    y = pd.Series(np.where((X**2).sum(axis=1) > 3.36, 1, 0), name="y")
+    Xd, yd = dd.from_pandas(X, npartitions=3), dd.from_pandas(y, npartitions=3)
+    return Xd.partitions[:2], yd.partitions[:2], Xd.partitions[2:], yd.partitions[2:]

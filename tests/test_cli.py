@@ -6,6 +6,16 @@ try:
 except ImportError:  # tests/ imported as a package
     from tests import _flows_fixtures as fx
 
+import contextlib
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -50,15 +60,44 @@ def test_usage_errors_exit_2(capsys):
     assert "expected KEY=VALUE" in capsys.readouterr().err
 
 
-def test_prefect_environment_keeps_user_settings():
+def test_prefect_environment_keeps_user_settings(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
     env = {"PREFECT_HOME": "/somewhere", "DO_NOT_TRACK": "0"}
     cli.prefect_environment(environ=env)
     assert env["PREFECT_HOME"] == "/somewhere" and env["DO_NOT_TRACK"] == "0"
     assert env["PREFECT_SERVER_ANALYTICS_ENABLED"] == "false"
     assert env["PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS"] == "120"
+    assert not Path("/somewhere").exists()
     fresh = {}
     cli.prefect_environment(environ=fresh)
-    assert fresh["PREFECT_HOME"] == str(Path("~/.distboost/prefect").expanduser())
+    assert fresh["PREFECT_HOME"] == str(tmp_path / ".distboost" / "prefect")
+    assert Path(fresh["PREFECT_HOME"]).is_dir()  # Prefect would not make its parents
+
+
+def _distboost_command() -> list[str]:
+    """The installed ``distboost`` script, as the README runs it."""
+    script = Path(sys.executable).parent / "distboost"
+    return [str(script)] if script.is_file() else [sys.executable, "-m", "distboost.cli"]
+
+
+@pytest.mark.slow
+def test_main_command_on_a_fresh_home(tmp_path):
+    """The README's main command with an empty HOME and no Prefect settings."""
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "DASK_"))}
+    env.update(HOME=str(home), PYTHONPATH=str(fx.REPO))
+    out = tmp_path / "demo"
+    result = subprocess.run(
+        [*_distboost_command(), "demo", "--out", str(out), "--rows", "600", "--rounds", "3"],
+        env=env, cwd=tmp_path, capture_output=True, text=True, timeout=600, check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == str(out / "report" / "report.html")
+    noisy = [line for line in result.stderr.splitlines()
+             if re.search(r"warn|traceback|error|exception", line, re.IGNORECASE)]
+    assert noisy == [], result.stderr
+    assert (home / ".distboost" / "prefect").is_dir()
 
 
 def test_bad_input_exits_1_with_a_message(tmp_path, capsys):
@@ -132,3 +171,64 @@ def test_missing_input_exits_1_at_once(tmp_path):
     assert result.returncode == 1
     assert "distboost: error: input" in result.stderr and "does not exist" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def prefect_server(home: Path):
+    """``prefect server start`` on a free loopback port; yields its API URL."""
+    api = f"http://127.0.0.1:{_free_port()}/api"
+    port = api.split(":")[2].split("/")[0]
+    env = fx.subprocess_env(home)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "prefect", "server", "start", "--host", "127.0.0.1", "--port", port],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 240
+        while True:
+            assert server.poll() is None, "prefect server exited"
+            assert time.monotonic() < deadline, "prefect server did not become healthy"
+            try:
+                with urllib.request.urlopen(f"{api}/health", timeout=2):
+                    break
+            except OSError:
+                time.sleep(0.5)
+        yield api
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(timeout=60)
+
+
+@pytest.mark.slow
+def test_flow_run_url_is_printed_with_a_prefect_server(tmp_path):
+    raw = fx.hastie_csv(tmp_path / "raw", n_rows=300, n_files=2)
+    home = tmp_path / "prefect"
+    home.mkdir()
+    with prefect_server(home) as api:
+        env = fx.subprocess_env(home)
+        env["PREFECT_API_URL"] = api
+        result = subprocess.run(
+            [sys.executable, "-m", "distboost.cli", "--no-progress", "prepare", str(raw),
+             "--out", str(tmp_path / "data"), "--target", "y", "--categorical", "colour",
+             "--workers", "1", "--dashboard-address", ":0"],
+            env=env, cwd=fx.REPO, capture_output=True, text=True, timeout=300, check=False,
+        )
+        assert result.returncode == 0, result.stderr
+        ui = api.removesuffix("/api")
+        match = re.search(rf"distboost: Prefect flow run: {ui}/runs/flow-run/([0-9a-f-]{{36}})",
+                          result.stderr)
+        assert match, result.stderr
+        with urllib.request.urlopen(f"{api}/flow_runs/{match.group(1)}", timeout=10) as r:
+            run = json.loads(r.read())
+    assert run["state_type"] == "COMPLETED" and run["name"]
+
+
+def test_no_flow_run_url_without_a_prefect_server(demo):
+    _, result = demo
+    assert "Prefect flow run:" not in result.stderr

@@ -1,22 +1,22 @@
 """deploy/: the Prefect deployments, the compose file and the Kubernetes
-manifests agree with each other and with the code; one deployment runs to
-Completed on a real Prefect server on loopback."""
+manifests agree with each other and with the code; deploy/README.md's recipe
+runs as written on loopback (server, process work pool, process worker, the
+daily pipeline with its process-based LocalCluster)."""
 
 try:
     import _flows_fixtures as fx
 except ImportError:  # tests/ imported as a package
     from tests import _flows_fixtures as fx
 
+import contextlib
 import importlib
-import json
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
 import sys
-import time
-import urllib.request
 
 import pytest
 import tomllib
@@ -82,6 +82,7 @@ def test_compose_services_agree():
     )
     scheduler = services["dask-scheduler"]
     assert scheduler["command"][:2] == ["dask", "scheduler"]
+    assert "--preload distboost.dashboard" in " ".join(scheduler["command"])
     port = scheduler["command"][scheduler["command"].index("--port") + 1]
     assert f"{port}:{port}" in scheduler["ports"] and "8787:8787" in scheduler["ports"]
     assert services["dask-worker"]["command"][:3] == [
@@ -120,6 +121,9 @@ def test_kubernetes_manifests_agree():
         _containers(deployments["prefect-server"])[0]["image"]
         == compose()["services"]["prefect-server"]["image"]
     )
+    scheduler_cmd = " ".join(_containers(deployments["dask-scheduler"])[0]["command"])
+    assert scheduler_cmd.startswith("dask scheduler")
+    assert "--preload distboost.dashboard" in scheduler_cmd
     worker_cmd = _containers(deployments["dask-worker"])[0]["command"]
     sched_port = services["dask-scheduler"]["spec"]["ports"][0]["port"]
     assert worker_cmd[2] == f"tcp://dask-scheduler:{sched_port}"
@@ -140,68 +144,64 @@ def _free_port():
         return s.getsockname()[1]
 
 
-def _prefect(env, *args, timeout=180):
-    result = subprocess.run(
-        ["prefect", *args],
-        env=env,
-        cwd=fx.REPO,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
-    assert result.returncode == 0, f"prefect {' '.join(args)}:\n{result.stdout}\n{result.stderr}"
-    return result.stdout
+def loopback_recipe() -> str:
+    """The bash block of deploy/README.md marked ``<!-- loopback-recipe -->``."""
+    text = (DEPLOY / "README.md").read_text()
+    match = re.search(r"<!-- loopback-recipe -->\s*```bash\n(.*?)\n```", text, re.DOTALL)
+    assert match, "deploy/README.md has no <!-- loopback-recipe --> block"
+    return match.group(1)
 
 
-def _wait_healthy(url, server, timeout=180.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        assert server.poll() is None, "prefect server exited"
-        try:
-            with urllib.request.urlopen(f"{url}/health", timeout=2) as response:
-                if response.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.5)
-    raise TimeoutError("prefect server did not become healthy")
+def _fresh_environment(home):
+    """A new user's environment: an empty HOME, no Prefect or Dask settings."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "DASK_"))}
+    env.pop("DO_NOT_TRACK", None)
+    env.pop("PYTHONPATH", None)
+    env.pop("DISTBOOST_SCHEDULER", None)
+    env["HOME"] = str(home)
+    env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
+    return env
+
+
+def _copy_of_the_repository(root):
+    """flows/ and deploy/ (distboost itself is installed) with a small data/raw."""
+    ignore = shutil.ignore_patterns("__pycache__")
+    for name in ("flows", "deploy"):
+        shutil.copytree(fx.REPO / name, root / name, ignore=ignore)
+    from distboost.demo_data import make_dataset, write_csv_files
+
+    write_csv_files(make_dataset("hastie", 500), root / "data" / "raw", n_files=2)
+    return root
 
 
 @pytest.mark.slow
-def test_one_deployment_run_completes_on_loopback(tmp_path):
-    """prefect server start + process work pool + prefect deploy + a worker."""
-    fx.hastie_csv(tmp_path / "raw", n_rows=400, n_files=2)
-    port = _free_port()
-    env = fx.subprocess_env(fx.shared_prefect_home())
-    env["PREFECT_API_URL"] = f"http://127.0.0.1:{port}/api"
-    env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
-    server = subprocess.Popen(
-        ["prefect", "server", "start", "--host", "127.0.0.1", "--port", str(port)],
-        env=env,
-        cwd=tmp_path,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    try:
-        _wait_healthy(env["PREFECT_API_URL"], server)
-        _prefect(env, "work-pool", "create", POOL, "--type", "process", "--overwrite")
-        _prefect(env, "--no-prompt", "deploy", "--all", "--prefect-file", "deploy/prefect.yaml")
-        params = {
-            "source": str(tmp_path / "raw"),
-            "output": str(tmp_path / "prepared"),
-            "target": "y",
-            "categorical": ["colour"],
-            "cluster": fx.TEST_CLUSTER,
-        }
-        out = _prefect(
-            env, "deployment", "run", "distboost-prepare/prepare", "--params", json.dumps(params)
+def test_the_loopback_recipe_runs_as_written(tmp_path):
+    """deploy/README.md's recipe: server, process pool, deploy, process worker, and
+    the daily pipeline with its default (process-based) LocalCluster."""
+    root = _copy_of_the_repository(tmp_path / "repo")
+    home = tmp_path / "home"
+    home.mkdir()
+    script = loopback_recipe().replace("4200", str(_free_port()))
+    assert script.count("--watch") == 2 and "--pool distboost-process &" in script
+    log = tmp_path / "recipe.log"
+    with log.open("w") as out:  # not a pipe: the server and worker would hold it open
+        recipe = subprocess.Popen(
+            ["bash", "-e", "-c", script],
+            env=_fresh_environment(home),
+            cwd=root,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
-        run_id = re.search(r"UUID: ([0-9a-f-]{36})", out).group(1)
-        _prefect(env, "worker", "start", "--pool", POOL, "--run-once", timeout=300)
-        state = json.loads(_prefect(env, "flow-run", "inspect", run_id, "--output", "json"))
-        assert state["state_type"] == "COMPLETED", state
-        assert (tmp_path / "prepared" / "schema.json").is_file()
-    finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        server.wait(timeout=30)
+        try:
+            recipe.wait(timeout=720)
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(recipe.pid, signal.SIGKILL)  # whatever the recipe left running
+    output = log.read_text()
+    assert recipe.returncode == 0, output
+    assert output.count("Flow run finished successfully in 'Completed'") == 2, output
+    assert "No flow runs found" not in output  # the daily schedule made its runs
+    assert (root / "runs" / "daily" / "report" / "report.html").is_file()
+    assert (root / "runs" / "daily" / "model" / "model.json").is_file()
+    assert (root / "runs" / "x" / "schema.json").is_file()

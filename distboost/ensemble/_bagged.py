@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 
+from .._events import FitEvents
 from .._random import random_seed, splitmix64
 from ..criteria import CRITERIA
 from ..grower import GrowthParams
@@ -117,8 +118,10 @@ class BaggedTreesBase(TreeEnsembleBase):
         )
 
     def _fit_engine(self, engine):
-        result = grow_forest(engine, self._spec(engine))
+        events = FitEvents(engine, self, self.n_estimators)
+        result = grow_forest(engine, self._spec(engine), events)
         oob = result.oob
+        events.end(len(result.trees), **({} if oob is None else {"oob_score": float(oob.score)}))
         self.trees_per_pass_, self.n_passes_ = result.trees_per_pass, result.n_passes
         self._set_model_attributes(result.trees, self.n_classes_ if self._is_classifier else 1)
         if oob is not None:

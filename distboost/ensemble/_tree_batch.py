@@ -71,8 +71,12 @@ class ForestResult:
     n_passes: int  # waves of tasks over the data (root and level histograms)
 
 
-def grow_forest(engine, spec: ForestSpec) -> ForestResult:
-    """Grow ``spec.n_estimators`` trees, ``trees_per_pass`` at a time."""
+def grow_forest(engine, spec: ForestSpec, events=None) -> ForestResult:
+    """Grow ``spec.n_estimators`` trees, ``trees_per_pass`` at a time.
+
+    ``events`` (``_events.FitEvents``) posts each batch as a round numbered
+    by its last tree.
+    """
     scales = _scales(engine, spec)
     batch = spec.trees_per_pass or auto_trees_per_pass(engine, spec)
     features = np.arange(engine.schema.n_features)
@@ -87,6 +91,8 @@ def grow_forest(engine, spec: ForestSpec) -> ForestResult:
         grown = grow_trees(counting, root, used, spec.tree_masks[first: first + n],
                            _criterion(spec, scales, first), spec.growth)
         trees += grown
+        if events is not None:
+            events.round(len(trees) - 1, {}, grown, trees_grown=len(trees))
         pending = OutOfBagBatch(pack_trees(grown), node_values(grown), first) if spec.oob else None
     n_passes = counting.n_levels + -(-spec.n_estimators // batch)
     oob = None

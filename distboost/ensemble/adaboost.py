@@ -24,6 +24,7 @@ import math
 import numpy as np
 
 from .. import _exact
+from .._events import FitEvents
 from ..booster import grow_trees
 from ..criteria import CRITERIA, ImpurityCriterion
 from ..grower import GrowthParams
@@ -129,6 +130,7 @@ class AdaBoostClassifier(TreeEnsembleBase):
             raise ValueError("sample_weight sums to zero; nothing to fit")
         engine.set_rows(AdaBoostLearner(k), total_weight, None)  # 1. w_i = 1/N
         trees, alphas, errors, pending, history = [], [], [], None, []
+        events = FitEvents(engine, self, self.n_estimators, metric="weighted_error")
         for m in range(self.n_estimators):
             if engine.rebase_due(m) and pending is not None:
                 # weights from the model so far: cuts the chain of tasks behind them
@@ -142,10 +144,13 @@ class AdaBoostClassifier(TreeEnsembleBase):
             trees.append(tree)
             alphas.append(alpha)
             errors.append(err)
+            events.round(m, {"training": {"weighted_error": float(err)}}, [tree],
+                         estimator_weight=float(alpha))
             if err <= 0.0:
                 break  # a perfect weak learner: the weights cannot change any more
             pending = self._weight_update(tree, err, alpha, w_sum, wu_sum)  # 2(d)
             history.append(pending)
+        events.end(len(trees))
         self._set_model_attributes(trees, k)
         self.estimator_weights_ = np.asarray(alphas)
         self.estimator_errors_ = np.asarray(errors)
@@ -175,7 +180,7 @@ class AdaBoostClassifier(TreeEnsembleBase):
     def _round_error(self, engine, tree):
         """err_m (step 2b) and the weight sums, exactly, from the workers."""
         update = self._samme_r_update(tree, 1.0) if self.algorithm == "SAMME.R" else None
-        parts = [p for group in engine.apply(round_sums, "adaboost-error", pack_trees([tree]),
+        parts = [p for group in engine.apply(round_sums, "weighted-error", pack_trees([tree]),
                                              update) for p in group]
         miss, w, wu = (_exact.to_float(sum(col)) for col in zip(*parts))
         return miss / w, w, wu

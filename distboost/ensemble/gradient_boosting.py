@@ -16,6 +16,7 @@ import numba
 import numpy as np
 
 from .. import _data, line_search
+from .._events import FitEvents
 from .._input import to_matrix
 from .._params import ParamsMixin
 from .._random import random_seed
@@ -142,8 +143,10 @@ class _GradientBoosting(ParamsMixin):
         packed = pack_rounds(prior_trees, n_out) if prior_trees else None
         engine.set_rows(GradientLearner(loss), base, packed)
         params = self._boost_params(early_stopping_rounds, self._leaf_estimation(loss))
+        events = FitEvents(engine, self, params.n_rounds, len(prior_trees), loss.metric_name,
+                           len(engine.eval_groups))
         result = boost(engine, loss, n_out, params, base, prior_trees,
-                       on_round=self._round_callback(loss, callbacks))
+                       on_round=self._round_callback(loss, callbacks), events=events)
         self._loss = loss
         self.base_score_ = base
         self.trees_ = prior_trees + result.trees
