@@ -26,13 +26,15 @@ def _fill(g, h, scale_g, scale_h, out):
             out[t, i, 2] = 1
 
 
-def gradient_stats(g: np.ndarray, h: np.ndarray, scales) -> np.ndarray:
+def gradient_stats(g: np.ndarray, h: np.ndarray, scales, out=None) -> np.ndarray:
     """(g, h, 1) per row and tree in fixed point.
 
     Parameters
     ----------
     g, h : ndarray of shape (n_trees, n_rows), float64
     scales : (float, float)
+    out : ndarray of shape (n_trees, n_rows, 3), int64, optional
+        Where to write (a reused buffer); a new array by default.
 
     Returns
     -------
@@ -40,6 +42,7 @@ def gradient_stats(g: np.ndarray, h: np.ndarray, scales) -> np.ndarray:
     """
     g = np.ascontiguousarray(g, dtype=np.float64)
     h = np.ascontiguousarray(np.broadcast_to(h, g.shape), dtype=np.float64)
-    out = np.empty((g.shape[0], g.shape[1], 3), STAT_DTYPE)
+    if out is None:
+        out = np.empty((g.shape[0], g.shape[1], 3), STAT_DTYPE)
     _fill(g, h, float(scales[0]), float(scales[1]), out)
     return out

@@ -68,7 +68,7 @@ def start_round(state: GroupState, learner, packed_trees, metric: bool, round_in
         if metric:
             sums.append(learner.metric_sums(shard, row))
         st, pos = learner.row_stats(shard, row, round_index)
-        partitions.append(RowPartition.from_positions(pos))
+        partitions.append(RowPartition.from_positions(pos, shard.buffers))
         hh = root_histograms(shard.X_binned, st, partitions[-1], features)
         stats.append(st)
         positions.append(pos)

@@ -5,7 +5,7 @@ global id of its first row). Pure functions; inputs are never modified.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -20,6 +20,30 @@ from ._input import (
 from .binning import BinMapper, sample_candidates
 
 
+class Buffers:
+    """Arrays a shard's passes reuse from round to round.
+
+    Writing into freshly allocated memory costs more than the arithmetic of
+    a pass (the operating system supplies and zeroes every new page), so the
+    per-row statistics and the row partitions of each round reuse the arrays
+    of the round before. Nothing is kept when a shard is pickled.
+    """
+
+    def __init__(self):
+        self._arrays = {}
+
+    def get(self, name: str, shape, dtype) -> np.ndarray:
+        """An array of this shape and dtype (contents undefined), reused when possible."""
+        shape, dtype = tuple(shape), np.dtype(dtype)
+        array = self._arrays.get(name)
+        if array is None or array.shape != shape or array.dtype != dtype:
+            array = self._arrays[name] = np.empty(shape, dtype)
+        return array
+
+    def __reduce__(self):
+        return Buffers, ()
+
+
 @dataclass(frozen=True)
 class Shard:
     """One partition of training data, as kept on its worker."""
@@ -29,6 +53,7 @@ class Shard:
     w: np.ndarray  # (n_rows,) float64
     first_row: int
     index: int
+    buffers: Buffers = field(default_factory=Buffers, compare=False, repr=False)
 
     @property
     def n_rows(self) -> int:

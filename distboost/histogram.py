@@ -47,27 +47,37 @@ class RowPartition:
         ``order[t, start[t, k]:stop[t, k]]``, in ascending order.
     start, stop : ndarray of shape (n_trees, n_nodes), int64
         Range of each node (empty for nodes not made yet).
+    scratch : ndarray like ``order``
+        Where routing writes before the rows go back into ``order``.
     """
 
     order: np.ndarray
     start: np.ndarray
     stop: np.ndarray
+    scratch: np.ndarray
 
     @classmethod
-    def from_positions(cls, positions: np.ndarray) -> RowPartition:
-        """Every tree's root holds its rows with ``positions >= 0`` (in-bag rows)."""
+    def from_positions(cls, positions: np.ndarray, buffers=None) -> RowPartition:
+        """Every tree's root holds its rows with ``positions >= 0`` (in-bag rows).
+
+        ``buffers`` (a shard's ``Buffers``) lends the index arrays, which are
+        then overwritten by the next partition made from the same buffers.
+        """
         n_trees, n_rows = positions.shape
-        order = np.empty((n_trees, n_rows), np.int32)
+        if buffers is None:
+            order, scratch = (np.empty((n_trees, n_rows), np.int32) for _ in range(2))
+        else:
+            order = buffers.get("partition-order", (n_trees, n_rows), np.int32)
+            scratch = buffers.get("partition-scratch", (n_trees, n_rows), np.int32)
         start = np.zeros((n_trees, 1), np.int64)
         stop = np.zeros((n_trees, 1), np.int64)
         for t in range(n_trees):
-            rows = np.flatnonzero(positions[t] >= 0)
-            order[t, : len(rows)] = rows
-            stop[t, 0] = len(rows)
-        return cls(order, start, stop)
+            stop[t, 0] = _in_bag_rows(positions[t], order[t])
+        return cls(order, start, stop, scratch)
 
     def copy(self) -> RowPartition:
-        return RowPartition(self.order.copy(), self.start.copy(), self.stop.copy())
+        return RowPartition(self.order.copy(), self.start.copy(), self.stop.copy(),
+                            np.empty_like(self.scratch))
 
     def ensure_nodes(self, n_nodes: int) -> None:
         """Room for node ids below ``n_nodes``."""
@@ -79,6 +89,17 @@ class RowPartition:
 
     def node_rows(self, tree: int, node: int) -> np.ndarray:
         return self.order[tree, self.start[tree, node]: self.stop[tree, node]]
+
+
+@numba.njit(cache=True)
+def _in_bag_rows(positions, out):
+    """Write the rows with positions >= 0 into out, ascending; return how many."""
+    n = 0
+    for i in range(len(positions)):
+        if positions[i] >= 0:
+            out[n] = i
+            n += 1
+    return n
 
 
 @dataclass
@@ -308,7 +329,7 @@ def route(X_binned, partition: RowPartition, splits: LevelSplits) -> None:
     owner, clo, chi, block_start = _plan(lo, hi, numba.get_num_threads())
     owner_start = np.searchsorted(owner, np.arange(len(lo) + 1))
     n_left = np.empty(len(owner), np.int64)
-    tmp = np.empty_like(partition.order)
+    tmp = partition.scratch
     _route(X_binned, partition.order, tmp, owner, clo, chi, block_start, splits.tree,
            splits.feature, splits.goes_left, n_left)
     _assemble(partition.order, tmp, owner_start, clo, chi, n_left, splits.tree, splits.node,

@@ -22,18 +22,27 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _exact
+from ._common import STAT_DTYPE
 from ._fixed_point import gradient_stats
 from ._random import row_uniforms
 from .tree import predict_binned
 
 
 def add_trees(shard, margin, packed_trees):
-    """margin + the trees' outputs, as a new array."""
+    """margin + the trees' outputs, as a new array.
+
+    The result goes into one of two arrays the shard lends, the one not
+    holding ``margin``: a round's margins replace the last round's, and the
+    round before that is no longer read.
+    """
     if packed_trees is None:
         return margin
-    margin = margin.copy()
-    predict_binned(shard.X_binned, *packed_trees, margin)
-    return margin
+    names = ("margin-a", "margin-b")
+    name = names[1] if shard.buffers.get(names[0], margin.shape, margin.dtype) is margin else names[0]
+    out = shard.buffers.get(name, margin.shape, margin.dtype)
+    np.copyto(out, margin)
+    predict_binned(shard.X_binned, *packed_trees, out)
+    return out
 
 
 @dataclass
@@ -63,11 +72,13 @@ class GradientLearner:
         return add_trees(shard, margin, packed_trees)
 
     def row_stats(self, shard, margin, round_index):
-        g, h = self.loss.gradients(shard.y, margin, shard.w)
+        n_trees, n = margin.shape
+        out = shard.buffers.get("stats", (n_trees, n, 3), STAT_DTYPE)
         if self.first_order:
-            h = np.broadcast_to(shard.w, g.shape)
-        n_trees, n = g.shape
-        stats = gradient_stats(g, h, self.scales)
+            g, _ = self.loss.gradients(shard.y, margin, shard.w)
+            stats = gradient_stats(g, np.broadcast_to(shard.w, g.shape), self.scales, out)
+        else:
+            stats = self.loss.fixed_point_stats(shard.y, margin, shard.w, self.scales, out)
         active = shard.w > 0
         if self.subsample < 1.0:
             active &= row_uniforms(self.seed, round_index, shard.first_row, n) < self.subsample

@@ -26,6 +26,8 @@ from fractions import Fraction
 import numba
 import numpy as np
 
+from ._fixed_point import gradient_stats
+
 
 def sigmoid(x: np.ndarray) -> np.ndarray:
     """Logistic function 1 / (1 + exp(-x)), without overflow."""
@@ -55,6 +57,20 @@ def _binomial_gradients(y, f, w, g, h):
             p = e / (1.0 + e)
         g[i] = (p - y[i]) * w[i]
         h[i] = p * (1.0 - p) * w[i]
+
+
+@numba.njit(parallel=True, cache=True)
+def _binomial_stats(y, f, w, scale_g, scale_h, out):
+    """``_binomial_gradients`` quantized straight into (g, h, 1) fixed point."""
+    for i in numba.prange(len(f)):
+        if f[i] >= 0:
+            p = 1.0 / (1.0 + np.exp(-f[i]))
+        else:
+            e = np.exp(f[i])
+            p = e / (1.0 + e)
+        out[i, 0] = np.int64(np.rint((p - y[i]) * w[i] * scale_g))
+        out[i, 1] = np.int64(np.rint(p * (1.0 - p) * w[i] * scale_h))
+        out[i, 2] = 1
 
 
 def softmax(raw: np.ndarray) -> np.ndarray:
@@ -94,6 +110,12 @@ class Loss:
     def gradients(self, y, raw, w):
         """Weighted g and h, each of shape (n_outputs, n_rows)."""
         raise NotImplementedError
+
+    def fixed_point_stats(self, y, raw, w, scales, out):
+        """(g, h, 1) of every row in fixed point (``_fixed_point.gradient_stats``),
+        written into ``out`` of shape (n_outputs, n_rows, 3), int64."""
+        g, h = self.gradients(y, raw, w)
+        return gradient_stats(g, h, scales, out)
 
     def gradient_bounds(self, y_absmax: float, w_max: float, margin_absmax: float):
         """Upper bounds of |g| and h over all rows, known on the driver.
@@ -282,6 +304,11 @@ class BinomialDeviance(Loss):
     def init_score(self, sums, n_outputs):
         p = sums[0] / sums[1]
         return np.array([np.log(p / (1.0 - p))])
+
+    def fixed_point_stats(self, y, raw, w, scales, out):
+        _binomial_stats(np.asarray(y, np.float64), np.ascontiguousarray(raw[0], dtype=np.float64),
+                        np.asarray(w, np.float64), float(scales[0]), float(scales[1]), out[0])
+        return out
 
     def gradients(self, y, raw, w):
         f = np.ascontiguousarray(raw[0], dtype=np.float64)
