@@ -14,7 +14,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, replace
 
 from . import _exact
-from .histogram import RowPartition, replay, root_histograms, split_level
+from .histogram import RowPartition, columns, replay, root_histograms, split_level
 
 
 @dataclass(frozen=True)
@@ -101,7 +101,8 @@ def _partitions_before(state, split_history):
     if cached is not None and cached[0] is state and cached[1] == depth:
         return cached[2]
     return [
-        replay(shard.X_binned, RowPartition.from_positions(pos), split_history[:-1])
+        replay(columns(shard.X_binned, shard.buffers), RowPartition.from_positions(pos),
+               split_history[:-1])
         for shard, pos in zip(state.shards, state.positions)
     ]
 
@@ -121,7 +122,8 @@ def level(state: GroupState, split_history, n_slots, features):
     partitions = _partitions_before(state, split_history)
     hist = None
     for shard, st, part in zip(state.shards, state.stats, partitions):
-        hh = split_level(shard.X_binned, st, part, split_history[-1], n_slots, features)
+        hh = split_level(shard.X_binned, columns(shard.X_binned, shard.buffers), st, part,
+                         split_history[-1], n_slots, features)
         hist = hh if hist is None else _add(hist, hh)
     _remember(state, len(split_history), partitions)
     return hist, time.perf_counter() - t0

@@ -226,25 +226,29 @@ def _accumulate(X, stats, order, owner_tree, owner_slot, owner, clo, chi, block_
 
 
 @numba.njit(parallel=True, cache=True)
-def _route(X, order, tmp, owner, clo, chi, block_start, tree, feature, goes_left, n_left):
+def _route(X_columns, order, tmp, owner, clo, chi, block_start, tree, feature, goes_left, n_left):
     """Stable partition of each chunk into tmp: left rows from the chunk's
     start up, right rows from its end down (branch-free: each row is written
-    to both ends and the counts decide which write stays)."""
-    n_features = X.shape[1]
-    flat_X = X.reshape(-1)
+    to both ends and the counts decide which write stays).
+
+    Reads the split feature's codes from the feature-major copy: a node's
+    rows are sparse, and a cache line of one feature's codes serves many of
+    them where one of the row-major matrix serves one row.
+    """
     for blk in numba.prange(len(block_start) - 1):
         for c in range(block_start[blk], block_start[blk + 1]):
             s = owner[c]
-            t, f, gl = tree[s], feature[s], goes_left[s]
+            t, gl = tree[s], goes_left[s]
+            codes = X_columns[feature[s]]
             rows, buf = order[t], tmp[t]
             lo, hi = clo[c], chi[c]
             nl = 0
             nr = 0
             for k in range(lo, hi):
                 if k + PREFETCH_AHEAD < hi:
-                    prefetch(flat_X, rows[k + PREFETCH_AHEAD] * n_features + f)
+                    prefetch(codes, rows[k + PREFETCH_AHEAD])
                 r = rows[k]
-                left = np.int64(gl[X[r, f]])
+                left = np.int64(gl[codes[r]])
                 buf[lo + nl] = r
                 buf[hi - 1 - nr] = r
                 nl += left
@@ -321,8 +325,11 @@ def root_histograms(X_binned, stats, partition: RowPartition, features):
                        partition.stop[:, 0], len(trees), features)
 
 
-def route(X_binned, partition: RowPartition, splits: LevelSplits) -> None:
-    """Move the rows of every split node into its children's ranges (in place)."""
+def route(X_columns, partition: RowPartition, splits: LevelSplits) -> None:
+    """Move the rows of every split node into its children's ranges (in place).
+
+    ``X_columns`` is the binned matrix feature-major, shape (n_features, n_rows).
+    """
     partition.ensure_nodes(splits.n_nodes)
     lo = partition.start[splits.tree, splits.node]
     hi = partition.stop[splits.tree, splits.node]
@@ -330,22 +337,24 @@ def route(X_binned, partition: RowPartition, splits: LevelSplits) -> None:
     owner_start = np.searchsorted(owner, np.arange(len(lo) + 1))
     n_left = np.empty(len(owner), np.int64)
     tmp = partition.scratch
-    _route(X_binned, partition.order, tmp, owner, clo, chi, block_start, splits.tree,
+    _route(X_columns, partition.order, tmp, owner, clo, chi, block_start, splits.tree,
            splits.feature, splits.goes_left, n_left)
     _assemble(partition.order, tmp, owner_start, clo, chi, n_left, splits.tree, splits.node,
               splits.left, splits.right, partition.start, partition.stop)
 
 
-def split_level(X_binned, stats, partition: RowPartition, splits: LevelSplits, n_slots: int,
-                features):
+def split_level(X_binned, X_columns, stats, partition: RowPartition, splits: LevelSplits,
+                n_slots: int, features):
     """Route the rows of every split node to its children, then histogram the
     built children (each now one contiguous range of rows).
 
-    ``partition`` is updated in place. Returns ``hist`` of shape
+    ``X_binned`` is row-major (n_rows, n_features) and ``X_columns`` the same
+    codes feature-major (``columns``). ``partition`` is updated in place.
+    Returns ``hist`` of shape
     (n_slots, n_features, 256, n_stats), int64, where ``hist[slot[s]]`` is
     split s's built child.
     """
-    route(X_binned, partition, splits)
+    route(X_columns, partition, splits)
     built = np.where(splits.build_left, splits.left, splits.right)
     keep = splits.slot >= 0
     tree, built, slot = splits.tree[keep], built[keep], splits.slot[keep]
@@ -354,9 +363,21 @@ def split_level(X_binned, stats, partition: RowPartition, splits: LevelSplits, n
                        features)
 
 
-def replay(X_binned, partition: RowPartition, split_history) -> RowPartition:
+def replay(X_columns, partition: RowPartition, split_history) -> RowPartition:
     """A copy of ``partition`` after the given levels' splits (no histograms)."""
     partition = partition.copy()
     for splits in split_history:
-        route(X_binned, partition, splits)
+        route(X_columns, partition, splits)
     return partition
+
+
+def columns(X_binned, buffers=None) -> np.ndarray:
+    """The binned matrix feature-major, shape (n_features, n_rows): what
+    routing reads. Made once per shard when ``buffers`` keeps it."""
+    if buffers is not None:
+        out = buffers.get("columns", X_binned.shape[::-1], X_binned.dtype)
+        if getattr(buffers, "columns_of", None) is not X_binned:
+            out[...] = X_binned.T
+            buffers.columns_of = X_binned
+        return out
+    return np.ascontiguousarray(X_binned.T)

@@ -9,6 +9,7 @@ from distboost.histogram import (
     RowPartition,
     replay,
     root_histograms,
+    columns,
     split_level,
 )
 
@@ -72,7 +73,7 @@ def test_children_partition_their_parent_and_subtraction_equals_recomputing():
     part = RowPartition.from_positions(np.zeros((1, 200), np.int32))
     root = root_histograms(X, st, part, np.arange(4))[0]
     goes_left = np.arange(256) < 12  # feature 2, bins 0..11 go left
-    built = split_level(X, st, part, _one_split(0, 0, 2, goes_left, 1, 2, True, 0), 1, np.arange(4))
+    built = split_level(X, columns(X), st, part, _one_split(0, 0, 2, goes_left, 1, 2, True, 0), 1, np.arange(4))
     left_rows, right_rows = part.node_rows(0, 1), part.node_rows(0, 2)
     np.testing.assert_array_equal(left_rows, np.flatnonzero(X[:, 2] < 12))
     np.testing.assert_array_equal(right_rows, np.flatnonzero(X[:, 2] >= 12))
@@ -107,7 +108,7 @@ def _grow_levels(X, stats, positions, depth, features, seed):
             *(np.array(cols[k], np.int64) for k in ("left", "right")),
             np.array(cols["build_left"]), np.array(cols["slot"], np.int64),
         )
-        hist = split_level(X, stats, part, splits, len(goes), features)
+        hist = split_level(X, columns(X), stats, part, splits, len(goes), features)
         for s in range(len(goes)):
             t, built = splits.tree[s], splits.left[s] if splits.build_left[s] else splits.right[s]
             rows = part.node_rows(t, built)
@@ -163,6 +164,17 @@ def test_replay_rebuilds_the_partition_without_histograms():
     stats = rng.integers(-9, 9, size=(1, 5000, 3)).astype(np.int64)
     pos = np.where(rng.random((1, 5000)) < 0.5, 0, -1).astype(np.int32)
     part, history = _grow_levels(X, stats, pos, 3, np.arange(3), seed=8)
-    again = replay(X, RowPartition.from_positions(pos), history)
+    again = replay(columns(X), RowPartition.from_positions(pos), history)
     for k in range(7, 15):
         np.testing.assert_array_equal(again.node_rows(0, k), part.node_rows(0, k))
+
+
+def test_columns_are_the_codes_feature_major_and_kept_per_shard():
+    from distboost._partition import Buffers
+
+    X = np.arange(12, dtype=np.uint8).reshape(4, 3)
+    buffers = Buffers()
+    cols = columns(X, buffers)
+    np.testing.assert_array_equal(cols, X.T)
+    assert columns(X, buffers) is cols  # made once
+    assert cols.flags.c_contiguous
