@@ -79,11 +79,16 @@ class GradientLearner:
             stats = gradient_stats(g, np.broadcast_to(shard.w, g.shape), self.scales, out)
         else:
             stats = self.loss.fixed_point_stats(shard.y, margin, shard.w, self.scales, out)
+        return stats, self._positions(shard, n_trees, round_index)
+
+    def _positions(self, shard, n_trees, round_index):
+        """0 (the root) for rows in this round's sample with positive weight, else -1."""
+        positions = shard.buffers.get("positions", (n_trees, shard.n_rows), np.int32)
         active = shard.w > 0
         if self.subsample < 1.0:
-            active &= row_uniforms(self.seed, round_index, shard.first_row, n) < self.subsample
-        positions = np.where(active, 0, -1).astype(np.int32)[None, :].repeat(n_trees, axis=0)
-        return stats, positions
+            active &= row_uniforms(self.seed, round_index, shard.first_row, shard.n_rows) < self.subsample
+        np.copyto(positions, np.where(active, np.int32(0), np.int32(-1)))
+        return positions
 
     def metric_sums(self, shard, margin):
         losses = self.loss.metric_pointwise(shard.y, margin)

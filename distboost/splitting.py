@@ -121,7 +121,7 @@ def _scan_categorical(hist_f, n_categories, total, scale_g, scale_h, lam, mcw, m
     return gain, k + 1, missing_left
 
 
-@numba.njit(cache=True)
+@numba.njit(parallel=True, cache=True)
 def find_best_splits(hist, totals, features, n_bins, is_categorical, scale_g, scale_h, lam, gamma, mcw, min_count):
     """Best split of each node.
 
@@ -151,7 +151,7 @@ def find_best_splits(hist, totals, features, n_bins, is_categorical, scale_g, sc
     feature = np.full(n_nodes, -1, np.int64)
     split_bin = np.full(n_nodes, -1, np.int64)
     missing_left = np.zeros(n_nodes, np.bool_)
-    for node in range(n_nodes):
+    for node in numba.prange(n_nodes):  # nodes are independent
         total = totals[node]
         parent_score = _score(total[G] / scale_g, total[H] / scale_h, lam)
         for f in range(n_features):
