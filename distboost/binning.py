@@ -31,7 +31,7 @@ def sample_candidates(X: np.ndarray, w: np.ndarray, n_samples: int):
     Returns
     -------
     hashes : ndarray of shape (m,), uint64, ascending
-    rows : ndarray of shape (m, n_features), float64
+    rows : ndarray of shape (m, n_features), X's dtype (float32 or float64)
     weights : ndarray of shape (m,), float64
     """
     if not (w > 0).all():
@@ -44,7 +44,7 @@ def sample_candidates(X: np.ndarray, w: np.ndarray, n_samples: int):
         order = keep[np.argsort(hashes[keep], kind="stable")]
     else:
         order = np.argsort(hashes, kind="stable")
-    return hashes[order], X[order].astype(np.float64), w[order]
+    return hashes[order], X[order], w[order]  # float32 input stays float32 (exact in float64)
 
 
 def merge_candidates(parts: list, n_samples: int):
@@ -52,12 +52,22 @@ def merge_candidates(parts: list, n_samples: int):
 
     The result is the same multiset of rows whatever the grouping of inputs
     (rows with equal hashes have equal content, so ties may break either way).
+    Only the kept rows are copied (a worker merging its partitions' candidates
+    never holds them all twice).
     """
     hashes = np.concatenate([p[0] for p in parts])
-    rows = np.concatenate([p[1] for p in parts])
-    weights = np.concatenate([p[2] for p in parts])
     order = np.argsort(hashes, kind="stable")[:n_samples]
-    return hashes[order], rows[order], weights[order]
+    sizes = [len(p[0]) for p in parts]
+    part_of = np.repeat(np.arange(len(parts)), sizes)[order]
+    within = order - np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)[part_of]
+    dtype = np.result_type(*[p[1].dtype for p in parts])
+    rows = np.empty((len(order),) + parts[0][1].shape[1:], dtype)
+    weights = np.empty(len(order), np.float64)
+    for i, (_, part_rows, part_weights) in enumerate(parts):
+        mine = part_of == i
+        rows[mine] = part_rows[within[mine]]
+        weights[mine] = part_weights[within[mine]]
+    return hashes[order], rows, weights
 
 
 def weighted_percentile(values: np.ndarray, weights: np.ndarray, q: np.ndarray) -> np.ndarray:
@@ -170,6 +180,7 @@ class BinMapper:
     def fit(self, sample: np.ndarray, is_categorical, categories: dict,
             weights: np.ndarray | None = None) -> BinMapper:
         """Compute edges from a (weighted) sample: rows x features, categoricals as codes."""
+        sample = np.asarray(sample, dtype=np.float64)
         self.is_categorical_ = np.asarray(is_categorical, dtype=bool)
         self.categories_ = {int(k): list(v) for k, v in categories.items()}
         self.bin_edges_ = []
