@@ -66,8 +66,3 @@ class RandomForestRegressor(BaggedRegressorMixin, _Forest):
             max_samples=max_samples, max_bins=max_bins, random_state=random_state,
             n_jobs=n_jobs, client=client, trees_per_pass=trees_per_pass,
         )
-
-    def _validate_params(self):
-        super()._validate_params()
-        if self.criterion != "squared_error":
-            raise ValueError(f"criterion must be 'squared_error', got {self.criterion!r}")

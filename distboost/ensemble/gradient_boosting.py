@@ -11,19 +11,33 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
+from typing import ClassVar
 
 import numba
 import numpy as np
 
-from .. import _data, line_search
+from .. import _data, _validation, line_search
 from .._input import to_matrix
 from .._params import ParamsMixin
 from .._random import random_seed
+from .._validation import (
+    ANY,
+    BOOL,
+    FRACTION,
+    MAX_BINS,
+    NONE,
+    NONNEG_REAL,
+    POSITIVE_INT,
+    RANDOM_STATE,
+    VERBOSE,
+    Interval,
+    Options,
+)
 from ..booster import BoostParams, boost, pack_rounds
 from ..engine import Engine
 from ..grower import GrowthParams
 from ..learner import GradientLearner
-from ..losses import make_loss
+from ..losses import CLASSIFICATION_LOSSES, REGRESSION_LOSSES, make_loss
 from ..splitting import SplitParams
 from ..tree import pack_trees, predict_raw
 from ._fitted import set_data_attributes
@@ -33,6 +47,30 @@ from ._predict import predict_any, raw_scores
 class _GradientBoosting(ParamsMixin):
     _is_classifier = False
     _estimator_type = "regressor"
+    _parameter_constraints: ClassVar[dict] = {
+        "loss": [Options(REGRESSION_LOSSES)],
+        "alpha": [Interval("real", 0, 1, "neither")],
+        "leaf_estimation": [Options(("auto", "newton", "line_search"))],
+        "n_estimators": [Interval("int", 0, None)],
+        "learning_rate": [Interval("real", 0, None, "neither")],
+        "max_depth": [POSITIVE_INT, NONE],
+        "max_leaf_nodes": [Interval("int", 2, None), NONE],
+        "max_bins": [MAX_BINS],
+        "min_child_weight": [NONNEG_REAL],
+        "min_samples_leaf": [POSITIVE_INT],
+        "reg_lambda": [NONNEG_REAL],
+        "gamma": [NONNEG_REAL],
+        "subsample": [FRACTION],
+        "colsample_bytree": [FRACTION],
+        "colsample_bylevel": [FRACTION],
+        "colsample_bynode": [FRACTION],
+        "base_score": [Interval("real"), NONE],
+        "warm_start": [BOOL],
+        "random_state": [RANDOM_STATE],
+        "n_jobs": [_validation.N_JOBS],
+        "client": [ANY],
+        "verbose": [VERBOSE],
+    }
 
     def __init__(
         self,
@@ -110,8 +148,11 @@ class _GradientBoosting(ParamsMixin):
         self.fit_timings_ = defaultdict(float)
         t_start = time.perf_counter()
         executor, parts, eval_parts, schema = _data.plan(
-            X, y, sample_weight, eval_set, sample_weight_eval_set, self.client, self.n_jobs
+            X, y, sample_weight, eval_set, sample_weight_eval_set, self.client, self.n_jobs,
+            self._is_classifier,
         )
+        if init_model is not None:
+            check_init_model(self, init_model, schema, None if _data.is_dask(X) else parts[0][1])
         engine = Engine(executor, self.fit_timings_)
         with _numba_threads(self.n_jobs):
             self._fit_engine(engine, parts, eval_parts, schema, init_model,
@@ -129,6 +170,7 @@ class _GradientBoosting(ParamsMixin):
                            init_model.bin_mapper_, getattr(init_model, "classes_", None))
         else:
             engine.prepare(parts, eval_parts, schema, regression, self.max_bins)
+        _validation.check_weight_total(engine.w_max)
         self._set_data_attributes(engine, schema)
         loss = self._make_loss()
         n_out = loss.n_outputs(len(getattr(self, "classes_", [])))
@@ -136,6 +178,8 @@ class _GradientBoosting(ParamsMixin):
         if init_model is not None:
             base = np.asarray(init_model.base_score_, np.float64)
         elif self.base_score is None:
+            if self._is_classifier:
+                _check_class_weights(engine, self.classes_)
             base = self._init_score(engine, loss)
         else:
             base = np.full(n_out, float(self.base_score))
@@ -175,17 +219,6 @@ class _GradientBoosting(ParamsMixin):
         """The leaf rule: "newton" where the loss has a hessian, else "line_search"."""
         if self.leaf_estimation == "auto":
             return "newton" if loss.has_hessian else "line_search"
-        if self.leaf_estimation not in ("newton", "line_search"):
-            raise ValueError(
-                f"{type(self).__name__}: leaf_estimation must be 'auto', 'newton' or "
-                f"'line_search', got {self.leaf_estimation!r}"
-            )
-        if self.leaf_estimation == "newton" and not loss.has_hessian:
-            raise ValueError(
-                f"{type(self).__name__}: loss={self.loss!r} has a zero second derivative, so a "
-                f"Newton leaf -G/(H+lambda) is undefined; use leaf_estimation='line_search' "
-                f"(or 'auto')"
-            )
         return self.leaf_estimation
 
     def _boost_params(self, early_stopping_rounds, leaf_estimation="newton") -> BoostParams:
@@ -234,39 +267,28 @@ class _GradientBoosting(ParamsMixin):
         return init_model
 
     def _validate_params(self):
-        checks = [
-            (isinstance(self.n_estimators, (int, np.integer)) and self.n_estimators >= 0,
-             "n_estimators must be an integer >= 0"),
-            (self.learning_rate > 0, "learning_rate must be > 0"),
-            (self.max_depth is None or self.max_depth >= 1, "max_depth must be >= 1 or None"),
-            (self.max_leaf_nodes is None or self.max_leaf_nodes >= 2, "max_leaf_nodes must be >= 2"),
-            (self.max_depth is not None or self.max_leaf_nodes is not None,
-             "set max_depth or max_leaf_nodes (or both)"),
-            (0 < self.subsample <= 1, "subsample must be in (0, 1]"),
-            (0 < self.colsample_bytree <= 1, "colsample_bytree must be in (0, 1]"),
-            (0 < self.colsample_bylevel <= 1, "colsample_bylevel must be in (0, 1]"),
-            (0 < self.colsample_bynode <= 1, "colsample_bynode must be in (0, 1]"),
-            (0 < self.alpha < 1, "alpha must be in (0, 1)"),
-            (self.reg_lambda >= 0, "reg_lambda must be >= 0"),
-            (self.gamma >= 0, "gamma must be >= 0"),
-            (self.min_child_weight >= 0, "min_child_weight must be >= 0"),
-        ]
-        for ok, message in checks:
-            if not ok:
-                raise ValueError(f"{type(self).__name__}: {message}")
+        super()._validate_params()
+        if self.max_depth is None and self.max_leaf_nodes is None:
+            raise _validation.InvalidParameterError(
+                f"{type(self).__name__}: set max_depth or max_leaf_nodes (or both); with "
+                f"neither the trees would grow without bound"
+            )
+        if (self.leaf_estimation == "newton" and not self._is_classifier
+                and not make_loss(self.loss, None, self.alpha).has_hessian):
+            raise _validation.InvalidParameterError(
+                f"{type(self).__name__}: loss={self.loss!r} has a zero second derivative, so a "
+                f"Newton leaf -G/(H+lambda) is undefined; use leaf_estimation='line_search' "
+                f"(or 'auto')"
+            )
 
     # ------------------------------------------------------------- predict
-    def _check_fitted(self):
-        if not hasattr(self, "trees_"):
-            raise RuntimeError(f"this {type(self).__name__} is not fitted yet; call fit first")
-
     def _raw(self, X, rounds=None):
         trees = self.trees_ if rounds is None else self.trees_[:rounds]
         return raw_scores(self._schema, self.base_score_, trees, X, self.n_jobs)
 
-    def decision_function(self, X):
-        """Raw scores f(x): shape (n,) for one output, (n, K) for K classes."""
-        self._check_fitted()
+    def _decision(self, X):
+        """Raw scores f(x): shape (n,) for one output, (n, K) for K outputs."""
+        X = self._checked(X)
         k = len(self.base_score_)
 
         def fn(part):
@@ -276,8 +298,7 @@ class _GradientBoosting(ParamsMixin):
         return predict_any(fn, X, None if k == 1 else k)
 
     def _staged_raw(self, X):
-        self._check_fitted()
-        matrix = to_matrix(X, self._schema)
+        matrix = to_matrix(self._checked(X), self._schema)
         raw = np.repeat(np.asarray(self.base_score_)[:, None], len(matrix), axis=1)
         outputs = np.arange(len(self.base_score_), dtype=np.int64)
         for round_trees in self.trees_:
@@ -313,14 +334,14 @@ class GradientBoostingRegressor(_GradientBoosting):
 
     Parameters
     ----------
-    loss : {"squared_error", "absolute_error", "huber", "quantile"}
+    loss : {"squared_error", "absolute_error", "huber", "quantile"}, default "squared_error"
         ESL Table 10.2. Huber's delta is the ``alpha``-quantile of |y - f| at
         the start of each round (Friedman's M-regression); ``"quantile"``
         estimates the ``alpha``-quantile of y given x.
     alpha : float in (0, 1), default 0.9
         The quantile of ``"quantile"``; the residual quantile setting
         Huber's delta.
-    leaf_estimation : {"auto", "newton", "line_search"}
+    leaf_estimation : {"auto", "newton", "line_search"}, default "auto"
         "newton": -G/(H+lambda) (XGBoost); "line_search": the tree is fit to
         the negative gradient by least squares, then each leaf takes the
         loss's minimizer over its rows (ESL Algorithm 10.3): the weighted
@@ -329,14 +350,57 @@ class GradientBoostingRegressor(_GradientBoosting):
         "line_search" for the others. With "line_search", ``reg_lambda``,
         ``gamma`` and ``min_child_weight`` (a weight sum) act on the tree's
         splits only; the leaf values are the line search's.
-    subsample, colsample_bytree, colsample_bylevel, colsample_bynode : float in (0, 1]
-        Stochastic gradient boosting (ESL 10.12, Friedman 2002): rows drawn
-        per round without replacement, and features per tree, per depth and
-        per node (nested), as functions of (random_state, round, row id).
+    n_estimators : int >= 0, default 100
+        Boosting rounds M (fewer with early stopping).
+    learning_rate : float > 0, default 0.1
+        Shrinkage nu of every tree (ESL 10.12.1).
+    max_depth : int >= 1 or None, default 6
+        Depth of the trees (depth-wise growth); None with ``max_leaf_nodes``.
+    max_leaf_nodes : int >= 2 or None, default None
+        Leaves per tree, grown best-first (the J of ESL 10.11).
+    max_bins : int in [3, 256], default 256
+        Histogram bins per feature, one of them for missing values.
+    min_child_weight : float >= 0, default 1.0
+        Smallest hessian sum (weight sum for line search) of a child.
+    min_samples_leaf : int >= 1, default 1
+        Smallest number of training rows in a leaf.
+    reg_lambda : float >= 0, default 1.0
+        L2 penalty lambda on leaf values (XGBoost).
+    gamma : float >= 0, default 0.0
+        Smallest loss reduction for a split (XGBoost).
+    subsample : float in (0, 1], default 1.0
+        Fraction of rows drawn per round, without replacement (stochastic
+        gradient boosting, ESL 10.12, Friedman 2002).
+    colsample_bytree, colsample_bylevel, colsample_bynode : float in (0, 1], default 1.0
+        Fractions of the features drawn per tree, per depth and per node
+        (nested), as functions of (random_state, round, node).
+    base_score : float or None, default None
+        The initial score f_0; None: the loss's optimal constant.
+    warm_start : bool, default False
+        Fit adds rounds to the fitted model up to ``n_estimators``.
+    random_state : int, RandomState or None, default None
+        Seed of every random draw (each a function of seed, round and row id,
+        so the model does not depend on the partitioning).
+    n_jobs : int >= 1 or None, default None
+        Threads of the in-process kernels (None: numba's default).
+    client : dask.distributed.Client or None, default None
+        The client Dask input trains on (None: the current default client).
+        The library never starts a cluster.
+    verbose : bool or int, default False
+        Print the training metric (and validation metrics) every round.
+
+    Attributes
+    ----------
+    trees_ : list of lists of Tree
+        The trees of every round.
+    base_score_ : ndarray of shape (1,)
+    n_features_in_, feature_names_in_, best_iteration_, evals_result_,
+    feature_importances_
     """
 
     def predict(self, X):
-        return self.decision_function(X)
+        """Predicted values f(x), shape (n,); lazy for Dask input."""
+        return self._decision(X)
 
     def staged_predict(self, X):
         for raw in self._staged_raw(X):
@@ -357,19 +421,91 @@ class GradientBoostingClassifier(_GradientBoosting):
     """Gradient boosting for classification: binomial deviance for two classes,
     multinomial deviance (K trees per round, softmax) for more; with
     ``loss="exponential"`` (two classes) AdaBoost's loss as gradient boosting
-    (ESL 10.4-10.5; f estimates half the log-odds). ``leaf_estimation`` is
-    "newton" by default; "line_search" takes one Newton step per leaf for
-    deviance (ESL Algorithm 10.4) and the exact minimizer for exponential loss.
+    (ESL 10.4-10.5; f estimates half the log-odds).
 
     Labels may be of any type (ints, {-1, +1}, strings); predictions come
     back in the same type, ordered as ``classes_``.
+
+    Parameters
+    ----------
+    loss : {"log_loss", "exponential"}, default "log_loss"
+        Binomial / multinomial deviance, or exponential loss (two classes).
+    alpha : float in (0, 1), default 0.9
+        Unused by the classification losses; kept so that regressor and
+        classifier share their parameters.
+    leaf_estimation : {"auto", "newton", "line_search"}, default "auto"
+        "newton" (the default for both losses): -G/(H+lambda);
+        "line_search": one Newton step per leaf for deviance (ESL Algorithm
+        10.4) and the exact minimizer for exponential loss.
+    n_estimators : int >= 0, default 100
+        Boosting rounds M (fewer with early stopping).
+    learning_rate : float > 0, default 0.1
+        Shrinkage nu of every tree (ESL 10.12.1).
+    max_depth : int >= 1 or None, default 6
+        Depth of the trees (depth-wise growth); None with ``max_leaf_nodes``.
+    max_leaf_nodes : int >= 2 or None, default None
+        Leaves per tree, grown best-first (the J of ESL 10.11).
+    max_bins : int in [3, 256], default 256
+        Histogram bins per feature, one of them for missing values.
+    min_child_weight : float >= 0, default 1.0
+        Smallest hessian sum (weight sum for line search) of a child.
+    min_samples_leaf : int >= 1, default 1
+        Smallest number of training rows in a leaf.
+    reg_lambda : float >= 0, default 1.0
+        L2 penalty lambda on leaf values (XGBoost).
+    gamma : float >= 0, default 0.0
+        Smallest loss reduction for a split (XGBoost).
+    subsample : float in (0, 1], default 1.0
+        Fraction of rows drawn per round, without replacement (stochastic
+        gradient boosting, ESL 10.12, Friedman 2002).
+    colsample_bytree, colsample_bylevel, colsample_bynode : float in (0, 1], default 1.0
+        Fractions of the features drawn per tree, per depth and per node
+        (nested), as functions of (random_state, round, node).
+    base_score : float or None, default None
+        The initial score f_0; None: the loss's optimal constant.
+    warm_start : bool, default False
+        Fit adds rounds to the fitted model up to ``n_estimators``.
+    random_state : int, RandomState or None, default None
+        Seed of every random draw (each a function of seed, round and row id,
+        so the model does not depend on the partitioning).
+    n_jobs : int >= 1 or None, default None
+        Threads of the in-process kernels (None: numba's default).
+    client : dask.distributed.Client or None, default None
+        The client Dask input trains on (None: the current default client).
+        The library never starts a cluster.
+    verbose : bool or int, default False
+        Print the training metric (and validation metrics) every round.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (K,)
+    trees_ : list of lists of Tree
+        The trees of every round (K per round for K > 2 classes).
+    n_features_in_, feature_names_in_, best_iteration_, evals_result_,
+    feature_importances_
     """
 
     _is_classifier = True
     _estimator_type = "classifier"
+    _parameter_constraints: ClassVar[dict] = {**_GradientBoosting._parameter_constraints,
+                              "loss": [Options(CLASSIFICATION_LOSSES)]}
 
-    def __init__(self, *, loss="log_loss", **kwargs):
-        super().__init__(loss=loss, **kwargs)
+    def __init__(self, *, loss="log_loss", alpha=0.9, leaf_estimation="auto", n_estimators=100,
+                 learning_rate=0.1, max_depth=6, max_leaf_nodes=None, max_bins=256,
+                 min_child_weight=1.0, min_samples_leaf=1, reg_lambda=1.0, gamma=0.0,
+                 subsample=1.0, colsample_bytree=1.0, colsample_bylevel=1.0,
+                 colsample_bynode=1.0, base_score=None, warm_start=False, random_state=None,
+                 n_jobs=None, client=None, verbose=False):
+        super().__init__(
+            loss=loss, alpha=alpha, leaf_estimation=leaf_estimation, n_estimators=n_estimators,
+            learning_rate=learning_rate, max_depth=max_depth, max_leaf_nodes=max_leaf_nodes,
+            max_bins=max_bins, min_child_weight=min_child_weight,
+            min_samples_leaf=min_samples_leaf, reg_lambda=reg_lambda, gamma=gamma,
+            subsample=subsample, colsample_bytree=colsample_bytree,
+            colsample_bylevel=colsample_bylevel, colsample_bynode=colsample_bynode,
+            base_score=base_score, warm_start=warm_start, random_state=random_state,
+            n_jobs=n_jobs, client=client, verbose=verbose,
+        )
 
     def _proba_from_raw(self, raw):
         return self._loss_object().predict_proba(raw.T)
@@ -379,14 +515,19 @@ class GradientBoostingClassifier(_GradientBoosting):
             self._loss = make_loss(self.loss, len(self.classes_), self.alpha)
         return self._loss
 
+    def decision_function(self, X):
+        """Raw scores f(x): shape (n,) for two classes (the log-odds of
+        ``classes_[1]``), (n, K) for K > 2 classes."""
+        return self._decision(X)
+
     def predict_proba(self, X):
         """Class probabilities, shape (n, n_classes); lazy for Dask input."""
-        self._check_fitted()
+        X = self._checked(X)
         return predict_any(lambda part: self._proba_from_raw(self._raw(part)), X, len(self.classes_))
 
     def predict(self, X):
         """Most probable class labels; lazy for Dask input."""
-        self._check_fitted()
+        X = self._checked(X)
 
         def fn(part):
             return self.classes_[np.argmax(self._proba_from_raw(self._raw(part)), axis=1)]
@@ -413,6 +554,67 @@ class GradientBoostingClassifier(_GradientBoosting):
         pred = np.asarray(self.predict(X))
         w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, np.float64)
         return float(np.sum(w * (pred == y)) / np.sum(w))
+
+
+def check_init_model(est, init_model, schema, y=None) -> None:
+    """Refuse to continue a model of another type, loss, feature set or class set.
+
+    ``y`` (in-memory targets, optional) is checked against its classes; on
+    Dask, unknown labels are refused as the partitions are binned.
+    """
+    name = type(est).__name__
+    if type(init_model) is not type(est):
+        raise TypeError(
+            f"init_model is a {type(init_model).__name__}; {name}.fit can only continue a "
+            f"fitted {name} (same task and loss): train a new model instead"
+        )
+    init_model._check_fitted()
+    if init_model.loss != est.loss:
+        raise ValueError(f"init_model was trained with loss={init_model.loss!r} and this {name} "
+                         f"has loss={est.loss!r}; continue with the same loss")
+    theirs, ours = init_model._schema, schema
+    if theirs.feature_names != ours.feature_names:
+        raise ValueError(
+            f"init_model was trained on features {_short(theirs.feature_names)} but X has "
+            f"{_short(ours.feature_names)}; continue training on the same columns, in order"
+        )
+    if not np.array_equal(theirs.is_categorical, ours.is_categorical):
+        changed = [n for n, a, b in zip(ours.feature_names, theirs.is_categorical,
+                                        ours.is_categorical) if a != b]
+        raise ValueError(f"feature(s) {_short(changed)} are categorical in one of init_model and "
+                         f"X but not in the other; use the same dtypes")
+    if y is not None and est._is_classifier:
+        unknown = np.setdiff1d(np.unique(np.asarray(y)), init_model.classes_)
+        if len(unknown):
+            raise ValueError(f"y has class(es) {unknown.tolist()[:5]} that init_model was not "
+                             f"trained on (its classes are {init_model.classes_.tolist()}); "
+                             f"train a new model on all the classes")
+
+
+class _ClassWeights:
+    """Picklable ``shard -> [w * (y == k) for each class k]``."""
+
+    def __init__(self, n_classes: int):
+        self.n_classes = n_classes
+
+    def __call__(self, shard):
+        return [shard.w * (shard.y == k) for k in range(self.n_classes)]
+
+
+def _check_class_weights(engine, classes) -> None:
+    """Every class needs a positive total weight for the initial score log-odds."""
+    sums = engine.exact_sums(_ClassWeights(len(classes)))
+    empty = [c for c, s in zip(classes.tolist(), sums) if not s > 0]
+    if empty:
+        raise ValueError(
+            f"class(es) {empty[:5]} have zero total sample_weight, so their log-odds are "
+            f"undefined; drop those rows or give them a positive weight"
+        )
+
+
+def _short(names) -> str:
+    names = list(names)
+    return str(names[:8])[:-1] + (", ...]" if len(names) > 8 else "]")
 
 
 def _snapshot(est):
