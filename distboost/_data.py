@@ -3,10 +3,12 @@ collections; and the list of partitions (X, y, w) the engine consumes."""
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import dask
 import numpy as np
 
-from . import _validation
+from . import _sources, _validation
 from ._input import infer_schema
 from .dask_engine import DaskExecutor, resolve_client
 from .engine import LocalExecutor
@@ -130,6 +132,41 @@ def _co_aligned(X, y, w) -> bool:
         return True
     exprs = [X.expr, y.expr] + ([] if w is None else [w.expr])
     return bool(are_co_aligned(*exprs))
+
+
+@contextmanager
+def naming_sources(X, y, w):
+    """Errors that name a partition and a row also name the file and row they came
+    from, when X was read from Parquet files (see ``_sources``)."""
+    try:
+        yield
+    except (ValueError, TypeError) as exc:
+        richer = _sources.with_source(exc, _source_collection(X, y, w)) if is_dask(X) else None
+        if richer is None:
+            raise
+        raise richer from exc
+
+
+def _source_collection(X, y, w):
+    """The collection whose partitions the training parts are (see ``_zip_parts``)."""
+    import dask.dataframe as dd
+
+    if not isinstance(X, dd.DataFrame):
+        return None
+    if _joined_parts(X, y, w) is not None:
+        extra = {Y_COLUMN: y} if w is None else {Y_COLUMN: y, W_COLUMN: w}
+        return X.assign(**extra)
+    return _Unoptimized(X)
+
+
+class _Unoptimized:
+    """A collection seen as ``to_delayed(optimize_graph=False)`` sees it."""
+
+    def __init__(self, collection):
+        self.collection = collection
+
+    def optimize(self, fuse=False):
+        return self.collection
 
 
 def split_joined(X, y, w):

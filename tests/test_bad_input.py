@@ -66,6 +66,21 @@ def _dask_xy_from_two_folders(tmp, client):
     return GBC(n_estimators=2, client=client).fit(Xd, yd)
 
 
+def _dask_nan_in_third_file(tmp, client):
+    """Six Parquet files of 21 columns; reading 3 of them, Dask puts three files in
+    one partition. The target is NaN in part-2, row 50."""
+    import dask.dataframe as dd
+
+    folder = tmp / "wide"
+    folder.mkdir()
+    for i in range(6):
+        frame = pd.DataFrame({f"c{k}": np.arange(200.0) + k for k in range(20)})
+        frame["y"] = np.where(np.arange(200) == 50, np.nan, 1.0) if i == 2 else 1.0
+        frame.to_parquet(folder / f"part-{i}.parquet")
+    ddf = dd.read_parquet(folder, columns=["c0", "c1", "y"])
+    return GBR(n_estimators=2, client=client).fit(ddf[["c0", "c1"]], ddf["y"])
+
+
 def _dask_frame(client, y, columns=("a", "b", "c")):
     import dask.dataframe as dd
 
@@ -89,6 +104,10 @@ ROWS = [
     ("classifier target holds -inf (Dask)",
      lambda c: _dask_fit(c.client, _with(Y_CLASS, 40, -np.inf)),
      ValueError, r"target in partition 1 has 1 missing or infinite.*row 10"),
+    ("NaN target in a file Dask read with others (Dask)",
+     lambda c: _dask_nan_in_third_file(c.tmp, c.client),
+     ValueError, (r"partition 0 has 1 missing or infinite value\(s\), the first at row 450 .*"
+                  r"\[read from file .*part-2.parquet, row 50\]")),
     ("regression target holds NaN", lambda c: GBR().fit(X, _with(Y_REG, 7, np.nan)),
      ValueError, r"missing or infinite value\(s\), the first at row 7"),
     ("classifier given a continuous target", lambda c: GBC().fit(X, Y_REG),
@@ -275,3 +294,21 @@ def test_init_model_of_same_kind_still_continues():
     first = _fitted(data=DF)
     more = GBC(n_estimators=2).fit(DF, Y_CLASS, init_model=first)
     assert more.n_estimators_ == 5
+
+
+def test_readme_table_rows_are_rows_of_the_test_tables():
+    from pathlib import Path
+
+    try:
+        from test_bad_input_cli import PREPARE_ROWS
+        from test_bad_input_cli import ROWS as CLI_ROWS
+    except ImportError:  # tests/ imported as a package
+        from tests.test_bad_input_cli import PREPARE_ROWS
+        from tests.test_bad_input_cli import ROWS as CLI_ROWS
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    section = readme.split("## Reference: bad input")[1].split("\n## ")[0]
+    shown = [line.split("|")[1].strip() for line in section.splitlines()
+             if line.startswith("| ") and not line.startswith("| bad input")]
+    known = {r[0] for r in ROWS + CLI_ROWS + PREPARE_ROWS}
+    known |= {"truncated latest checkpoint", "SIGTERM to the command"}  # tests of their own
+    assert len(shown) >= 15 and set(shown) <= known, set(shown) - known

@@ -39,7 +39,7 @@ class TreeEnsembleBase(ParamsMixin):
         executor, parts, _, schema = _data.plan(X, y, sample_weight, None, None, self.client,
                                                 self.n_jobs, self._is_classifier)
         engine = Engine(executor, self.fit_timings_)
-        with _numba_threads(self.n_jobs):
+        with _numba_threads(self.n_jobs), _data.naming_sources(X, y, sample_weight):
             engine.prepare(parts, [], schema, not self._is_classifier, self.max_bins)
             _validation.check_weight_total(engine.w_max)
             self._set_data_attributes(engine, schema)
