@@ -144,6 +144,15 @@ POSITIVE_INT = Interval("int", 1, None)
 NONNEG_REAL = Interval("real", 0, None)
 FRACTION = Interval("real", 0, 1, "right")
 MAX_BINS = Interval("int", 3, 256)
+TREE_ENSEMBLE = {
+    "max_depth": [POSITIVE_INT, NONE],
+    "max_leaf_nodes": [Interval("int", 2, None), NONE],
+    "max_bins": [MAX_BINS],
+    "random_state": [RANDOM_STATE],
+    "n_jobs": [N_JOBS],
+    "client": [ANY],
+}
+"""Constraints of the parameters every tree ensemble takes."""
 
 
 def validate_params(est) -> None:

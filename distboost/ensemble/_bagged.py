@@ -17,15 +17,11 @@ import numpy as np
 
 from .._random import random_seed, splitmix64
 from .._validation import (
-    ANY,
     BOOL,
     FRACTION,
-    MAX_BINS,
-    N_JOBS,
     NONE,
     POSITIVE_INT,
-    RANDOM_STATE,
-    Interval,
+    TREE_ENSEMBLE,
     InvalidParameterError,
     Options,
 )
@@ -89,20 +85,15 @@ class BaggedTreesBase(TreeEnsembleBase):
     _node_sampling = True  # random forests draw features per node, bagging per tree
 
     _parameter_constraints: ClassVar[dict] = {
+        **TREE_ENSEMBLE,
         "n_estimators": [POSITIVE_INT],
         "criterion": [Options(tuple(sorted(CRITERIA)))],
-        "max_depth": [POSITIVE_INT, NONE],
-        "max_leaf_nodes": [Interval("int", 2, None), NONE],
         "min_samples_leaf": [POSITIVE_INT],
         "max_features": [Options(("sqrt", "log2")), POSITIVE_INT, FRACTION, NONE],
         "max_samples": [POSITIVE_INT, FRACTION, NONE],
         "bootstrap": [BOOL],
         "bootstrap_features": [BOOL],
         "oob_score": [BOOL],
-        "max_bins": [MAX_BINS],
-        "random_state": [RANDOM_STATE],
-        "n_jobs": [N_JOBS],
-        "client": [ANY],
         "trees_per_pass": [POSITIVE_INT, NONE],
     }
 

@@ -25,16 +25,7 @@ from typing import ClassVar
 import numpy as np
 
 from .. import _exact
-from .._validation import (
-    ANY,
-    MAX_BINS,
-    N_JOBS,
-    NONE,
-    POSITIVE_INT,
-    RANDOM_STATE,
-    Interval,
-    Options,
-)
+from .._validation import POSITIVE_INT, TREE_ENSEMBLE, Interval, Options
 from ..booster import grow_trees
 from ..criteria import CRITERIA, ImpurityCriterion
 from ..grower import GrowthParams
@@ -107,16 +98,11 @@ class AdaBoostClassifier(TreeEnsembleBase):
     _is_classifier = True
     _estimator_type = "classifier"
     _parameter_constraints: ClassVar[dict] = {
+        **TREE_ENSEMBLE,
         "n_estimators": [POSITIVE_INT],
-        "max_depth": [POSITIVE_INT, NONE],
-        "max_leaf_nodes": [Interval("int", 2, None), NONE],
         "learning_rate": [Interval("real", 0, None, "neither")],
         "algorithm": [Options(("SAMME", "SAMME.R"))],
         "criterion": [Options(tuple(sorted(CRITERIA)))],
-        "max_bins": [MAX_BINS],
-        "random_state": [RANDOM_STATE],
-        "n_jobs": [N_JOBS],
-        "client": [ANY],
     }
 
     def __init__(self, *, n_estimators=50, max_depth=None, max_leaf_nodes=None,

@@ -21,14 +21,12 @@ from .._input import to_matrix
 from .._params import ParamsMixin
 from .._random import random_seed
 from .._validation import (
-    ANY,
     BOOL,
     FRACTION,
-    MAX_BINS,
     NONE,
     NONNEG_REAL,
     POSITIVE_INT,
-    RANDOM_STATE,
+    TREE_ENSEMBLE,
     VERBOSE,
     Interval,
     Options,
@@ -48,14 +46,12 @@ class _GradientBoosting(ParamsMixin):
     _is_classifier = False
     _estimator_type = "regressor"
     _parameter_constraints: ClassVar[dict] = {
+        **TREE_ENSEMBLE,
         "loss": [Options(REGRESSION_LOSSES)],
         "alpha": [Interval("real", 0, 1, "neither")],
         "leaf_estimation": [Options(("auto", "newton", "line_search"))],
         "n_estimators": [Interval("int", 0, None)],
         "learning_rate": [Interval("real", 0, None, "neither")],
-        "max_depth": [POSITIVE_INT, NONE],
-        "max_leaf_nodes": [Interval("int", 2, None), NONE],
-        "max_bins": [MAX_BINS],
         "min_child_weight": [NONNEG_REAL],
         "min_samples_leaf": [POSITIVE_INT],
         "reg_lambda": [NONNEG_REAL],
@@ -66,9 +62,6 @@ class _GradientBoosting(ParamsMixin):
         "colsample_bynode": [FRACTION],
         "base_score": [Interval("real"), NONE],
         "warm_start": [BOOL],
-        "random_state": [RANDOM_STATE],
-        "n_jobs": [_validation.N_JOBS],
-        "client": [ANY],
         "verbose": [VERBOSE],
     }
 
@@ -324,8 +317,50 @@ class _GradientBoosting(ParamsMixin):
         save_model(self, path)
 
 
+_SHARED_PARAMETERS = """\
+    n_estimators : int >= 0, default 100
+        Boosting rounds M (fewer with early stopping).
+    learning_rate : float > 0, default 0.1
+        Shrinkage nu of every tree (ESL 10.12.1).
+    max_depth : int >= 1 or None, default 6
+        Depth of the trees (depth-wise growth); None with ``max_leaf_nodes``.
+    max_leaf_nodes : int >= 2 or None, default None
+        Leaves per tree, grown best-first (the J of ESL 10.11).
+    max_bins : int in [3, 256], default 256
+        Histogram bins per feature, one of them for missing values.
+    min_child_weight : float >= 0, default 1.0
+        Smallest hessian sum (weight sum for line search) of a child.
+    min_samples_leaf : int >= 1, default 1
+        Smallest number of training rows in a leaf.
+    reg_lambda : float >= 0, default 1.0
+        L2 penalty lambda on leaf values (XGBoost).
+    gamma : float >= 0, default 0.0
+        Smallest loss reduction for a split (XGBoost).
+    subsample : float in (0, 1], default 1.0
+        Fraction of rows drawn per round, without replacement (stochastic
+        gradient boosting, ESL 10.12, Friedman 2002).
+    colsample_bytree, colsample_bylevel, colsample_bynode : float in (0, 1], default 1.0
+        Fractions of the features drawn per tree, per depth and per node
+        (nested), as functions of (random_state, round, node).
+    base_score : float or None, default None
+        The initial score f_0; None: the loss's optimal constant.
+    warm_start : bool, default False
+        Fit adds rounds to the fitted model up to ``n_estimators``.
+    random_state : int, RandomState or None, default None
+        Seed of every random draw (each a function of seed, round and row id,
+        so the model does not depend on the partitioning).
+    n_jobs : int >= 1 or None, default None
+        Threads of the in-process kernels (None: numba's default).
+    client : dask.distributed.Client or None, default None
+        The client Dask input trains on (None: the current default client).
+        The library never starts a cluster.
+    verbose : bool or int, default False
+        Print the training metric (and validation metrics) every round."""
+"""The parameters both gradient boosting estimators take, for their docstrings."""
+
+
 class GradientBoostingRegressor(_GradientBoosting):
-    """Gradient boosting for regression.
+    __doc__ = """Gradient boosting for regression.
 
     Parameters are those of XGBoost's scikit-learn interface where
     scikit-learn has no word. Categorical features (pandas ``category``
@@ -350,44 +385,7 @@ class GradientBoostingRegressor(_GradientBoosting):
         "line_search" for the others. With "line_search", ``reg_lambda``,
         ``gamma`` and ``min_child_weight`` (a weight sum) act on the tree's
         splits only; the leaf values are the line search's.
-    n_estimators : int >= 0, default 100
-        Boosting rounds M (fewer with early stopping).
-    learning_rate : float > 0, default 0.1
-        Shrinkage nu of every tree (ESL 10.12.1).
-    max_depth : int >= 1 or None, default 6
-        Depth of the trees (depth-wise growth); None with ``max_leaf_nodes``.
-    max_leaf_nodes : int >= 2 or None, default None
-        Leaves per tree, grown best-first (the J of ESL 10.11).
-    max_bins : int in [3, 256], default 256
-        Histogram bins per feature, one of them for missing values.
-    min_child_weight : float >= 0, default 1.0
-        Smallest hessian sum (weight sum for line search) of a child.
-    min_samples_leaf : int >= 1, default 1
-        Smallest number of training rows in a leaf.
-    reg_lambda : float >= 0, default 1.0
-        L2 penalty lambda on leaf values (XGBoost).
-    gamma : float >= 0, default 0.0
-        Smallest loss reduction for a split (XGBoost).
-    subsample : float in (0, 1], default 1.0
-        Fraction of rows drawn per round, without replacement (stochastic
-        gradient boosting, ESL 10.12, Friedman 2002).
-    colsample_bytree, colsample_bylevel, colsample_bynode : float in (0, 1], default 1.0
-        Fractions of the features drawn per tree, per depth and per node
-        (nested), as functions of (random_state, round, node).
-    base_score : float or None, default None
-        The initial score f_0; None: the loss's optimal constant.
-    warm_start : bool, default False
-        Fit adds rounds to the fitted model up to ``n_estimators``.
-    random_state : int, RandomState or None, default None
-        Seed of every random draw (each a function of seed, round and row id,
-        so the model does not depend on the partitioning).
-    n_jobs : int >= 1 or None, default None
-        Threads of the in-process kernels (None: numba's default).
-    client : dask.distributed.Client or None, default None
-        The client Dask input trains on (None: the current default client).
-        The library never starts a cluster.
-    verbose : bool or int, default False
-        Print the training metric (and validation metrics) every round.
+{shared}
 
     Attributes
     ----------
@@ -396,7 +394,7 @@ class GradientBoostingRegressor(_GradientBoosting):
     base_score_ : ndarray of shape (1,)
     n_features_in_, feature_names_in_, best_iteration_, evals_result_,
     feature_importances_
-    """
+    """.replace("{shared}", _SHARED_PARAMETERS)
 
     def predict(self, X):
         """Predicted values f(x), shape (n,); lazy for Dask input."""
@@ -418,7 +416,7 @@ class GradientBoostingRegressor(_GradientBoosting):
 
 
 class GradientBoostingClassifier(_GradientBoosting):
-    """Gradient boosting for classification: binomial deviance for two classes,
+    __doc__ = """Gradient boosting for classification: binomial deviance for two classes,
     multinomial deviance (K trees per round, softmax) for more; with
     ``loss="exponential"`` (two classes) AdaBoost's loss as gradient boosting
     (ESL 10.4-10.5; f estimates half the log-odds).
@@ -437,44 +435,7 @@ class GradientBoostingClassifier(_GradientBoosting):
         "newton" (the default for both losses): -G/(H+lambda);
         "line_search": one Newton step per leaf for deviance (ESL Algorithm
         10.4) and the exact minimizer for exponential loss.
-    n_estimators : int >= 0, default 100
-        Boosting rounds M (fewer with early stopping).
-    learning_rate : float > 0, default 0.1
-        Shrinkage nu of every tree (ESL 10.12.1).
-    max_depth : int >= 1 or None, default 6
-        Depth of the trees (depth-wise growth); None with ``max_leaf_nodes``.
-    max_leaf_nodes : int >= 2 or None, default None
-        Leaves per tree, grown best-first (the J of ESL 10.11).
-    max_bins : int in [3, 256], default 256
-        Histogram bins per feature, one of them for missing values.
-    min_child_weight : float >= 0, default 1.0
-        Smallest hessian sum (weight sum for line search) of a child.
-    min_samples_leaf : int >= 1, default 1
-        Smallest number of training rows in a leaf.
-    reg_lambda : float >= 0, default 1.0
-        L2 penalty lambda on leaf values (XGBoost).
-    gamma : float >= 0, default 0.0
-        Smallest loss reduction for a split (XGBoost).
-    subsample : float in (0, 1], default 1.0
-        Fraction of rows drawn per round, without replacement (stochastic
-        gradient boosting, ESL 10.12, Friedman 2002).
-    colsample_bytree, colsample_bylevel, colsample_bynode : float in (0, 1], default 1.0
-        Fractions of the features drawn per tree, per depth and per node
-        (nested), as functions of (random_state, round, node).
-    base_score : float or None, default None
-        The initial score f_0; None: the loss's optimal constant.
-    warm_start : bool, default False
-        Fit adds rounds to the fitted model up to ``n_estimators``.
-    random_state : int, RandomState or None, default None
-        Seed of every random draw (each a function of seed, round and row id,
-        so the model does not depend on the partitioning).
-    n_jobs : int >= 1 or None, default None
-        Threads of the in-process kernels (None: numba's default).
-    client : dask.distributed.Client or None, default None
-        The client Dask input trains on (None: the current default client).
-        The library never starts a cluster.
-    verbose : bool or int, default False
-        Print the training metric (and validation metrics) every round.
+{shared}
 
     Attributes
     ----------
@@ -483,7 +444,7 @@ class GradientBoostingClassifier(_GradientBoosting):
         The trees of every round (K per round for K > 2 classes).
     n_features_in_, feature_names_in_, best_iteration_, evals_result_,
     feature_importances_
-    """
+    """.replace("{shared}", _SHARED_PARAMETERS)
 
     _is_classifier = True
     _estimator_type = "classifier"
