@@ -362,6 +362,43 @@ def check_fit_data(X, y, sample_weight, classifier: bool):
     return X, y, check_sample_weight(sample_weight, len(X))
 
 
+def weighted_score(pred, y, sample_weight, classifier: bool) -> float:
+    """Accuracy (classifiers) or R^2 (regressors) of predictions, weighted.
+
+    ``y`` and ``sample_weight`` are checked like ``fit``'s: one per prediction.
+    """
+    pred = np.asarray(pred)
+    y = np.asarray(check_y(y, len(pred), classifier))
+    w = check_sample_weight(sample_weight, len(pred))
+    w = np.ones(len(pred)) if w is None else w
+    if classifier:
+        return float(np.sum(w * (pred == y)) / np.sum(w))
+    y = y.astype(np.float64)
+    mean = np.average(y, weights=w)
+    return float(1.0 - np.sum(w * (y - pred) ** 2) / np.sum(w * (y - mean) ** 2))
+
+
+def check_fit_arguments(eval_set, early_stopping_rounds, callbacks) -> None:
+    """The arguments of gradient boosting's ``fit`` beside the data."""
+    if eval_set is not None and not (
+        isinstance(eval_set, (list, tuple))
+        and all(isinstance(e, (list, tuple)) and len(e) == 2 for e in eval_set)
+    ):
+        raise ValueError("eval_set must be a list of (X, y) pairs, e.g. eval_set=[(X_val, y_val)]")
+    if early_stopping_rounds is not None:
+        if not POSITIVE_INT.accepts(early_stopping_rounds):
+            raise InvalidParameterError(
+                f"early_stopping_rounds must be None or an int >= 1; got "
+                f"{early_stopping_rounds!r} ({type(early_stopping_rounds).__name__})")
+        if not eval_set:
+            raise ValueError("early_stopping_rounds needs a validation set to watch: pass "
+                             "eval_set=[(X_val, y_val)]")
+    bad = [c for c in callbacks or [] if not callable(c)]
+    if bad:
+        raise TypeError(f"callbacks must be callables cb(round, train_metric, eval_metrics); "
+                        f"got {bad[0]!r}")
+
+
 def check_predict_X(est, X):
     """In-memory X for prediction, matching the features ``est`` was fitted on."""
     X = check_X(X)

@@ -10,7 +10,7 @@ from collections import defaultdict
 import numpy as np
 
 from .. import _data, _validation
-from .._input import to_matrix, to_vector
+from .._input import to_matrix
 from .._params import ParamsMixin
 from ..engine import Engine
 from ..tree import pack_leaf_values, pack_trees, predict_leaf_vectors, predict_raw
@@ -90,13 +90,7 @@ class TreeEnsembleBase(ParamsMixin):
         return fn(X)
 
     def _weighted_score(self, pred, y, sample_weight) -> float:
-        y = to_vector(y, "y")
-        w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, np.float64)
-        if self._is_classifier:
-            return float(np.sum(w * (np.asarray(pred) == y)) / np.sum(w))
-        y = y.astype(np.float64)
-        mean = np.average(y, weights=w)
-        return float(1.0 - np.sum(w * (y - pred) ** 2) / np.sum(w * (y - mean) ** 2))
+        return _validation.weighted_score(pred, y, sample_weight, self._is_classifier)
 
     # ------------------------------------------------------------- models
     def _tree_importances(self, tree) -> np.ndarray:

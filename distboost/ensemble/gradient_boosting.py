@@ -137,6 +137,7 @@ class _GradientBoosting(ParamsMixin):
             ``cb(round_index, train_metric, eval_metrics)``; return True to stop.
         """
         self._validate_params()
+        _validation.check_fit_arguments(eval_set, early_stopping_rounds, callbacks)
         init_model = self._resolve_init_model(init_model)
         self.fit_timings_ = defaultdict(float)
         t_start = time.perf_counter()
@@ -405,14 +406,8 @@ class GradientBoostingRegressor(_GradientBoosting):
             yield raw[:, 0]
 
     def score(self, X, y, sample_weight=None) -> float:
-        """R^2 of the predictions."""
-        from .._input import to_vector
-
-        y = to_vector(y, "y").astype(np.float64)
-        pred = np.asarray(self.predict(X))
-        w = np.ones_like(y) if sample_weight is None else np.asarray(sample_weight, np.float64)
-        mean = np.average(y, weights=w)
-        return 1.0 - np.sum(w * (y - pred) ** 2) / np.sum(w * (y - mean) ** 2)
+        """R^2 of the predictions (weighted by ``sample_weight``)."""
+        return _validation.weighted_score(self.predict(X), y, sample_weight, False)
 
 
 class GradientBoostingClassifier(_GradientBoosting):
@@ -509,12 +504,7 @@ class GradientBoostingClassifier(_GradientBoosting):
 
     def score(self, X, y, sample_weight=None) -> float:
         """Accuracy (weighted by ``sample_weight``)."""
-        from .._input import to_vector
-
-        y = to_vector(y, "y")
-        pred = np.asarray(self.predict(X))
-        w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, np.float64)
-        return float(np.sum(w * (pred == y)) / np.sum(w))
+        return _validation.weighted_score(self.predict(X), y, sample_weight, True)
 
 
 def check_init_model(est, init_model, schema, y=None) -> None:

@@ -237,11 +237,7 @@ class VotingClassifier(_Voting):
 
     def score(self, X, y, sample_weight=None) -> float:
         """Accuracy (weighted by ``sample_weight``)."""
-        from .._input import to_vector
-
-        y = to_vector(y, "y")
-        w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, np.float64)
-        return float(np.sum(w * (np.asarray(self.predict(X)) == y)) / np.sum(w))
+        return _validation.weighted_score(self.predict(X), y, sample_weight, True)
 
 
 class VotingRegressor(_Voting):
@@ -271,10 +267,4 @@ class VotingRegressor(_Voting):
 
     def score(self, X, y, sample_weight=None) -> float:
         """R^2 of the predictions."""
-        from .._input import to_vector
-
-        y = to_vector(y, "y").astype(np.float64)
-        pred = np.asarray(self.predict(X))
-        w = np.ones_like(y) if sample_weight is None else np.asarray(sample_weight, np.float64)
-        mean = np.average(y, weights=w)
-        return float(1.0 - np.sum(w * (y - pred) ** 2) / np.sum(w * (y - mean) ** 2))
+        return _validation.weighted_score(self.predict(X), y, sample_weight, False)
