@@ -71,3 +71,19 @@ def test_every_public_estimator_is_checked():
     checked = {type(e).__name__ for e in ESTIMATORS}
     public = {n for n in db.__all__ if n.endswith(("Classifier", "Regressor"))}
     assert checked == public
+
+
+@pytest.mark.parametrize("cls", sorted({type(e) for e in ESTIMATORS}, key=lambda c: c.__name__),
+                         ids=lambda c: c.__name__)
+def test_explicit_signature_and_every_parameter_documented(cls):
+    import inspect
+    import re
+
+    params = inspect.signature(cls.__init__).parameters.values()
+    assert all(p.kind != p.VAR_KEYWORD for p in params)  # help(), IDEs, get_params see them
+    section = cls.__doc__.split("Parameters\n    ----------")[1].split("Attributes")[0]
+    documented = set()
+    for line in section.splitlines():
+        if m := re.match(r"^    ([\w, ]+) :", line):
+            documented |= {n.strip() for n in m.group(1).split(",")}
+    assert {p.name for p in params if p.name != "self"} <= documented

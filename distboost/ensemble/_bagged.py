@@ -31,6 +31,29 @@ from ._predict import predict_any
 from ._tree_batch import ForestSpec, grow_forest
 from ._tree_estimator import TreeEnsembleBase
 
+TREE_PARAMETERS = """\
+    max_depth : int >= 1 or None, default None
+        Depth of the trees (None: until leaves are pure or ``min_samples_leaf``
+        stops them; on large data set this or ``max_leaf_nodes``).
+    max_leaf_nodes : int >= 2 or None, default None
+        Leaves per tree, grown best-first.
+    min_samples_leaf : int >= 1, default 1
+        Smallest number of training rows in a leaf.
+    max_bins : int in [3, 256], default 256
+        Histogram bins per feature, one of them for missing values.
+    random_state : int, RandomState or None, default None
+        Seed of every draw (each a function of seed, tree and row id, so the
+        forest does not depend on the partitioning).
+    n_jobs : int >= 1 or None, default None
+        Threads of the in-process kernels (None: numba's default).
+    client : dask.distributed.Client or None, default None
+        The client Dask input trains on (None: the current default client).
+    trees_per_pass : int >= 1 or None, default None
+        Trees grown together per pass over the data (None: as many as the
+        memory budgets allow).
+"""
+"""Parameters of the trees of forests and bagging, for their docstrings."""
+
 
 def resolve_max_features(max_features, n_features: int) -> int:
     """scikit-learn's ``max_features``: "sqrt", "log2", None, an int or a fraction."""
