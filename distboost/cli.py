@@ -249,6 +249,14 @@ def _check_file(path: str, what: str) -> None:
         raise FileNotFoundError(f"{what} {path} does not exist")
 
 
+def _check_model(path: str) -> None:
+    """A model file that exists and follows the schema, before anything starts."""
+    _check_file(path, "model file")
+    from distboost import load_model
+
+    load_model(path)
+
+
 _OPTION_OF = {"output": "out", "overwrite": "force"}
 """Flow parameters whose command-line option has another name."""
 
@@ -321,7 +329,7 @@ def cmd_evaluate(args: argparse.Namespace) -> str:
     from flows._data import read_schema
 
     read_schema(args.data)
-    _check_file(args.model, "model file")
+    _check_model(args.model)
     from flows.evaluate import evaluate
 
     return _run_flow(evaluate, args)
@@ -338,7 +346,7 @@ def cmd_pipeline(args: argparse.Namespace) -> str:
 
 
 def cmd_predict(args: argparse.Namespace) -> str:
-    _check_file(args.model, "model file")
+    _check_model(args.model)
     from flows.predict import predict
 
     return _run_flow(predict, args)
