@@ -146,7 +146,7 @@ class _GradientBoosting(ParamsMixin):
             self._is_classifier,
         )
         if init_model is not None:
-            check_init_model(self, init_model, schema, None if _data.is_dask(X) else parts[0][1])
+            check_init_model(self, init_model, schema, None if _data.is_dask(X) else y)
         engine = Engine(executor, self.fit_timings_)
         with _numba_threads(self.n_jobs), _data.naming_sources(X, y, sample_weight):
             self._fit_engine(engine, parts, eval_parts, schema, init_model,
