@@ -8,10 +8,11 @@ failure for its own forests, bagging and histogram gradient boosting):
 * bootstrap samples: a row of weight 3 draws one multiplicity; three repeated
   rows draw three, so the trees differ by design. The same estimators with
   ``bootstrap=False`` are checked too, and pass every check.
-* gradient boosting classifiers: features that split the weighted rows
-  identically tie exactly; the fixed-point histogram scale depends on the
-  largest weight, so the last bits of the tied gains (and the feature the tie
-  goes to) differ between weighted and repeated rows.
+* gradient boosting classifiers: on this data several features split the
+  weighted rows identically, so their gains tie exactly. Histograms hold
+  fixed-point integers: a row of weight 3 is rounded once, its three copies
+  three times (and the scale depends on the largest weight), so the tied
+  gains differ in their last bits and the tie goes to another feature.
 """
 
 import pytest
@@ -23,8 +24,8 @@ import distboost as db
 
 SAMPLE_WEIGHT_CHECK = "check_sample_weight_equivalence_on_dense_data"
 BOOTSTRAP = "a bootstrap draw of a weighted row is not the draws of its repeated copies"
-TIES = ("exactly tied splits go to the feature whose fixed-point gain rounds higher, and the "
-        "fixed-point scale depends on the largest sample weight")
+TIES = ("exactly tied splits go to the feature whose fixed-point gain rounds higher; a weighted "
+        "row is rounded once, its repeated copies once each")
 
 ESTIMATORS = [
     db.GradientBoostingClassifier(n_estimators=5),
