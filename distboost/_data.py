@@ -3,9 +3,12 @@ collections; and the list of partitions (X, y, w) the engine consumes."""
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import dask
 import numpy as np
 
+from . import _sources, _validation
 from ._input import infer_schema
 from .dask_engine import DaskExecutor, resolve_client
 from .engine import LocalExecutor
@@ -35,8 +38,12 @@ def _meta(X):
     return X._meta
 
 
-def plan(X, y, sample_weight, eval_set, eval_sample_weight, client, n_jobs):
+def plan(X, y, sample_weight, eval_set, eval_sample_weight, client, n_jobs, classifier=False):
     """Executor, training partitions, evaluation partitions and schema.
+
+    In-memory data are validated here, before any work starts (see
+    ``_validation``); Dask collections are checked on their metadata here and
+    partition by partition as they are read.
 
     Returns
     -------
@@ -48,6 +55,7 @@ def plan(X, y, sample_weight, eval_set, eval_sample_weight, client, n_jobs):
     eval_set = list(eval_set or [])
     eval_w = list(eval_sample_weight or [None] * len(eval_set))
     if is_dask(X):
+        _check_dask_fit(X, y)
         client = resolve_client(client)
         schema = infer_schema(_meta(X))
         parts = _zip_parts(X, y, sample_weight)
@@ -55,16 +63,40 @@ def plan(X, y, sample_weight, eval_set, eval_sample_weight, client, n_jobs):
         return DaskExecutor(client), parts, eval_parts, schema
     if is_dask(y) or is_dask(sample_weight):
         raise TypeError("X is in memory but y or sample_weight is a Dask collection; use the same kind")
+    X, y, sample_weight = _validation.check_fit_data(X, y, sample_weight, classifier)
     schema = infer_schema(X)
     eval_parts = []
-    for (Xe, ye), we in zip(eval_set, eval_w):
+    for k, ((Xe, ye), we) in enumerate(zip(eval_set, eval_w)):
         if is_dask(Xe):
             raise TypeError(
                 "eval_set holds a Dask collection but the training data are in memory; "
                 "compute it first or train on Dask collections"
             )
+        Xe, ye, we = _validation.check_fit_data(Xe, ye, we, classifier)
+        if _validation.is_sparse(Xe) or Xe.shape[1] != X.shape[1]:
+            raise ValueError(f"eval_set[{k}] has {Xe.shape[1]} features, but the training "
+                             f"data have {X.shape[1]}; pass the same columns")
         eval_parts.append([(Xe, ye, we)])
     return LocalExecutor(n_jobs), [(X, y, sample_weight)], eval_parts, schema
+
+
+def _check_dask_fit(X, y) -> None:
+    """What the metadata of Dask training data can tell before any task runs."""
+    if y is None:
+        raise ValueError("this estimator requires y to be passed, but the target y is None; "
+                         "pass the target as fit(X, y)")
+    meta = _meta(X)
+    if getattr(meta, "ndim", 2) != 2:
+        raise ValueError(f"X must be a 2-D Dask DataFrame or Array, got {meta.ndim}-D; "
+                         f"reshape it (e.g. X.to_frame() for a single feature)")
+    if _validation.is_sparse(meta):
+        _validation.check_X(meta)
+    if meta.shape[1] == 0:
+        raise ValueError("X has 0 feature(s) (no columns) while a minimum of 1 is required; "
+                         "pass at least one feature column")
+    dtypes = list(meta.dtypes) if hasattr(meta, "dtypes") else [meta.dtype]
+    if any(getattr(dt, "kind", "") == "c" for dt in dtypes):
+        raise ValueError("Complex data not supported: X has complex columns; pass real numbers")
 
 
 Y_COLUMN, W_COLUMN = "__distboost_target__", "__distboost_weight__"
@@ -82,12 +114,59 @@ def _joined_parts(X, y, w):
         return None
     if w is not None and not isinstance(w, dd.Series):
         return None
+    if not _co_aligned(X, y, w):
+        return None  # e.g. from two folders: zip partitions, whose lengths are then checked
     extra = {Y_COLUMN: y} if w is None else {Y_COLUMN: y, W_COLUMN: w}
     try:
         joined = X.assign(**extra)
     except (ValueError, NotImplementedError, TypeError):
         return None
     return [(part, Y_COLUMN, None if w is None else W_COLUMN) for part in joined.to_delayed()]
+
+
+def _co_aligned(X, y, w) -> bool:
+    """Whether y (and w) come from the same rows as X (e.g. one frame's columns)."""
+    try:
+        from dask.dataframe.dask_expr._expr import are_co_aligned
+    except ImportError:  # an older dask: let assign align on the index
+        return True
+    exprs = [X.expr, y.expr] + ([] if w is None else [w.expr])
+    return bool(are_co_aligned(*exprs))
+
+
+@contextmanager
+def naming_sources(X, y, w):
+    """Errors that name a partition and a row also name the file and row they came
+    from, when X was read from Parquet files (see ``_sources``)."""
+    try:
+        yield
+    except (ValueError, TypeError) as exc:
+        richer = _sources.with_source(exc, _source_collection(X, y, w)) if is_dask(X) else None
+        if richer is None:
+            raise
+        raise richer from exc
+
+
+def _source_collection(X, y, w):
+    """The collection whose partitions the training parts are (see ``_zip_parts``)."""
+    import dask.dataframe as dd
+
+    if not isinstance(X, dd.DataFrame):
+        return None
+    if _joined_parts(X, y, w) is not None:
+        extra = {Y_COLUMN: y} if w is None else {Y_COLUMN: y, W_COLUMN: w}
+        return X.assign(**extra)
+    return _Unoptimized(X)
+
+
+class _Unoptimized:
+    """A collection seen as ``to_delayed(optimize_graph=False)`` sees it."""
+
+    def __init__(self, collection):
+        self.collection = collection
+
+    def optimize(self, fuse=False):
+        return self.collection
 
 
 def split_joined(X, y, w):

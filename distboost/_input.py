@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ._validation import show_value
+
 
 @dataclass
 class Schema:
@@ -145,7 +147,8 @@ def to_vector(y, name: str, partition: int | None = None) -> np.ndarray:
 
 
 def check_target(y: np.ndarray, regression: bool, partition: int | None = None, offset: int = 0):
-    """Reject NaN/inf (regression) or missing labels (classification)."""
+    """Reject NaN/inf (regression); missing, infinite or continuous labels
+    (classification: a float label must be a whole number, as in scikit-learn)."""
     if regression:
         try:
             yf = y.astype(np.float64)
@@ -154,11 +157,20 @@ def check_target(y: np.ndarray, regression: bool, partition: int | None = None, 
         bad = ~np.isfinite(yf)
     else:
         bad = pd.isna(y)
+        if y.dtype.kind == "f":
+            bad = bad | np.isinf(y)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise ValueError(
             f"target{_where(partition)} has {int(bad.sum())} missing or infinite value(s), "
-            f"the first at row {i + offset} (value {y[i]!r}); drop or fix those rows"
+            f"the first at row {i + offset} (value {show_value(y[i])}); drop or fix those rows"
+        )
+    if not regression and y.dtype.kind == "f" and (y != np.round(y)).any():
+        i = int(np.flatnonzero(y != np.round(y))[0])
+        raise ValueError(
+            f"Unknown label type: continuous. The classifier's target{_where(partition)} holds "
+            f"non-integer numbers (row {i + offset}: {show_value(y[i])}); use a regressor, or encode the "
+            f"classes as integers or strings"
         )
 
 
@@ -168,6 +180,6 @@ def check_weights(w: np.ndarray, partition: int | None = None) -> np.ndarray:
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise ValueError(
-            f"sample_weight{_where(partition)} must be finite and >= 0; row {i} is {w[i]!r}"
+            f"sample_weight{_where(partition)} must be finite and >= 0; row {i} is {show_value(w[i])}"
         )
     return w

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import inspect
 
+from . import _validation
+
 
 class ParamsMixin:
     """get_params / set_params from the ``__init__`` signature."""
@@ -54,15 +56,40 @@ class ParamsMixin:
             state["client"] = None
         return state
 
+    def _validate_params(self) -> None:
+        """Every hyperparameter against ``_parameter_constraints`` (start of ``fit``)."""
+        _validation.validate_params(self)
+
+    def _check_fitted(self) -> None:
+        if not self.__sklearn_is_fitted__():
+            raise _validation.not_fitted(self)
+
+    def __sklearn_is_fitted__(self) -> bool:
+        return hasattr(self, "n_features_in_")
+
+    def _checked(self, X):
+        """``X`` for prediction: the model is fitted and X has its features.
+
+        Dask collections are checked on their metadata; their partitions are
+        checked again where they are predicted.
+        """
+        self._check_fitted()
+        if X is not None and hasattr(X, "dask"):
+            _validation.check_dask_X(self, X)
+            return X
+        return _validation.check_predict_X(self, X)
+
     def __sklearn_tags__(self):
-        """Tags for scikit-learn's model selection tools (when it is installed)."""
+        """Tags for scikit-learn's tools (when it is installed): no sparse input
+        (refused with a clear error), NaN allowed, pandas categories allowed,
+        one output."""
         from sklearn.utils import ClassifierTags, InputTags, RegressorTags, Tags, TargetTags
 
         kind = getattr(self, "_estimator_type", None)
         return Tags(
             estimator_type=kind,
             target_tags=TargetTags(required=kind is not None),
-            input_tags=InputTags(allow_nan=True, categorical=True),
+            input_tags=InputTags(allow_nan=True, categorical=True, sparse=False),
             classifier_tags=ClassifierTags() if kind == "classifier" else None,
             regressor_tags=RegressorTags() if kind == "regressor" else None,
         )

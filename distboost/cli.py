@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import inspect
 import os
+import signal
 import sys
 import time
 from pathlib import Path
@@ -79,17 +80,21 @@ def _cluster_options(parser: argparse.ArgumentParser) -> None:
         "(default: start a local cluster)",
     )
     group.add_argument("--workers", type=int, default=2, help="local cluster: worker processes")
-    group.add_argument("--threads-per-worker", type=int, default=1, help="local cluster: threads")
+    group.add_argument("--threads-per-worker", type=int, default=1,
+                       help="local cluster: threads per worker")
     group.add_argument(
         "--dashboard-address",
         default=":8787",
-        help="local cluster: dashboard address (default :8787)",
+        help="local cluster: dashboard address",
     )
 
 
 def _prepare_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--target", required=True, help="column to predict")
-    parser.add_argument("--task", choices=["auto", "classification", "regression"], default="auto")
+    parser.add_argument(
+        "--task", choices=["auto", "classification", "regression"], default="auto",
+        help="auto: classification for text labels or few distinct integers",
+    )
     parser.add_argument(
         "--categorical",
         nargs="+",
@@ -104,14 +109,20 @@ def _prepare_options(parser: argparse.ArgumentParser) -> None:
         metavar="COLUMN",
         help="columns to leave out (identifiers, leaks)",
     )
-    parser.add_argument("--validation-fraction", type=float, default=0.15)
-    parser.add_argument("--test-fraction", type=float, default=0.15)
+    parser.add_argument("--validation-fraction", type=float, default=0.15,
+                        help="share of the rows in the validation split")
+    parser.add_argument("--test-fraction", type=float, default=0.15,
+                        help="share of the rows in the test split")
     parser.add_argument("--seed", type=int, default=0, help="seed of the split")
 
 
 def _train_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", help="training configuration (YAML or JSON)")
-    parser.add_argument("--estimator", help="estimator class, e.g. GradientBoostingRegressor")
+    parser.add_argument(
+        "--estimator",
+        help="estimator class, e.g. GradientBoostingRegressor (default: gradient boosting "
+        "suited to the target)",
+    )
     parser.add_argument(
         "--param",
         action="append",
@@ -120,23 +131,55 @@ def _train_options(parser: argparse.ArgumentParser) -> None:
         metavar="KEY=VALUE",
         help="estimator parameter (repeatable)",
     )
-    parser.add_argument("--checkpoint-every", type=int, help="rounds between checkpoints")
+    parser.add_argument("--checkpoint-every", type=int,
+                        help="rounds between checkpoints (default: the configuration's, 10)")
+
+
+class _Formatter(argparse.HelpFormatter):
+    """Help with each option's default shown, where it has one worth showing."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        default = action.default
+        nothing = default is None or default is False or default == [] \
+            or default is argparse.SUPPRESS
+        if "default" in text or nothing or not action.option_strings:
+            return text
+        return f"{text} (default: {default})"
+
+
+def _common_options(parser: argparse.ArgumentParser, defaults: bool) -> None:
+    """-v and --no-progress, taken before or after the command."""
+    keep = {} if defaults else {"default": argparse.SUPPRESS}
+    parser.add_argument("-v", "--verbose", action="store_true", help="show Prefect's logs",
+                        **keep)
+    parser.add_argument("--no-progress", action="store_true", help="no progress bars", **keep)
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from distboost import __version__
+
     parser = argparse.ArgumentParser(
         prog="distboost",
         description="Boosted tree ensembles on partitioned data with Dask, run as Prefect flows.",
+        formatter_class=_Formatter,
     )
-    parser.add_argument("-v", "--verbose", action="store_true", help="show Prefect's logs")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    parser.add_argument("--version", action="version", version=f"distboost {__version__}")
+    _common_options(parser, defaults=True)
+    common = argparse.ArgumentParser(add_help=False)
+    _common_options(common, defaults=False)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    add = sub.add_parser
+
+    def add_parser(name, **kwargs):
+        return add(name, parents=[common], formatter_class=_Formatter, **kwargs)
+
+    sub.add_parser = add_parser
 
     p = sub.add_parser("demo", help="make a demo data set and run the whole pipeline on it")
-    p.add_argument(
-        "--out", default="distboost-demo", help="output folder (default ./distboost-demo)"
-    )
-    p.add_argument("--dataset", choices=["hastie", "waveform", "friedman"], default="hastie")
+    p.add_argument("--out", default="distboost-demo", help="output folder")
+    p.add_argument("--dataset", choices=["hastie", "waveform", "friedman"], default="hastie",
+                   help="which demo data set to make")
     p.add_argument("--rows", type=int, default=20_000, help="rows to generate")
     p.add_argument("--rounds", type=int, default=100, help="boosting rounds")
     p.add_argument("--force", action="store_true", help="redo an existing demo folder")
@@ -160,7 +203,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("data", help="prepared data folder")
     p.add_argument("--model", required=True, help="model file (RUN/model.json)")
     p.add_argument("--out", required=True, help="report folder")
-    p.add_argument("--split", default="test", choices=["test", "validation", "train"])
+    p.add_argument("--split", default="test", choices=["test", "validation", "train"],
+                   help="which split to evaluate on")
     p.add_argument("--artifact-key", default="distboost", help="prefix of Prefect artifact keys")
     _cluster_options(p)
 
@@ -211,6 +255,14 @@ def _check_file(path: str, what: str) -> None:
         raise FileNotFoundError(f"{what} {path} does not exist")
 
 
+def _check_model(path: str) -> None:
+    """A model file that exists and follows the schema, before anything starts."""
+    _check_file(path, "model file")
+    from distboost import load_model
+
+    load_model(path)
+
+
 _OPTION_OF = {"output": "out", "overwrite": "force"}
 """Flow parameters whose command-line option has another name."""
 
@@ -251,12 +303,40 @@ def cmd_prepare(args: argparse.Namespace) -> str:
     return _run_flow(prepare, args)
 
 
+def _check_train_config(args: argparse.Namespace, schema: dict | None) -> None:
+    """Estimator and parameters checked before any cluster or Prefect server starts.
+
+    Without the prepared data's schema (the pipeline prepares it first) and
+    without a named estimator, the parameters must suit gradient boosting for
+    classification or for regression.
+    """
+    from flows.config import config_mapping, resolve_train_config, train_config
+
+    given = {"estimator": args.estimator, "params": _params(args),
+             "checkpoint_every": args.checkpoint_every}
+    if schema is not None:
+        resolve_train_config(schema, args.config, **given)
+        return
+    if args.estimator or "estimator" in config_mapping(args.config):
+        train_config(args.config, **given)
+        return
+    errors = []
+    for name in ("GradientBoostingClassifier", "GradientBoostingRegressor"):
+        try:
+            train_config(args.config, **{**given, "estimator": name})
+            return
+        except ValueError as exc:
+            errors.append(exc)
+    raise errors[0]
+
+
 def cmd_train(args: argparse.Namespace) -> str:
     from flows._data import read_schema
 
-    read_schema(args.data)
+    schema = read_schema(args.data)
     if args.config:
         _check_file(args.config, "configuration file")
+    _check_train_config(args, schema)
     from flows.train import train
 
     return _run_flow(train, args)
@@ -266,7 +346,7 @@ def cmd_evaluate(args: argparse.Namespace) -> str:
     from flows._data import read_schema
 
     read_schema(args.data)
-    _check_file(args.model, "model file")
+    _check_model(args.model)
     from flows.evaluate import evaluate
 
     return _run_flow(evaluate, args)
@@ -276,13 +356,14 @@ def cmd_pipeline(args: argparse.Namespace) -> str:
     _check_source(args.source)
     if args.config:
         _check_file(args.config, "configuration file")
+    _check_train_config(args, None)
     from flows.pipeline import pipeline
 
     return _run_flow(pipeline, args)
 
 
 def cmd_predict(args: argparse.Namespace) -> str:
-    _check_file(args.model, "model file")
+    _check_model(args.model)
     from flows.predict import predict
 
     return _run_flow(predict, args)
@@ -351,16 +432,45 @@ def _expected_errors() -> tuple[type[BaseException], ...]:
     return tuple(errors)
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, turned into an interruption so that everything this
+    command started (LocalCluster, Prefect's temporary API server, staging
+    folders) is stopped and cleaned up on the way out."""
+
+
+def _terminate(signum, frame) -> None:
+    raise Terminated(signal.Signals(signum).name)
+
+
+def _stop_on_termination() -> dict:
+    """Install the handlers; returns the previous ones."""
+    previous = {}
+    for name in ("SIGTERM", "SIGHUP"):
+        if hasattr(signal, name):
+            previous[name] = signal.signal(getattr(signal, name), _terminate)
+    return previous
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``distboost`` command; returns the exit status."""
     args = build_parser().parse_args(argv)
     args.progress = not args.no_progress
     prefect_environment(verbose=args.verbose)
+    previous = _stop_on_termination()
+    try:
+        return _run(args)
+    finally:
+        for name, handler in previous.items():
+            signal.signal(getattr(signal, name), handler)
+
+
+def _run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     try:
         result = COMMANDS[args.command](args)
-    except KeyboardInterrupt:
-        _say("interrupted")
+    except KeyboardInterrupt as exc:
+        _say(f"interrupted{f' ({exc})' if isinstance(exc, Terminated) else ''}; "
+             f"stopped what this command started")
         return 130
     except _expected_errors() as exc:
         if args.verbose:

@@ -327,7 +327,10 @@ class VarianceCriterion(GradientCriterion):
     """
 
     def __init__(self, scales, min_samples_leaf: int = 1, feature_sampler=None):
-        params = SplitParams(reg_lambda=0.0, gamma=0.0, min_child_weight=np.finfo(float).tiny,
+        # lambda = the smallest float: G²/(H + lambda) is G²/H to the last bit for every
+        # nonempty node, and 0 (not 0/0) for a tree whose bootstrap sample is empty
+        tiny = np.finfo(float).tiny
+        params = SplitParams(reg_lambda=tiny, gamma=0.0, min_child_weight=tiny,
                              min_samples_leaf=min_samples_leaf)
         super().__init__(params, scales)
         if feature_sampler is not None:

@@ -490,11 +490,12 @@ def supports_recursion(est: Any, X: Any = None, n_rows: int = 20) -> bool:
     recursion is exact only then).
 
     Checked on the attributes and, given data ``X`` (local), on its first
-    ``n_rows`` rows: the trees' sum must reproduce ``decision_function``.
+    ``n_rows`` rows: the trees' sum must reproduce the raw output
+    (``decision_function``; ``predict`` for regressors, which have none).
     Forests (averages) and AdaBoost (weighted votes) fail it, so they get
     brute force.
     """
-    needed = ("trees_", "base_score_", "decision_function")
+    needed = ("trees_", "base_score_")  # the raw output: decision_function, else predict
     if any(getattr(est, a, None) is None for a in needed):
         return False
     if X is None or _is_dask(X):

@@ -17,11 +17,13 @@ import tempfile
 import numpy as np
 
 from ._input import Schema
+from ._model_schema import FORMAT, VERSION, ModelFileError, check_model_dict
+from ._validation import InvalidParameterError
 from .binning import BinMapper
 from .tree import Tree
 
-FORMAT = "distboost-model"
-VERSION = 1
+__all__ = ["FORMAT", "VERSION", "ModelFileError", "load_model", "model_from_dict",
+           "model_to_dict", "save_model"]
 
 
 def _jsonable(value):
@@ -37,7 +39,12 @@ def _labels(values) -> dict:
 
 
 def _from_labels(d: dict) -> np.ndarray:
-    return np.array(d["values"], dtype=object if d["dtype"] == "object" else np.dtype(d["dtype"]))
+    try:
+        dtype = object if d["dtype"] == "object" else np.dtype(d["dtype"])
+        return np.array(d["values"], dtype=dtype)
+    except (TypeError, ValueError) as exc:
+        raise ModelFileError(f"key classes: cannot read labels of dtype {d['dtype']!r}: "
+                             f"{exc}") from None
 
 
 def model_to_dict(est) -> dict:
@@ -78,24 +85,41 @@ def save_model(est, path) -> None:
 
 
 def load_model(path):
-    """Load a model file written by ``save_model``; no cluster needed."""
-    with open(os.fspath(path)) as fh:
-        d = json.load(fh)
-    if d.get("format") != FORMAT:
-        raise ValueError(f"{path} is not a distboost model file (format {d.get('format')!r})")
-    if d.get("version", 0) > VERSION:
-        raise ValueError(
-            f"{path} has model format version {d['version']}; this distboost reads up to "
-            f"{VERSION}: upgrade distboost"
-        )
-    return model_from_dict(d)
+    """Load a model file written by ``save_model``; no cluster needed.
+
+    Raises
+    ------
+    ModelFileError
+        The file is not valid JSON (e.g. truncated) or does not follow the
+        model schema; the message names the file and the key.
+    """
+    path = os.fspath(path)
+    try:
+        with open(path, encoding="utf-8") as fh:
+            d = json.load(fh)
+    except UnicodeDecodeError:
+        raise ModelFileError(f"model file {path} is not text (UTF-8 JSON); it is not a distboost "
+                             f"model file, or it is damaged") from None
+    except json.JSONDecodeError as exc:
+        raise ModelFileError(
+            f"model file {path} is not valid JSON ({exc.msg} at line {exc.lineno}, column "
+            f"{exc.colno}); it is truncated or not a distboost model file: save the model again"
+        ) from None
+    return model_from_dict(d, path)
 
 
-def model_from_dict(d: dict):
-    import distboost
+def model_from_dict(d: dict, source: str = "<dict>"):
+    """The estimator a decoded model file describes, after checking it against the schema."""
+    cls = check_model_dict(d, source)
+    try:
+        return _build(cls, d, source)
+    except InvalidParameterError as exc:
+        raise ModelFileError(f"model file {source}, key params: {exc}") from None
 
-    cls = getattr(distboost, d["estimator"])
+
+def _build(cls, d: dict, source: str):
     est = cls(**d["params"])
+    est._validate_params()
     est._schema = Schema(
         d["feature_names"], np.asarray(d["is_categorical"], bool),
         {int(k): v for k, v in d["categories"].items()},
@@ -112,5 +136,9 @@ def model_from_dict(d: dict):
     if "classes" in d:
         est.classes_ = _from_labels(d["classes"])
     if "state" in d:
-        est._load_model_state(d["state"])
+        try:
+            est._load_model_state(d["state"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ModelFileError(f"model file {source}, key state: {exc!r} while loading the "
+                                 f"{cls.__name__}'s own state") from None
     return est

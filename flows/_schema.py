@@ -244,6 +244,15 @@ def _target_problems(schema: dict, stats: dict, per_file: list[dict]) -> list[st
             f"target {name!r} is missing in {target['missing']} row(s), the first at "
             f"{_where(per_file, 'missing', None, 'first_missing_row')}; drop those rows"
         )
+    if target.get("not_numeric"):
+        kind = "whole numbers (class labels)" if schema["target_kind"] == "integer" else "numbers"
+        first = next(f["target"] for f in per_file if f["target"].get("not_numeric"))
+        problems.append(
+            f"target {name!r} holds {kind}, but {target['not_numeric']} value(s) are not, "
+            f"e.g. {first['example_not_numeric']!r} at "
+            f"{_where(per_file, 'not_numeric', None, 'first_not_numeric_row')}; fix or drop "
+            f"those rows (or pass --task classification to treat every value as a label)"
+        )
     if target.get("infinite"):
         problems.append(
             f"target {name!r} has {target['infinite']} infinite value(s), the first at "

@@ -63,6 +63,10 @@ def target_values(column: pd.Series, schema: dict) -> pd.Series:
         return _as_text(column)
     values, _ = _numeric(column)
     if kind == "integer":
+        # a value that is not a whole number (text, 2.5, inf) becomes missing here and is
+        # reported by the checks as "not an integer", with its file and row
+        whole = np.isfinite(values) & (values == np.round(values))
+        values = np.where(whole, values, np.nan)
         return pd.Series(values, index=column.index).astype("Int64")
     return pd.Series(values, index=column.index)
 

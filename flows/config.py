@@ -11,13 +11,25 @@ distboost estimator can be trained by the same flow::
 
 from __future__ import annotations
 
+import difflib
 import json
 from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
+DEFAULT_ESTIMATOR = {
+    "classification": "GradientBoostingClassifier",
+    "regression": "GradientBoostingRegressor",
+}
 ESTIMATORS = (
     "GradientBoostingClassifier",
     "GradientBoostingRegressor",
@@ -75,6 +87,7 @@ class TrainConfig(BaseModel):
         reserved = {"client"} & set(self.params)
         if reserved:
             raise ValueError(f"params may not set {sorted(reserved)}: the flow provides it")
+        check_estimator_params(self.estimator, self.params)
         return self
 
     @property
@@ -83,6 +96,38 @@ class TrainConfig(BaseModel):
 
     def is_classifier(self) -> bool:
         return self.estimator.endswith("Classifier")
+
+
+def check_estimator_params(estimator: str, params: dict[str, Any]) -> None:
+    """Check ``params`` as ``estimator.fit`` would, before any cluster or flow starts.
+
+    Raises
+    ------
+    ValueError
+        Naming the estimator, the parameter and its value (with the closest
+        valid name for a misspelled one).
+    """
+    from distboost._model_schema import estimator_classes
+
+    cls = estimator_classes()[estimator]
+    valid = cls._param_names()
+    for key in params:
+        if key not in valid:
+            close = difflib.get_close_matches(key, valid, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ValueError(f"{estimator} has no parameter {key!r}{hint}; its parameters are "
+                             f"{', '.join(valid)}")
+    cls(**params)._validate_params()
+
+
+def _clean_error(exc: ValidationError, source: str) -> ValueError:
+    """pydantic's report as one line per problem: where in the configuration, and what."""
+    lines = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"])
+        message = err["msg"].removeprefix("Value error, ")
+        lines.append(f"{where}: {message}" if where else message)
+    return ValueError(f"training configuration {source}: " + "; ".join(lines))
 
 
 def load_config_file(path: str | Path) -> dict[str, Any]:
@@ -127,4 +172,33 @@ def train_config(config: str | Path | dict | TrainConfig | None = None, **overri
             data["params"] = {**data.get("params", {}), **value}
         else:
             data[key] = value
-    return TrainConfig.model_validate(data)
+    source = str(config) if isinstance(config, (str, Path)) else "(given)"
+    try:
+        return TrainConfig.model_validate(data)
+    except ValidationError as exc:
+        raise _clean_error(exc, source) from None
+
+
+def resolve_train_config(
+    schema: dict, config: str | Path | dict | TrainConfig | None = None, **overrides
+) -> TrainConfig:
+    """The configuration a training run uses: the estimator suited to the prepared
+    data's task unless one is named, ``random_state`` 0 unless set (a resumed run
+    draws the same numbers), every parameter checked."""
+    mapping = config_mapping(config)
+    if overrides.get("estimator") is None and "estimator" not in mapping:
+        overrides["estimator"] = DEFAULT_ESTIMATOR[schema["task"]]
+    cfg = train_config(mapping if not isinstance(config, (str, Path)) else config, **overrides)
+    if "random_state" not in cfg.params:
+        cfg = cfg.model_copy(update={"params": {**cfg.params, "random_state": 0}})
+    check_task(cfg, schema)
+    return cfg
+
+
+def check_task(cfg: TrainConfig, schema: dict) -> None:
+    """The estimator suits the prepared data's task."""
+    if cfg.is_classifier() != (schema["task"] == "classification"):
+        raise ValueError(
+            f"{cfg.estimator} does not fit a {schema['task']} target ({schema['target']!r}); "
+            f"use a {'Classifier' if schema['task'] == 'classification' else 'Regressor'}"
+        )

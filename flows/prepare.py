@@ -193,6 +193,14 @@ def publish(staging: Path, out: Path) -> None:
         shutil.rmtree(old) if old.is_dir() else old.unlink()
 
 
+def remove_stale_staging(out: Path) -> None:
+    """Staging and replaced folders a killed run left next to ``out`` (``.NAME.partial-*``,
+    ``.NAME.old-*``): after a successful run they hold nothing anyone needs."""
+    for pattern in (f".{out.name}.partial-*", f".{out.name}.old-*"):
+        for stale in out.parent.glob(pattern):
+            shutil.rmtree(stale, ignore_errors=True) if stale.is_dir() else stale.unlink()
+
+
 @flow(name="distboost-prepare")
 def prepare(
     source: str,
@@ -267,5 +275,6 @@ def prepare(
         finally:
             if staging.exists():
                 shutil.rmtree(staging, ignore_errors=True)
+    remove_stale_staging(out)
     logger.info("prepared %s: %s", out, rows)
     return str(out)

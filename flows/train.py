@@ -36,22 +36,19 @@ from prefect.cache_policies import NO_CACHE
 from flows._cluster import dask_client, run_logger, say
 from flows._data import has_split, load_split, read_schema
 from flows._progress import progress_bar
-from flows.config import ClusterConfig, TrainConfig, config_mapping, train_config
+from flows.config import ClusterConfig, TrainConfig, resolve_train_config
 
 CHECKPOINT = re.compile(r"round-(\d{5})\.json$")
-DEFAULT_ESTIMATOR = {
-    "classification": "GradientBoostingClassifier",
-    "regression": "GradientBoostingRegressor",
-}
 
 
 def estimator_class(name: str) -> type:
-    import distboost
+    from distboost._model_schema import estimator_classes
 
-    cls = getattr(distboost, name, None)
-    if cls is None:
-        raise ValueError(f"this version of distboost has no estimator {name!r}")
-    return cls
+    classes = estimator_classes()
+    if name not in classes:
+        raise ValueError(f"this version of distboost has no estimator {name!r}; choose one of "
+                         f"{', '.join(sorted(classes))}")
+    return classes[name]
 
 
 def _supports(cls: type, argument: str) -> bool:
@@ -68,12 +65,15 @@ def run_record(cfg: TrainConfig, data: str) -> dict[str, Any]:
     }
 
 
-def start_run(output: Path, record: dict, overwrite: bool) -> None:
-    """Create the run folder, or check that it holds the same run (to resume)."""
+def start_run(output: Path, record: dict, overwrite: bool) -> bool:
+    """Create the run folder, or check that it holds the same run (to resume).
+
+    Returns whether a new run was started (False: resuming).
+    """
     marker = output / "run.json"
     if marker.is_file():
         if json.loads(marker.read_text()) == record:
-            return
+            return False
         if not overwrite:
             raise FileExistsError(
                 f"{output} holds a training run with another configuration or data; "
@@ -89,6 +89,7 @@ def start_run(output: Path, record: dict, overwrite: bool) -> None:
         raise FileExistsError(f"refusing to delete {output}: it is not a distboost training run")
     (output / "checkpoints").mkdir(parents=True, exist_ok=True)
     marker.write_text(json.dumps(record, indent=2) + "\n")
+    return True
 
 
 def last_checkpoint(output: Path) -> tuple[int, Path | None]:
@@ -99,6 +100,26 @@ def last_checkpoint(output: Path) -> tuple[int, Path | None]:
         if (m := CHECKPOINT.search(p.name))
     ]
     return max(found) if found else (0, None)
+
+
+def last_good_checkpoint(output: Path) -> tuple[int, Path | None]:
+    """The highest checkpoint that loads; damaged ones (e.g. truncated when the
+    machine went down) are renamed ``*.damaged`` and the one before is used."""
+    from distboost import ModelFileError, load_model
+
+    while True:
+        done, checkpoint = last_checkpoint(output)
+        if checkpoint is None:
+            return done, None
+        try:
+            load_model(checkpoint)
+            return done, checkpoint
+        except ModelFileError as exc:
+            damaged = checkpoint.with_name(checkpoint.name + ".damaged")
+            os.replace(checkpoint, damaged)
+            say(f"checkpoint {checkpoint.name} is damaged ({exc}); kept as {damaged.name}, "
+                f"falling back to the previous checkpoint")
+            run_logger().warning("damaged checkpoint %s renamed to %s", checkpoint, damaged)
 
 
 def _history_path(checkpoint: Path) -> Path:
@@ -187,14 +208,6 @@ def fit_rounds(
             return est.fit(X, y, **kwargs)
 
 
-def _check_task(cfg: TrainConfig, schema: dict) -> None:
-    if cfg.is_classifier() != (schema["task"] == "classification"):
-        raise ValueError(
-            f"{cfg.estimator} does not fit a {schema['task']} target ({schema['target']!r}); "
-            f"use a {'Classifier' if schema['task'] == 'classification' else 'Regressor'}"
-        )
-
-
 @flow(name="distboost-train")
 def train(
     data: str,
@@ -234,31 +247,40 @@ def train(
     """
     logger = run_logger()
     schema = read_schema(data)
-    mapping = config_mapping(config)
-    if estimator is None and "estimator" not in mapping:
-        estimator = DEFAULT_ESTIMATOR[schema["task"]]
-    cfg = train_config(
-        mapping, estimator=estimator, params=params, checkpoint_every=checkpoint_every
-    )
-    if "random_state" not in cfg.params:  # resuming must draw the same random numbers
-        cfg = cfg.model_copy(update={"params": {**cfg.params, "random_state": 0}})
-    _check_task(cfg, schema)
+    cfg = resolve_train_config(schema, config, estimator=estimator, params=params,
+                               checkpoint_every=checkpoint_every)
     out = Path(output)
-    start_run(out, run_record(cfg, data), overwrite)
+    created = start_run(out, run_record(cfg, data), overwrite)
     model_path = out / "model.json"
     if model_path.is_file():
         logger.info("%s is already trained; nothing to do", model_path)
         return str(model_path)
-    with dask_client(scheduler, cluster) as client:
-        _train_chunks(client.scheduler.address, data, cfg, out, progress)
+    try:
+        with dask_client(scheduler, cluster) as client:
+            _train_chunks(client.scheduler.address, data, cfg, out, progress)
+    except BaseException:
+        if created:
+            _forget_run(out)
+        raise
     return str(model_path)
+
+
+def _forget_run(out: Path) -> None:
+    """A run that failed before its first checkpoint leaves nothing behind (so that
+    a corrected rerun needs no --force)."""
+    if last_checkpoint(out)[1] is not None:
+        return
+    (out / "run.json").unlink(missing_ok=True)
+    with contextlib.suppress(OSError):
+        (out / "checkpoints").rmdir()
+        out.rmdir()
 
 
 def _train_chunks(scheduler: str, data: str, cfg: TrainConfig, out: Path, progress: bool) -> None:
     logger = run_logger()
     cls = estimator_class(cfg.estimator)
     total = cfg.n_estimators
-    done, checkpoint = last_checkpoint(out)
+    done, checkpoint = last_good_checkpoint(out)
     resumed_from = done
     if done:
         say(f"resuming from checkpoint {checkpoint} (round {done} of {total})")

@@ -4,7 +4,7 @@ random subspaces, out-of-bag rules."""
 import numpy as np
 import pytest
 
-from distboost import BaggingClassifier, BaggingRegressor, load_model
+from distboost import BaggingClassifier, BaggingRegressor, NotFittedError, load_model
 from distboost.learners_ensemble import sample_counts
 
 
@@ -88,5 +88,5 @@ def test_parameter_errors_are_clear():
         BaggingClassifier(max_features=7).fit(X, y)
     with pytest.raises(ValueError, match="max_samples"):
         BaggingClassifier(max_samples=1.5).fit(X, y)
-    with pytest.raises(RuntimeError, match="not fitted"):
+    with pytest.raises(NotFittedError, match="not fitted"):
         BaggingClassifier().predict(X)

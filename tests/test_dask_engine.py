@@ -166,8 +166,8 @@ def test_nan_target_names_its_partition(frame, dask_client):
 def test_missing_column_and_unseen_class_on_dask(frame, dask_client):
     ddf = dd.from_pandas(frame, npartitions=2)
     clf = db.GradientBoostingClassifier(n_estimators=2, client=dask_client).fit(ddf[FEATURES], ddf["label"])
-    with pytest.raises(KeyError, match=r"\['kind'\] missing"):
-        dask_client.compute(clf.predict(ddf[FEATURES[:-1]])).result()
+    with pytest.raises(ValueError, match=r"missing feature column\(s\) \['kind'\]"):
+        clf.predict(ddf[FEATURES[:-1]])  # refused from the metadata, before any task
     odd = frame.assign(label=frame["label"].where(frame.index < 2900, 5))
     dodd = dd.from_pandas(odd, npartitions=2)
     with pytest.raises(ValueError, match=r"eval_set\[0\] in partition 1 has label\(s\) \[5\]"):

@@ -11,9 +11,8 @@ import json
 import pytest
 from pydantic import ValidationError
 
-from flows.config import ClusterConfig, train_config
+from flows.config import ClusterConfig, check_task, train_config
 from flows.train import (
-    _check_task,
     last_checkpoint,
     load_history,
     merge_history,
@@ -42,12 +41,18 @@ def test_config_from_yaml_json_and_overrides(tmp_path):
         ({"estimator": "XGBClassifier"}, "unknown estimator 'XGBClassifier'"),
         ({"checkpoint_every": 0}, "greater than or equal to 1"),
         ({"params": {"client": 1}}, "params may not set"),
-        ({"rounds": 10}, "Extra inputs are not permitted"),
+        ({"rounds": 10}, "rounds: Extra inputs are not permitted"),
+        ({"params": {"learnin_rate": 0.1}},
+         ("GradientBoostingClassifier has no parameter 'learnin_rate' "
+          r"\(did you mean 'learning_rate'\?\)")),
+        ({"params": {"max_depth": "three"}},
+         r"parameter max_depth must be an int >= 1 or None; got 'three'"),
     ],
 )
 def test_config_errors_say_what_is_wrong(data, message):
-    with pytest.raises(ValidationError, match=message):
+    with pytest.raises(ValueError, match=message) as info:
         train_config(data)
+    assert "errors.pydantic.dev" not in str(info.value)  # one line per problem, no dump
 
 
 def test_config_file_errors(tmp_path):
@@ -118,9 +123,9 @@ def test_foreign_folder_is_never_deleted(tmp_path):
 
 
 def test_estimator_must_match_the_task():
-    _check_task(train_config({"estimator": "GradientBoostingRegressor"}), {"task": "regression"})
+    check_task(train_config({"estimator": "GradientBoostingRegressor"}), {"task": "regression"})
     with pytest.raises(ValueError, match="use a Classifier"):
-        _check_task(
+        check_task(
             train_config({"estimator": "GradientBoostingRegressor"}),
             {"task": "classification", "target": "y"},
         )

@@ -56,7 +56,7 @@ def test_saving_never_leaves_a_partial_file(data, tmp_path):
     _df, _y = data
     path = tmp_path / "keep.json"
     path.write_text("previous model")
-    with pytest.raises(RuntimeError, match="not fitted"):
+    with pytest.raises(db.NotFittedError, match="not fitted"):
         db.GradientBoostingRegressor().save_model(path)
     assert path.read_text() == "previous model"
     assert [p.name for p in tmp_path.iterdir()] == ["keep.json"]

@@ -11,16 +11,49 @@ multiplicities drawn on the workers (``learners_ensemble``), so no row moves.
 from __future__ import annotations
 
 import math
+from typing import ClassVar
 
 import numpy as np
 
 from .._events import FitEvents
 from .._random import random_seed, splitmix64
+from .._validation import (
+    BOOL,
+    FRACTION,
+    NONE,
+    POSITIVE_INT,
+    TREE_ENSEMBLE,
+    InvalidParameterError,
+    Options,
+)
 from ..criteria import CRITERIA
 from ..grower import GrowthParams
 from ._predict import predict_any
 from ._tree_batch import ForestSpec, grow_forest
 from ._tree_estimator import TreeEnsembleBase
+
+TREE_PARAMETERS = """\
+    max_depth : int >= 1 or None, default None
+        Depth of the trees (None: until leaves are pure or ``min_samples_leaf``
+        stops them; on large data set this or ``max_leaf_nodes``).
+    max_leaf_nodes : int >= 2 or None, default None
+        Leaves per tree, grown best-first.
+    min_samples_leaf : int >= 1, default 1
+        Smallest number of training rows in a leaf.
+    max_bins : int in [3, 256], default 256
+        Histogram bins per feature, one of them for missing values.
+    random_state : int, RandomState or None, default None
+        Seed of every draw (each a function of seed, tree and row id, so the
+        forest does not depend on the partitioning).
+    n_jobs : int >= 1 or None, default None
+        Threads of the in-process kernels (None: numba's default).
+    client : dask.distributed.Client or None, default None
+        The client Dask input trains on (None: the current default client).
+    trees_per_pass : int >= 1 or None, default None
+        Trees grown together per pass over the data (None: as many as the
+        memory budgets allow).
+"""
+"""Parameters of the trees of forests and bagging, for their docstrings."""
 
 
 def resolve_max_features(max_features, n_features: int) -> int:
@@ -75,20 +108,25 @@ class BaggedTreesBase(TreeEnsembleBase):
 
     _node_sampling = True  # random forests draw features per node, bagging per tree
 
+    _parameter_constraints: ClassVar[dict] = {
+        **TREE_ENSEMBLE,
+        "n_estimators": [POSITIVE_INT],
+        "criterion": [Options(tuple(sorted(CRITERIA)))],
+        "min_samples_leaf": [POSITIVE_INT],
+        "max_features": [Options(("sqrt", "log2")), POSITIVE_INT, FRACTION, NONE],
+        "max_samples": [POSITIVE_INT, FRACTION, NONE],
+        "bootstrap": [BOOL],
+        "bootstrap_features": [BOOL],
+        "oob_score": [BOOL],
+        "trees_per_pass": [POSITIVE_INT, NONE],
+    }
+
     def _validate_params(self):
-        if not (isinstance(self.n_estimators, (int, np.integer)) and self.n_estimators >= 1):
-            raise ValueError(f"{type(self).__name__}: n_estimators must be an integer >= 1")
+        super()._validate_params()
         if self.oob_score and not self.bootstrap:
-            raise ValueError("out-of-bag estimates need bootstrap=True (pasting leaves no "
-                             "out-of-bag rows by design)")
-        if self.max_depth is not None and self.max_depth < 1:
-            raise ValueError("max_depth must be >= 1 or None")
-        if self.max_leaf_nodes is not None and self.max_leaf_nodes < 2:
-            raise ValueError("max_leaf_nodes must be >= 2 or None")
-        if self.min_samples_leaf < 1:
-            raise ValueError("min_samples_leaf must be >= 1")
-        if self._is_classifier and self.criterion not in CRITERIA:
-            raise ValueError(f"criterion must be one of {sorted(CRITERIA)}, got {self.criterion!r}")
+            raise InvalidParameterError(
+                f"{type(self).__name__}: oob_score=True needs bootstrap=True (pasting leaves "
+                f"no out-of-bag rows by design)")
 
     def _spec(self, engine) -> ForestSpec:
         n_features = engine.schema.n_features
@@ -161,7 +199,7 @@ class BaggedClassifierMixin:
 
     def predict_proba(self, X):
         """Mean class frequencies of the leaves, shape (n, n_classes); lazy on Dask."""
-        self._check_fitted()
+        X = self._checked(X)
         trees = self.estimators_
         weights = np.full(len(trees), 1.0 / len(trees))
         return predict_any(lambda part: self._vector_sum(self._matrix(part), trees, weights), X,
@@ -169,7 +207,7 @@ class BaggedClassifierMixin:
 
     def predict(self, X):
         """The class with the highest mean frequency; lazy on Dask."""
-        self._check_fitted()
+        X = self._checked(X)
         return self._predict_labels(lambda part: self._labels(self.predict_proba(part)), X)
 
     def score(self, X, y, sample_weight=None) -> float:
@@ -181,10 +219,12 @@ class BaggedRegressorMixin:
     """Averaging over the trees."""
 
     _estimator_type = "regressor"
+    _parameter_constraints: ClassVar[dict] = {**BaggedTreesBase._parameter_constraints,
+                              "criterion": [Options(("squared_error",))]}
 
     def predict(self, X):
         """Mean of the trees' leaf means; lazy on Dask."""
-        self._check_fitted()
+        X = self._checked(X)
         trees = self.estimators_
         return predict_any(lambda part: self._scalar_sum(self._matrix(part), trees) / len(trees),
                            X, None)

@@ -15,6 +15,6 @@ def set_data_attributes(est, engine, schema) -> None:
         est.n_classes_ = len(est.classes_)
         if est.n_classes_ < 2:
             raise ValueError(
-                f"the target has a single class ({est.classes_.tolist()}); a classifier "
-                f"needs at least two"
+                f"the target has a single class, 1 class ({est.classes_.tolist()}) among the "
+                f"rows with a positive weight; a classifier needs at least two"
             )

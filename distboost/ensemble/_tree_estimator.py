@@ -9,8 +9,8 @@ from collections import defaultdict
 
 import numpy as np
 
-from .. import _data
-from .._input import to_matrix, to_vector
+from .. import _data, _validation
+from .._input import to_matrix
 from .._params import ParamsMixin
 from ..engine import Engine
 from ..tree import pack_leaf_values, pack_trees, predict_leaf_vectors, predict_raw
@@ -37,10 +37,11 @@ class TreeEnsembleBase(ParamsMixin):
         self.fit_timings_ = defaultdict(float)
         t0 = time.perf_counter()
         executor, parts, _, schema = _data.plan(X, y, sample_weight, None, None, self.client,
-                                                self.n_jobs)
+                                                self.n_jobs, self._is_classifier)
         engine = Engine(executor, self.fit_timings_)
-        with _numba_threads(self.n_jobs):
+        with _numba_threads(self.n_jobs), _data.naming_sources(X, y, sample_weight):
             engine.prepare(parts, [], schema, not self._is_classifier, self.max_bins)
+            _validation.check_weight_total(engine.w_max)
             self._set_data_attributes(engine, schema)
             self._fit_engine(engine)
         self.bin_mapper_ = engine.mapper
@@ -48,17 +49,10 @@ class TreeEnsembleBase(ParamsMixin):
         self.fit_timings_ = dict(self.fit_timings_)
         return self
 
-    def _validate_params(self):
-        pass
-
     def _set_data_attributes(self, engine, schema):
         set_data_attributes(self, engine, schema)
 
     # ------------------------------------------------------------ predict
-    def _check_fitted(self):
-        if not hasattr(self, "trees_"):
-            raise RuntimeError(f"this {type(self).__name__} is not fitted yet; call fit first")
-
     @property
     def estimators_(self) -> list:
         """The fitted trees (``distboost.Tree``), in order."""
@@ -96,13 +90,7 @@ class TreeEnsembleBase(ParamsMixin):
         return fn(X)
 
     def _weighted_score(self, pred, y, sample_weight) -> float:
-        y = to_vector(y, "y")
-        w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, np.float64)
-        if self._is_classifier:
-            return float(np.sum(w * (np.asarray(pred) == y)) / np.sum(w))
-        y = y.astype(np.float64)
-        mean = np.average(y, weights=w)
-        return float(1.0 - np.sum(w * (y - pred) ** 2) / np.sum(w * (y - mean) ** 2))
+        return _validation.weighted_score(pred, y, sample_weight, self._is_classifier)
 
     # ------------------------------------------------------------- models
     def _tree_importances(self, tree) -> np.ndarray:

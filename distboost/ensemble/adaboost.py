@@ -20,11 +20,13 @@ next round's histograms. ``learning_rate`` nu multiplies alpha_m (shrinkage).
 from __future__ import annotations
 
 import math
+from typing import ClassVar
 
 import numpy as np
 
 from .. import _exact
 from .._events import FitEvents
+from .._validation import POSITIVE_INT, TREE_ENSEMBLE, Interval, Options
 from ..booster import grow_trees
 from ..criteria import CRITERIA, ImpurityCriterion
 from ..grower import GrowthParams
@@ -64,18 +66,27 @@ class AdaBoostClassifier(TreeEnsembleBase):
 
     Parameters
     ----------
-    n_estimators : int
+    n_estimators : int >= 1, default 50
         Rounds M (fewer if a tree is perfect or no better than guessing).
-    max_depth, max_leaf_nodes : int or None
-        Size of the trees: a stump (depth 1) unless one is given;
-        ``max_leaf_nodes`` alone grows best-first to that many leaves (the J
-        of ESL 10.11).
-    learning_rate : float
+    max_depth : int >= 1 or None, default None
+        Depth of the trees: a stump (depth 1) unless this or
+        ``max_leaf_nodes`` is given.
+    max_leaf_nodes : int >= 2 or None, default None
+        Alone, grows best-first to that many leaves (the J of ESL 10.11).
+    learning_rate : float > 0, default 1.0
         Shrinks alpha_m (SAMME) or the weight update (SAMME.R).
-    algorithm : {"SAMME", "SAMME.R"}
-    criterion : {"gini", "entropy", "misclassification"}
+    algorithm : {"SAMME", "SAMME.R"}, default "SAMME"
+        Discrete votes weighted by alpha_m, or real-valued class scores.
+    criterion : {"gini", "entropy", "misclassification"}, default "gini"
         Split criterion of the weak learners on the weighted class histograms.
-    random_state : ignored (AdaBoost draws nothing), kept for the scikit-learn contract.
+    max_bins : int in [3, 256], default 256
+        Histogram bins per feature, one of them for missing values.
+    random_state : int, RandomState or None, default None
+        Ignored (AdaBoost draws nothing); kept for the scikit-learn contract.
+    n_jobs : int >= 1 or None, default None
+        Threads of the in-process kernels (None: numba's default).
+    client : dask.distributed.Client or None, default None
+        The client Dask input trains on (None: the current default client).
 
     Attributes
     ----------
@@ -87,6 +98,13 @@ class AdaBoostClassifier(TreeEnsembleBase):
 
     _is_classifier = True
     _estimator_type = "classifier"
+    _parameter_constraints: ClassVar[dict] = {
+        **TREE_ENSEMBLE,
+        "n_estimators": [POSITIVE_INT],
+        "learning_rate": [Interval("real", 0, None, "neither")],
+        "algorithm": [Options(("SAMME", "SAMME.R"))],
+        "criterion": [Options(tuple(sorted(CRITERIA)))],
+    }
 
     def __init__(self, *, n_estimators=50, max_depth=None, max_leaf_nodes=None,
                  learning_rate=1.0, algorithm="SAMME", criterion="gini", max_bins=256,
@@ -101,20 +119,6 @@ class AdaBoostClassifier(TreeEnsembleBase):
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.client = client
-
-    def _validate_params(self):
-        if not (isinstance(self.n_estimators, (int, np.integer)) and self.n_estimators >= 1):
-            raise ValueError("n_estimators must be an integer >= 1")
-        if self.algorithm not in ("SAMME", "SAMME.R"):
-            raise ValueError(f"algorithm must be 'SAMME' or 'SAMME.R', got {self.algorithm!r}")
-        if self.criterion not in CRITERIA:
-            raise ValueError(f"criterion must be one of {sorted(CRITERIA)}, got {self.criterion!r}")
-        if not self.learning_rate > 0:
-            raise ValueError("learning_rate must be > 0")
-        if self.max_depth is not None and self.max_depth < 1:
-            raise ValueError("max_depth must be >= 1 or None")
-        if self.max_leaf_nodes is not None and self.max_leaf_nodes < 2:
-            raise ValueError("max_leaf_nodes must be >= 2 or None")
 
     def _growth(self) -> GrowthParams:
         depth = self.max_depth
@@ -219,8 +223,7 @@ class AdaBoostClassifier(TreeEnsembleBase):
         return self._vector_sum(matrix, trees, weights, vectors) / weights.sum()
 
     def _staged_decision_sums(self, X):
-        self._check_fitted()
-        matrix = self._matrix(X)
+        matrix = self._matrix(self._checked(X))
         total, weight = np.zeros((len(matrix), self.n_classes_)), 0.0
         for tree, alpha in zip(self.estimators_, self.estimator_weights_):
             total += self._vector_sum(matrix, [tree], [alpha], [self._leaf_vectors(tree)])
@@ -241,20 +244,20 @@ class AdaBoostClassifier(TreeEnsembleBase):
 
     def decision_function(self, X):
         """sum_m alpha_m g_m(x) / sum_m alpha_m; shape (n,) for two classes, else (n, K)."""
-        self._check_fitted()
+        X = self._checked(X)
         k = self.n_classes_
         return predict_any(lambda p: self._format_decision(self._decision_sum(self._matrix(p))),
                            X, None if k == 2 else k)
 
     def predict_proba(self, X):
         """Class probabilities, shape (n, K); lazy on Dask input."""
-        self._check_fitted()
+        X = self._checked(X)
         return predict_any(lambda p: self._proba(self._decision_sum(self._matrix(p))), X,
                            self.n_classes_)
 
     def predict(self, X):
         """C(x) = argmax_k sum_m alpha_m I(T_m(x) = k); lazy on Dask input."""
-        self._check_fitted()
+        X = self._checked(X)
         return self._predict_labels(lambda p: self._labels(self._decision_sum(self._matrix(p))),
                                     X)
 

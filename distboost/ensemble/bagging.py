@@ -11,7 +11,12 @@ bootstrap samples. Only trees are bagged: they grow on the shared engine.
 
 from __future__ import annotations
 
-from ._bagged import BaggedClassifierMixin, BaggedRegressorMixin, BaggedTreesBase
+from ._bagged import (
+    TREE_PARAMETERS,
+    BaggedClassifierMixin,
+    BaggedRegressorMixin,
+    BaggedTreesBase,
+)
 
 
 class _Bagging(BaggedTreesBase):
@@ -38,18 +43,52 @@ class _Bagging(BaggedTreesBase):
         self.trees_per_pass = trees_per_pass
 
 
-class BaggingClassifier(BaggedClassifierMixin, _Bagging):
-    """Bagged (or pasted) classification trees.
+BAGGING_PARAMETERS = """\
+    n_estimators : int >= 1, default 10
+        Trees M.
+    max_samples : int or float in (0, 1], default 1.0
+        Rows per tree (expected), as a count or a fraction.
+    max_features : int or float in (0, 1], default 1.0
+        Features per tree (random subspaces), drawn once per tree.
+    bootstrap : bool, default True
+        Rows drawn with replacement (bagging); False: without (pasting).
+    bootstrap_features : bool, default False
+        Features drawn with replacement.
+    oob_score : bool, default False
+        Out-of-bag estimate ``oob_score_``; needs ``bootstrap=True``.
+"""
 
-    Parameters follow scikit-learn's ``BaggingClassifier`` with the tree's own
-    (``criterion``, ``max_depth``, ``max_leaf_nodes``, ``min_samples_leaf``)
-    instead of ``estimator``. Fitted: ``estimators_``, ``estimators_features_``,
-    ``oob_score_`` and ``oob_decision_function_`` with ``oob_score=True``.
-    """
+
+class BaggingClassifier(BaggedClassifierMixin, _Bagging):
+    __doc__ = """Bagged (or pasted) classification trees.
+
+    scikit-learn's ``BaggingClassifier`` with the tree's own parameters
+    instead of ``estimator``.
+
+    Parameters
+    ----------
+{bagging}    criterion : {"gini", "entropy", "misclassification"}, default "gini"
+        Impurity the splits reduce.
+{trees}
+    Attributes
+    ----------
+    estimators_, estimators_features_, classes_, oob_score_ and
+    oob_decision_function_ (with ``oob_score=True``)
+    """.replace("{bagging}", BAGGING_PARAMETERS).replace("{trees}", TREE_PARAMETERS)
 
 
 class BaggingRegressor(BaggedRegressorMixin, _Bagging):
-    """Bagged (or pasted) regression trees; ``oob_score_`` is the out-of-bag R^2."""
+    __doc__ = """Bagged (or pasted) regression trees.
+
+    Parameters
+    ----------
+{bagging}    criterion : {"squared_error"}, default "squared_error"
+        Variance reduction.
+{trees}
+    Attributes
+    ----------
+    estimators_, estimators_features_, oob_score_ (R^2) with ``oob_score=True``
+    """.replace("{bagging}", BAGGING_PARAMETERS).replace("{trees}", TREE_PARAMETERS)
 
     def __init__(self, *, n_estimators=10, max_samples=1.0, max_features=1.0, bootstrap=True,
                  bootstrap_features=False, oob_score=False, criterion="squared_error",

@@ -13,7 +13,12 @@ on large data hold one histogram per node of a level, so there set
 
 from __future__ import annotations
 
-from ._bagged import BaggedClassifierMixin, BaggedRegressorMixin, BaggedTreesBase
+from ._bagged import (
+    TREE_PARAMETERS,
+    BaggedClassifierMixin,
+    BaggedRegressorMixin,
+    BaggedTreesBase,
+)
 
 
 class _Forest(BaggedTreesBase):
@@ -37,23 +42,57 @@ class _Forest(BaggedTreesBase):
         self.trees_per_pass = trees_per_pass
 
 
-class RandomForestClassifier(BaggedClassifierMixin, _Forest):
-    """A random forest of classification trees (Gini, entropy or misclassification).
+_SAMPLING = """\
+    bootstrap : bool, default True
+        Draw each tree's rows with replacement (False: every tree sees all rows).
+    max_samples : int, float in (0, 1] or None, default None
+        Rows per bootstrap sample (expected), as a count or a fraction.
+"""
 
-    Parameters follow scikit-learn's; ``trees_per_pass`` sets how many trees
-    grow together per pass over the data (None: as many as the memory budgets
-    allow). Fitted: ``estimators_`` (trees), ``classes_``, ``oob_score_`` and
-    ``oob_decision_function_`` (with ``oob_score=True``; NaN rows were in
-    every tree's sample), ``feature_importances_``.
-    """
+
+class RandomForestClassifier(BaggedClassifierMixin, _Forest):
+    __doc__ = """A random forest of classification trees (Gini, entropy or misclassification).
+
+    Parameters
+    ----------
+    n_estimators : int >= 1, default 100
+        Trees M.
+    criterion : {"gini", "entropy", "misclassification"}, default "gini"
+        Impurity the splits reduce.
+    max_features : {"sqrt", "log2"}, int, float in (0, 1] or None, default "sqrt"
+        Features drawn at random at every node (None: all of them).
+    oob_score : bool, default False
+        Out-of-bag accuracy ``oob_score_`` and ``oob_decision_function_``
+        (NaN for rows in every tree's sample); needs ``bootstrap=True``.
+{sampling}{trees}
+    Attributes
+    ----------
+    estimators_ : list of Tree
+    classes_, n_features_in_, feature_names_in_, feature_importances_
+    """.replace("{sampling}", _SAMPLING).replace("{trees}", TREE_PARAMETERS)
 
 
 class RandomForestRegressor(BaggedRegressorMixin, _Forest):
-    """A random forest of regression trees (squared error; leaves hold means).
+    __doc__ = """A random forest of regression trees (squared error; leaves hold means).
 
-    ``max_features`` defaults to 1.0 (all features, scikit-learn's default);
-    ``oob_score=True`` gives ``oob_score_`` (R^2) and ``oob_prediction_``.
-    """
+    Parameters
+    ----------
+    n_estimators : int >= 1, default 100
+        Trees M.
+    criterion : {"squared_error"}, default "squared_error"
+        Variance reduction.
+    max_features : {"sqrt", "log2"}, int, float in (0, 1] or None, default 1.0
+        Features drawn at random at every node (1.0, scikit-learn's default:
+        all of them).
+    oob_score : bool, default False
+        Out-of-bag R^2 ``oob_score_`` and ``oob_prediction_``; needs
+        ``bootstrap=True``.
+{sampling}{trees}
+    Attributes
+    ----------
+    estimators_ : list of Tree
+    n_features_in_, feature_names_in_, feature_importances_
+    """.replace("{sampling}", _SAMPLING).replace("{trees}", TREE_PARAMETERS)
 
     def __init__(self, *, n_estimators=100, criterion="squared_error", max_depth=None,
                  min_samples_leaf=1, max_features=1.0, max_leaf_nodes=None, bootstrap=True,
@@ -66,8 +105,3 @@ class RandomForestRegressor(BaggedRegressorMixin, _Forest):
             max_samples=max_samples, max_bins=max_bins, random_state=random_state,
             n_jobs=n_jobs, client=client, trees_per_pass=trees_per_pass,
         )
-
-    def _validate_params(self):
-        super()._validate_params()
-        if self.criterion != "squared_error":
-            raise ValueError(f"criterion must be 'squared_error', got {self.criterion!r}")

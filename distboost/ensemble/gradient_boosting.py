@@ -11,22 +11,35 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
+from typing import ClassVar
 
 import numba
 import numpy as np
 
-from .. import _data, line_search
+from .. import _data, _validation, line_search
 from .._events import FitEvents
 from .._input import to_matrix
 from .._params import ParamsMixin
 from .._random import random_seed
+from .._validation import (
+    BOOL,
+    FRACTION,
+    NONE,
+    NONNEG_REAL,
+    POSITIVE_INT,
+    TREE_ENSEMBLE,
+    VERBOSE,
+    Interval,
+    Options,
+)
 from ..booster import BoostParams, boost, pack_rounds
 from ..engine import Engine
 from ..grower import GrowthParams
 from ..learner import GradientLearner
-from ..losses import make_loss
+from ..losses import CLASSIFICATION_LOSSES, REGRESSION_LOSSES, make_loss
 from ..splitting import SplitParams
 from ..tree import pack_trees, predict_raw
+from ._continue import check_class_weights, check_init_model
 from ._fitted import set_data_attributes
 from ._predict import predict_any, raw_scores
 
@@ -34,6 +47,25 @@ from ._predict import predict_any, raw_scores
 class _GradientBoosting(ParamsMixin):
     _is_classifier = False
     _estimator_type = "regressor"
+    _parameter_constraints: ClassVar[dict] = {
+        **TREE_ENSEMBLE,
+        "loss": [Options(REGRESSION_LOSSES)],
+        "alpha": [Interval("real", 0, 1, "neither")],
+        "leaf_estimation": [Options(("auto", "newton", "line_search"))],
+        "n_estimators": [Interval("int", 0, None)],
+        "learning_rate": [Interval("real", 0, None, "neither")],
+        "min_child_weight": [NONNEG_REAL],
+        "min_samples_leaf": [POSITIVE_INT],
+        "reg_lambda": [NONNEG_REAL],
+        "gamma": [NONNEG_REAL],
+        "subsample": [FRACTION],
+        "colsample_bytree": [FRACTION],
+        "colsample_bylevel": [FRACTION],
+        "colsample_bynode": [FRACTION],
+        "base_score": [Interval("real"), NONE],
+        "warm_start": [BOOL],
+        "verbose": [VERBOSE],
+    }
 
     def __init__(
         self,
@@ -107,14 +139,18 @@ class _GradientBoosting(ParamsMixin):
             ``cb(round_index, train_metric, eval_metrics)``; return True to stop.
         """
         self._validate_params()
+        _validation.check_fit_arguments(eval_set, early_stopping_rounds, callbacks)
         init_model = self._resolve_init_model(init_model)
         self.fit_timings_ = defaultdict(float)
         t_start = time.perf_counter()
         executor, parts, eval_parts, schema = _data.plan(
-            X, y, sample_weight, eval_set, sample_weight_eval_set, self.client, self.n_jobs
+            X, y, sample_weight, eval_set, sample_weight_eval_set, self.client, self.n_jobs,
+            self._is_classifier,
         )
+        if init_model is not None:
+            check_init_model(self, init_model, schema, None if _data.is_dask(X) else y)
         engine = Engine(executor, self.fit_timings_)
-        with _numba_threads(self.n_jobs):
+        with _numba_threads(self.n_jobs), _data.naming_sources(X, y, sample_weight):
             self._fit_engine(engine, parts, eval_parts, schema, init_model,
                              early_stopping_rounds, callbacks, eval_set)
         self.fit_timings_["fit"] = time.perf_counter() - t_start
@@ -130,6 +166,7 @@ class _GradientBoosting(ParamsMixin):
                            init_model.bin_mapper_, getattr(init_model, "classes_", None))
         else:
             engine.prepare(parts, eval_parts, schema, regression, self.max_bins)
+        _validation.check_weight_total(engine.w_max)
         self._set_data_attributes(engine, schema)
         loss = self._make_loss()
         n_out = loss.n_outputs(len(getattr(self, "classes_", [])))
@@ -137,6 +174,8 @@ class _GradientBoosting(ParamsMixin):
         if init_model is not None:
             base = np.asarray(init_model.base_score_, np.float64)
         elif self.base_score is None:
+            if self._is_classifier:
+                check_class_weights(engine, self.classes_)
             base = self._init_score(engine, loss)
         else:
             base = np.full(n_out, float(self.base_score))
@@ -178,17 +217,6 @@ class _GradientBoosting(ParamsMixin):
         """The leaf rule: "newton" where the loss has a hessian, else "line_search"."""
         if self.leaf_estimation == "auto":
             return "newton" if loss.has_hessian else "line_search"
-        if self.leaf_estimation not in ("newton", "line_search"):
-            raise ValueError(
-                f"{type(self).__name__}: leaf_estimation must be 'auto', 'newton' or "
-                f"'line_search', got {self.leaf_estimation!r}"
-            )
-        if self.leaf_estimation == "newton" and not loss.has_hessian:
-            raise ValueError(
-                f"{type(self).__name__}: loss={self.loss!r} has a zero second derivative, so a "
-                f"Newton leaf -G/(H+lambda) is undefined; use leaf_estimation='line_search' "
-                f"(or 'auto')"
-            )
         return self.leaf_estimation
 
     def _boost_params(self, early_stopping_rounds, leaf_estimation="newton") -> BoostParams:
@@ -237,39 +265,28 @@ class _GradientBoosting(ParamsMixin):
         return init_model
 
     def _validate_params(self):
-        checks = [
-            (isinstance(self.n_estimators, (int, np.integer)) and self.n_estimators >= 0,
-             "n_estimators must be an integer >= 0"),
-            (self.learning_rate > 0, "learning_rate must be > 0"),
-            (self.max_depth is None or self.max_depth >= 1, "max_depth must be >= 1 or None"),
-            (self.max_leaf_nodes is None or self.max_leaf_nodes >= 2, "max_leaf_nodes must be >= 2"),
-            (self.max_depth is not None or self.max_leaf_nodes is not None,
-             "set max_depth or max_leaf_nodes (or both)"),
-            (0 < self.subsample <= 1, "subsample must be in (0, 1]"),
-            (0 < self.colsample_bytree <= 1, "colsample_bytree must be in (0, 1]"),
-            (0 < self.colsample_bylevel <= 1, "colsample_bylevel must be in (0, 1]"),
-            (0 < self.colsample_bynode <= 1, "colsample_bynode must be in (0, 1]"),
-            (0 < self.alpha < 1, "alpha must be in (0, 1)"),
-            (self.reg_lambda >= 0, "reg_lambda must be >= 0"),
-            (self.gamma >= 0, "gamma must be >= 0"),
-            (self.min_child_weight >= 0, "min_child_weight must be >= 0"),
-        ]
-        for ok, message in checks:
-            if not ok:
-                raise ValueError(f"{type(self).__name__}: {message}")
+        super()._validate_params()
+        if self.max_depth is None and self.max_leaf_nodes is None:
+            raise _validation.InvalidParameterError(
+                f"{type(self).__name__}: set max_depth or max_leaf_nodes (or both); with "
+                f"neither the trees would grow without bound"
+            )
+        if (self.leaf_estimation == "newton" and not self._is_classifier
+                and not make_loss(self.loss, None, self.alpha).has_hessian):
+            raise _validation.InvalidParameterError(
+                f"{type(self).__name__}: loss={self.loss!r} has a zero second derivative, so a "
+                f"Newton leaf -G/(H+lambda) is undefined; use leaf_estimation='line_search' "
+                f"(or 'auto')"
+            )
 
     # ------------------------------------------------------------- predict
-    def _check_fitted(self):
-        if not hasattr(self, "trees_"):
-            raise RuntimeError(f"this {type(self).__name__} is not fitted yet; call fit first")
-
     def _raw(self, X, rounds=None):
         trees = self.trees_ if rounds is None else self.trees_[:rounds]
         return raw_scores(self._schema, self.base_score_, trees, X, self.n_jobs)
 
-    def decision_function(self, X):
-        """Raw scores f(x): shape (n,) for one output, (n, K) for K classes."""
-        self._check_fitted()
+    def _decision(self, X):
+        """Raw scores f(x): shape (n,) for one output, (n, K) for K outputs."""
+        X = self._checked(X)
         k = len(self.base_score_)
 
         def fn(part):
@@ -279,8 +296,7 @@ class _GradientBoosting(ParamsMixin):
         return predict_any(fn, X, None if k == 1 else k)
 
     def _staged_raw(self, X):
-        self._check_fitted()
-        matrix = to_matrix(X, self._schema)
+        matrix = to_matrix(self._checked(X), self._schema)
         raw = np.repeat(np.asarray(self.base_score_)[:, None], len(matrix), axis=1)
         outputs = np.arange(len(self.base_score_), dtype=np.int64)
         for round_trees in self.trees_:
@@ -306,8 +322,50 @@ class _GradientBoosting(ParamsMixin):
         save_model(self, path)
 
 
+_SHARED_PARAMETERS = """\
+    n_estimators : int >= 0, default 100
+        Boosting rounds M (fewer with early stopping).
+    learning_rate : float > 0, default 0.1
+        Shrinkage nu of every tree (ESL 10.12.1).
+    max_depth : int >= 1 or None, default 6
+        Depth of the trees (depth-wise growth); None with ``max_leaf_nodes``.
+    max_leaf_nodes : int >= 2 or None, default None
+        Leaves per tree, grown best-first (the J of ESL 10.11).
+    max_bins : int in [3, 256], default 256
+        Histogram bins per feature, one of them for missing values.
+    min_child_weight : float >= 0, default 1.0
+        Smallest hessian sum (weight sum for line search) of a child.
+    min_samples_leaf : int >= 1, default 1
+        Smallest number of training rows in a leaf.
+    reg_lambda : float >= 0, default 1.0
+        L2 penalty lambda on leaf values (XGBoost).
+    gamma : float >= 0, default 0.0
+        Smallest loss reduction for a split (XGBoost).
+    subsample : float in (0, 1], default 1.0
+        Fraction of rows drawn per round, without replacement (stochastic
+        gradient boosting, ESL 10.12, Friedman 2002).
+    colsample_bytree, colsample_bylevel, colsample_bynode : float in (0, 1], default 1.0
+        Fractions of the features drawn per tree, per depth and per node
+        (nested), as functions of (random_state, round, node).
+    base_score : float or None, default None
+        The initial score f_0; None: the loss's optimal constant.
+    warm_start : bool, default False
+        Fit adds rounds to the fitted model up to ``n_estimators``.
+    random_state : int, RandomState or None, default None
+        Seed of every random draw (each a function of seed, round and row id,
+        so the model does not depend on the partitioning).
+    n_jobs : int >= 1 or None, default None
+        Threads of the in-process kernels (None: numba's default).
+    client : dask.distributed.Client or None, default None
+        The client Dask input trains on (None: the current default client).
+        The library never starts a cluster.
+    verbose : bool or int, default False
+        Print the training metric (and validation metrics) every round."""
+"""The parameters both gradient boosting estimators take, for their docstrings."""
+
+
 class GradientBoostingRegressor(_GradientBoosting):
-    """Gradient boosting for regression.
+    __doc__ = """Gradient boosting for regression.
 
     Parameters are those of XGBoost's scikit-learn interface where
     scikit-learn has no word. Categorical features (pandas ``category``
@@ -316,14 +374,14 @@ class GradientBoostingRegressor(_GradientBoosting):
 
     Parameters
     ----------
-    loss : {"squared_error", "absolute_error", "huber", "quantile"}
+    loss : {"squared_error", "absolute_error", "huber", "quantile"}, default "squared_error"
         ESL Table 10.2. Huber's delta is the ``alpha``-quantile of |y - f| at
         the start of each round (Friedman's M-regression); ``"quantile"``
         estimates the ``alpha``-quantile of y given x.
     alpha : float in (0, 1), default 0.9
         The quantile of ``"quantile"``; the residual quantile setting
         Huber's delta.
-    leaf_estimation : {"auto", "newton", "line_search"}
+    leaf_estimation : {"auto", "newton", "line_search"}, default "auto"
         "newton": -G/(H+lambda) (XGBoost); "line_search": the tree is fit to
         the negative gradient by least squares, then each leaf takes the
         loss's minimizer over its rows (ESL Algorithm 10.3): the weighted
@@ -332,47 +390,82 @@ class GradientBoostingRegressor(_GradientBoosting):
         "line_search" for the others. With "line_search", ``reg_lambda``,
         ``gamma`` and ``min_child_weight`` (a weight sum) act on the tree's
         splits only; the leaf values are the line search's.
-    subsample, colsample_bytree, colsample_bylevel, colsample_bynode : float in (0, 1]
-        Stochastic gradient boosting (ESL 10.12, Friedman 2002): rows drawn
-        per round without replacement, and features per tree, per depth and
-        per node (nested), as functions of (random_state, round, row id).
-    """
+{shared}
+
+    Attributes
+    ----------
+    trees_ : list of lists of Tree
+        The trees of every round.
+    base_score_ : ndarray of shape (1,)
+    n_features_in_, feature_names_in_, best_iteration_, evals_result_,
+    feature_importances_
+    """.replace("{shared}", _SHARED_PARAMETERS)
 
     def predict(self, X):
-        return self.decision_function(X)
+        """Predicted values f(x), shape (n,); lazy for Dask input."""
+        return self._decision(X)
 
     def staged_predict(self, X):
         for raw in self._staged_raw(X):
             yield raw[:, 0]
 
     def score(self, X, y, sample_weight=None) -> float:
-        """R^2 of the predictions."""
-        from .._input import to_vector
-
-        y = to_vector(y, "y").astype(np.float64)
-        pred = np.asarray(self.predict(X))
-        w = np.ones_like(y) if sample_weight is None else np.asarray(sample_weight, np.float64)
-        mean = np.average(y, weights=w)
-        return 1.0 - np.sum(w * (y - pred) ** 2) / np.sum(w * (y - mean) ** 2)
+        """R^2 of the predictions (weighted by ``sample_weight``)."""
+        return _validation.weighted_score(self.predict(X), y, sample_weight, False)
 
 
 class GradientBoostingClassifier(_GradientBoosting):
-    """Gradient boosting for classification: binomial deviance for two classes,
+    __doc__ = """Gradient boosting for classification: binomial deviance for two classes,
     multinomial deviance (K trees per round, softmax) for more; with
     ``loss="exponential"`` (two classes) AdaBoost's loss as gradient boosting
-    (ESL 10.4-10.5; f estimates half the log-odds). ``leaf_estimation`` is
-    "newton" by default; "line_search" takes one Newton step per leaf for
-    deviance (ESL Algorithm 10.4) and the exact minimizer for exponential loss.
+    (ESL 10.4-10.5; f estimates half the log-odds).
 
     Labels may be of any type (ints, {-1, +1}, strings); predictions come
     back in the same type, ordered as ``classes_``.
-    """
+
+    Parameters
+    ----------
+    loss : {"log_loss", "exponential"}, default "log_loss"
+        Binomial / multinomial deviance, or exponential loss (two classes).
+    alpha : float in (0, 1), default 0.9
+        Unused by the classification losses; kept so that regressor and
+        classifier share their parameters.
+    leaf_estimation : {"auto", "newton", "line_search"}, default "auto"
+        "newton" (the default for both losses): -G/(H+lambda);
+        "line_search": one Newton step per leaf for deviance (ESL Algorithm
+        10.4) and the exact minimizer for exponential loss.
+{shared}
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (K,)
+    trees_ : list of lists of Tree
+        The trees of every round (K per round for K > 2 classes).
+    n_features_in_, feature_names_in_, best_iteration_, evals_result_,
+    feature_importances_
+    """.replace("{shared}", _SHARED_PARAMETERS)
 
     _is_classifier = True
     _estimator_type = "classifier"
+    _parameter_constraints: ClassVar[dict] = {**_GradientBoosting._parameter_constraints,
+                              "loss": [Options(CLASSIFICATION_LOSSES)]}
 
-    def __init__(self, *, loss="log_loss", **kwargs):
-        super().__init__(loss=loss, **kwargs)
+    def __init__(self, *, loss="log_loss", alpha=0.9, leaf_estimation="auto", n_estimators=100,
+                 learning_rate=0.1, max_depth=6, max_leaf_nodes=None, max_bins=256,
+                 min_child_weight=1.0, min_samples_leaf=1, reg_lambda=1.0, gamma=0.0,
+                 subsample=1.0, colsample_bytree=1.0, colsample_bylevel=1.0,
+                 colsample_bynode=1.0, base_score=None, warm_start=False, random_state=None,
+                 n_jobs=None, client=None, verbose=False):
+        super().__init__(
+            loss=loss, alpha=alpha, leaf_estimation=leaf_estimation, n_estimators=n_estimators,
+            learning_rate=learning_rate, max_depth=max_depth, max_leaf_nodes=max_leaf_nodes,
+            max_bins=max_bins, min_child_weight=min_child_weight,
+            min_samples_leaf=min_samples_leaf, reg_lambda=reg_lambda, gamma=gamma,
+            subsample=subsample, colsample_bytree=colsample_bytree,
+            colsample_bylevel=colsample_bylevel, colsample_bynode=colsample_bynode,
+            base_score=base_score, warm_start=warm_start, random_state=random_state,
+            n_jobs=n_jobs, client=client, verbose=verbose,
+        )
 
     def _proba_from_raw(self, raw):
         return self._loss_object().predict_proba(raw.T)
@@ -382,14 +475,19 @@ class GradientBoostingClassifier(_GradientBoosting):
             self._loss = make_loss(self.loss, len(self.classes_), self.alpha)
         return self._loss
 
+    def decision_function(self, X):
+        """Raw scores f(x): shape (n,) for two classes (the log-odds of
+        ``classes_[1]``), (n, K) for K > 2 classes."""
+        return self._decision(X)
+
     def predict_proba(self, X):
         """Class probabilities, shape (n, n_classes); lazy for Dask input."""
-        self._check_fitted()
+        X = self._checked(X)
         return predict_any(lambda part: self._proba_from_raw(self._raw(part)), X, len(self.classes_))
 
     def predict(self, X):
         """Most probable class labels; lazy for Dask input."""
-        self._check_fitted()
+        X = self._checked(X)
 
         def fn(part):
             return self.classes_[np.argmax(self._proba_from_raw(self._raw(part)), axis=1)]
@@ -410,12 +508,7 @@ class GradientBoostingClassifier(_GradientBoosting):
 
     def score(self, X, y, sample_weight=None) -> float:
         """Accuracy (weighted by ``sample_weight``)."""
-        from .._input import to_vector
-
-        y = to_vector(y, "y")
-        pred = np.asarray(self.predict(X))
-        w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, np.float64)
-        return float(np.sum(w * (pred == y)) / np.sum(w))
+        return _validation.weighted_score(self.predict(X), y, sample_weight, True)
 
 
 def _snapshot(est):

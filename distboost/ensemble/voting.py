@@ -16,10 +16,11 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from typing import ClassVar
 
 import numpy as np
 
-from .. import _data
+from .. import _data, _validation
 from .._params import ParamsMixin
 from ._predict import map_collection, predict_any
 
@@ -38,11 +39,27 @@ def _is_distboost(est) -> bool:
     return type(est).__module__.startswith("distboost.")
 
 
+def _is_weights(v) -> bool:
+    try:
+        w = np.asarray(v, np.float64)
+    except (TypeError, ValueError):
+        return False
+    return w.ndim == 1 and bool(np.all(np.isfinite(w))) and bool(np.all(w >= 0))
+
+
 def _is_fitted(est) -> bool:
     return any(k.endswith("_") and not k.startswith("__") for k in vars(est))
 
 
 class _Voting(ParamsMixin):
+    _parameter_constraints: ClassVar[dict] = {
+        "estimators": [_validation._Kind(lambda v: isinstance(v, (list, tuple)),
+                                         "a list of (name, estimator) pairs")],
+        "weights": [_validation._Kind(lambda v: v is None or _is_weights(v),
+                                      "None or a list of finite numbers >= 0")],
+        "prefit": [_validation.BOOL],
+    }
+
     def __init__(self, estimators, *, weights=None, prefit=False):
         self.estimators = estimators
         self.weights = weights
@@ -55,6 +72,7 @@ class _Voting(ParamsMixin):
         scikit-learn members need in-memory data; distboost members accept Dask
         collections.
         """
+        self._validate_params()
         names = [name for name, _ in self.estimators]
         if len(set(names)) != len(names) or not names:
             raise ValueError(f"estimators must be a non-empty list of (unique name, estimator), "
@@ -67,14 +85,23 @@ class _Voting(ParamsMixin):
             if unfitted:
                 raise ValueError(f"prefit=True but estimator(s) {unfitted} are not fitted")
         else:
-            if X is None or y is None:
+            if X is None:
                 raise ValueError("fit needs X and y (or prefit=True with fitted estimators)")
+            if y is None:
+                raise ValueError(f"{type(self).__name__} requires y to be passed, but the target "
+                                 f"y is None; pass fit(X, y), or prefit=True with fitted members")
             self._check_members_take(X)
             members = [self._fit_member(est, X, y, sample_weight) for _, est in self.estimators]
+        self._set_fitted(members)
+        for attr in ("n_features_in_", "feature_names_in_"):
+            if hasattr(members[0], attr):
+                setattr(self, attr, getattr(members[0], attr))
         self.estimators_ = members
         self.named_estimators_ = dict(zip(names, members))
-        self._set_fitted(members)
         return self
+
+    def __sklearn_is_fitted__(self) -> bool:
+        return hasattr(self, "estimators_")
 
     def _check_members_take(self, X):
         """Before training anything: every member must accept this kind of data."""
@@ -101,10 +128,6 @@ class _Voting(ParamsMixin):
     def _weights(self) -> np.ndarray:
         n = len(self.estimators_)
         return np.ones(n) if self.weights is None else np.asarray(self.weights, np.float64)
-
-    def _check_fitted(self):
-        if not hasattr(self, "estimators_"):
-            raise RuntimeError(f"this {type(self).__name__} is not fitted yet; call fit first")
 
     # ------------------------------------------------------------- models
     def save_model(self, path) -> None:
@@ -145,16 +168,19 @@ class VotingClassifier(_Voting):
     Parameters
     ----------
     estimators : list of (str, estimator)
-    voting : {"hard", "soft"}
+        Named members: distboost or scikit-learn classifiers.
+    voting : {"hard", "soft"}, default "hard"
         "hard": weighted majority of the predicted labels; "soft": argmax of
         the weighted mean of ``predict_proba``.
-    weights : list of float, optional
-        One weight per estimator (default: equal).
-    prefit : bool
+    weights : list of float or None, default None
+        One weight per estimator (None: equal).
+    prefit : bool, default False
         The estimators are already fitted: ``fit()`` only checks them.
     """
 
     _estimator_type = "classifier"
+    _parameter_constraints: ClassVar[dict] = {**_Voting._parameter_constraints,
+                              "voting": [_validation.Options(("hard", "soft"))]}
 
     def __init__(self, estimators, *, voting="hard", weights=None, prefit=False):
         super().__init__(estimators, weights=weights, prefit=prefit)
@@ -197,20 +223,21 @@ class VotingClassifier(_Voting):
 
         return map_collection(fn, X, None) if _data.is_dask(X) else fn(X)
 
-    def predict_proba(self, X):
-        """Weighted mean of the members' probabilities (soft voting only)."""
-        self._check_fitted()
+    @property
+    def predict_proba(self):
+        """Weighted mean of the members' probabilities; only with ``voting="soft"``
+        (hard voting has no probabilities, so the method is absent)."""
         if self.voting != "soft":
             raise AttributeError("predict_proba is only available with voting='soft'")
+        return self._predict_proba
+
+    def _predict_proba(self, X):
+        self._check_fitted()
         return predict_any(self._votes, X, len(self.classes_))
 
     def score(self, X, y, sample_weight=None) -> float:
         """Accuracy (weighted by ``sample_weight``)."""
-        from .._input import to_vector
-
-        y = to_vector(y, "y")
-        w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, np.float64)
-        return float(np.sum(w * (np.asarray(self.predict(X)) == y)) / np.sum(w))
+        return _validation.weighted_score(self.predict(X), y, sample_weight, True)
 
 
 class VotingRegressor(_Voting):
@@ -219,8 +246,10 @@ class VotingRegressor(_Voting):
     Parameters
     ----------
     estimators : list of (str, estimator)
-    weights : list of float, optional
-    prefit : bool
+        Named members: distboost or scikit-learn regressors.
+    weights : list of float or None, default None
+        One weight per estimator (None: equal).
+    prefit : bool, default False
         The estimators are already fitted: ``fit()`` only checks them.
     """
 
@@ -238,10 +267,4 @@ class VotingRegressor(_Voting):
 
     def score(self, X, y, sample_weight=None) -> float:
         """R^2 of the predictions."""
-        from .._input import to_vector
-
-        y = to_vector(y, "y").astype(np.float64)
-        pred = np.asarray(self.predict(X))
-        w = np.ones_like(y) if sample_weight is None else np.asarray(sample_weight, np.float64)
-        mean = np.average(y, weights=w)
-        return float(1.0 - np.sum(w * (y - pred) ** 2) / np.sum(w * (y - mean) ** 2))
+        return _validation.weighted_score(self.predict(X), y, sample_weight, False)

@@ -1,0 +1,325 @@
+"""The table of bad input distboost refuses, one parametrized case per row.
+
+Each row: what a user does wrong, the exception, and a pattern its message
+must match (naming what is wrong and where). The same table, shortened, is
+in README.md's reference section. Command-line and flow rows are in
+``test_bad_input_cli.py``.
+"""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import distboost as db
+
+rng = np.random.default_rng(0)
+X = rng.normal(size=(60, 3))
+Y_CLASS = (X[:, 0] > 0).astype(int)
+Y_REG = X[:, 0] * 2.0
+DF = pd.DataFrame(X, columns=["a", "b", "c"])
+
+GBC = db.GradientBoostingClassifier
+GBR = db.GradientBoostingRegressor
+
+
+def _fitted(cls=GBC, data=X, y=Y_CLASS, **params):
+    return cls(n_estimators=3, **params).fit(data, y)
+
+
+def _with(array, index, value):
+    out = np.array(array, dtype=float)
+    out[index] = value
+    return out
+
+
+def _sparse():
+    sparse = pytest.importorskip("scipy.sparse")
+    return sparse.csr_matrix(X)
+
+
+def _model_file(tmp, mutate=None, text=None):
+    path = tmp / "model.json"
+    _fitted(data=DF).save_model(path)
+    if mutate is not None:
+        doc = json.loads(path.read_text())
+        mutate(doc)
+        path.write_text(json.dumps(doc))
+    if text is not None:
+        path.write_bytes(text(path.read_bytes()))
+    return path
+
+
+def _set(doc, key, value):
+    doc[key] = value
+
+
+def _dask_xy_from_two_folders(tmp, client):
+    import dask.dataframe as dd
+
+    (tmp / "X").mkdir()
+    (tmp / "y").mkdir()
+    DF.to_parquet(tmp / "X" / "part-0.parquet")
+    pd.DataFrame({"y": Y_CLASS[:50]}).to_parquet(tmp / "y" / "part-0.parquet")
+    Xd, yd = dd.read_parquet(tmp / "X"), dd.read_parquet(tmp / "y")["y"]
+    return GBC(n_estimators=2, client=client).fit(Xd, yd)
+
+
+def _dask_nan_in_third_file(tmp, client):
+    """Six Parquet files of 21 columns; reading 3 of them, Dask puts three files in
+    one partition. The target is NaN in part-2, row 50."""
+    import dask.dataframe as dd
+
+    folder = tmp / "wide"
+    folder.mkdir()
+    for i in range(6):
+        frame = pd.DataFrame({f"c{k}": np.arange(200.0) + k for k in range(20)})
+        frame["y"] = np.where(np.arange(200) == 50, np.nan, 1.0) if i == 2 else 1.0
+        frame.to_parquet(folder / f"part-{i}.parquet")
+    ddf = dd.read_parquet(folder, columns=["c0", "c1", "y"])
+    return GBR(n_estimators=2, client=client).fit(ddf[["c0", "c1"]], ddf["y"])
+
+
+def _dask_frame(client, y, columns=("a", "b", "c")):
+    import dask.dataframe as dd
+
+    frame = DF[list(columns)].assign(label=y)
+    ddf = dd.from_pandas(frame, npartitions=2)
+    return ddf.drop(columns="label"), ddf["label"]
+
+
+def _dask_fit(client, y, cls=GBC, columns=("a", "b", "c")):
+    Xd, yd = _dask_frame(client, y, columns)
+    return cls(n_estimators=2, client=client).fit(Xd, yd)
+
+
+# (id, action(ctx), exception, message pattern); ctx.tmp is a fresh folder,
+# ctx.client a real LocalCluster's client (started only for the rows using it)
+ROWS = [
+    # --- targets
+    ("classifier target holds inf", lambda c: GBC().fit(X, _with(Y_CLASS, 5, np.inf)),
+     ValueError, (r"target in partition 0 has 1 missing or infinite value\(s\), the first at row 5 "
+     r"\(value inf\)")),
+    ("classifier target holds -inf (Dask)",
+     lambda c: _dask_fit(c.client, _with(Y_CLASS, 40, -np.inf)),
+     ValueError, r"target in partition 1 has 1 missing or infinite.*row 10"),
+    ("NaN target in a file Dask read with others (Dask)",
+     lambda c: _dask_nan_in_third_file(c.tmp, c.client),
+     ValueError, (r"partition 0 has 1 missing or infinite value\(s\), the first at row 450 .*"
+                  r"\[read from file .*part-2.parquet, row 50\]")),
+    ("regression target holds NaN", lambda c: GBR().fit(X, _with(Y_REG, 7, np.nan)),
+     ValueError, r"missing or infinite value\(s\), the first at row 7"),
+    ("classifier given a continuous target", lambda c: GBC().fit(X, Y_REG),
+     ValueError, r"Unknown label type: continuous.*row 0"),
+    ("regression target holds text", lambda c: GBR().fit(X, np.array(["1.5"] * 59 + ["yes"])),
+     ValueError, r"y at row 59 is 'yes'"),
+    ("target is None", lambda c: GBR().fit(X, None),
+     ValueError, r"requires y to be passed, but the target y is None"),
+    ("target is None (Dask)", lambda c: GBR(client=c.client).fit(_dask_frame(c.client, Y_REG)[0],
+                                                                 None),
+     ValueError, r"requires y to be passed"),
+    ("target has two columns", lambda c: GBR().fit(X, np.c_[Y_REG, Y_REG]),
+     ValueError, r"y should be a 1d array, got an array of shape \(60, 2\)"),
+    ("X and y of different lengths", lambda c: GBR().fit(X, Y_REG[:50]),
+     ValueError, r"X has 60 rows but y has 50"),
+    ("a single class", lambda c: GBC().fit(X, np.ones(60)),
+     ValueError, r"single class, 1 class \(\[1\.0\]\)"),
+    ("Dask X and y from two folders of different lengths",
+     lambda c: _dask_xy_from_two_folders(c.tmp, c.client),
+     ValueError, r"partition 0: X has 60 rows but the target has 50"),
+    # --- sample weights
+    ("all-zero sample_weight (boosting)", lambda c: GBC().fit(X, Y_CLASS, np.zeros(60)),
+     ValueError, r"at least one non-zero number: sample_weight is zero for every row"),
+    ("all-zero sample_weight (forest)",
+     lambda c: db.RandomForestRegressor().fit(X, Y_REG, sample_weight=np.zeros(60)),
+     ValueError, r"sample_weight is zero for every row"),
+    ("all-zero sample_weight (Dask)",
+     lambda c: GBR(client=c.client).fit(*_dask_frame(c.client, Y_REG),
+                                        sample_weight=_dask_frame(c.client, np.zeros(60))[1]),
+     ValueError, r"sample_weight is zero for every row"),
+    ("a class with zero total weight",
+     lambda c: GBC().fit(X, Y_CLASS, sample_weight=Y_CLASS.astype(float)),
+     ValueError, r"class\(es\) \[0\] have zero total sample_weight"),
+    ("negative sample_weight", lambda c: GBR().fit(X, Y_REG, _with(np.ones(60), 4, -1.0)),
+     ValueError, r"finite and >= 0; row 4 is -1.0"),
+    ("sample_weight of the wrong length", lambda c: GBR().fit(X, Y_REG, np.ones(59)),
+     ValueError, r"sample_weight has 59 values for 60 rows"),
+    # --- features
+    ("a frame with zero columns", lambda c: GBR().fit(DF[[]], Y_REG),
+     ValueError, r"0 feature\(s\) \(shape=\(60, 0\)\)"),
+    ("a Dask frame with zero columns", lambda c: _dask_fit(c.client, Y_REG, GBR, columns=()),
+     ValueError, r"0 feature\(s\)"),
+    ("zero rows", lambda c: GBR().fit(X[:0], Y_REG[:0]),
+     ValueError, r"0 sample\(s\) \(shape=\(0, 3\)\)"),
+    ("a sparse matrix", lambda c: GBR().fit(_sparse(), Y_REG),
+     TypeError, r"sparse matrix, and distboost does not support sparse input"),
+    ("complex numbers", lambda c: GBR().fit(X + 1j, Y_REG),
+     ValueError, r"Complex data not supported"),
+    ("an object array holding a dict",
+     lambda c: GBR().fit(np.array([[{"a": 1}]] + [[1.0]] * 59, dtype=object), Y_REG),
+     TypeError, r"not a number at row 0, column 0: \{'a': 1\}"),
+    ("a text column", lambda c: GBR().fit(DF.assign(city="Seoul"), Y_REG),
+     TypeError, r"column 'city' has dtype .* neither numeric nor categorical"),
+    ("eval_set with other columns",
+     lambda c: GBR().fit(X, Y_REG, eval_set=[(X[:, :2], Y_REG)]),
+     ValueError, r"eval_set\[0\] has 2 features, but the training data have 3"),
+    ("early stopping without a validation set",
+     lambda c: GBR().fit(X, Y_REG, early_stopping_rounds=5),
+     ValueError, r"early_stopping_rounds needs a validation set to watch: pass eval_set="),
+    ("early_stopping_rounds as text",
+     lambda c: GBR().fit(X, Y_REG, eval_set=[(X, Y_REG)], early_stopping_rounds="5"),
+     db.InvalidParameterError, r"early_stopping_rounds must be None or an int >= 1; got '5'"),
+    ("eval_set given as one pair, not a list",
+     lambda c: GBR().fit(X, Y_REG, eval_set=(X, Y_REG)),
+     ValueError, r"eval_set must be a list of \(X, y\) pairs"),
+    ("score with a target of another length", lambda c: _fitted(GBR, y=Y_REG).score(X, Y_REG[:5]),
+     ValueError, r"X has 60 rows but y has 5"),
+    # --- hyperparameters (checked at the start of fit, before any work)
+    ("learning_rate as text", lambda c: GBR(learning_rate="0.1").fit(X, Y_REG),
+     db.InvalidParameterError, r"parameter learning_rate must be a number > 0; got '0.1' \(str\)"),
+    ("max_depth as text", lambda c: GBC(max_depth="three").fit(X, Y_CLASS),
+     db.InvalidParameterError, r"max_depth must be an int >= 1 or None; got 'three'"),
+    ("min_samples_leaf=0", lambda c: GBR(min_samples_leaf=0).fit(X, Y_REG),
+     db.InvalidParameterError, r"min_samples_leaf must be an int >= 1; got 0"),
+    ("n_estimators=2.5", lambda c: db.AdaBoostClassifier(n_estimators=2.5).fit(X, Y_CLASS),
+     db.InvalidParameterError, r"n_estimators must be an int >= 1; got 2.5"),
+    ("subsample above 1", lambda c: GBR(subsample=1.5).fit(X, Y_REG),
+     db.InvalidParameterError, r"subsample must be a number in \(0, 1\]; got 1.5"),
+    ("max_bins above 256", lambda c: GBR(max_bins=1000).fit(X, Y_REG),
+     db.InvalidParameterError, r"max_bins must be an int in \[3, 256\]; got 1000"),
+    ("unknown loss", lambda c: GBC(loss="hinge").fit(X, Y_CLASS),
+     db.InvalidParameterError, r"loss must be one of 'log_loss', 'exponential'; got 'hinge'"),
+    ("random_state as text", lambda c: GBR(random_state="seed").fit(X, Y_REG),
+     db.InvalidParameterError, r"random_state must be None, an int"),
+    ("Newton leaves for absolute error",
+     lambda c: GBR(loss="absolute_error", leaf_estimation="newton").fit(X, Y_REG),
+     db.InvalidParameterError, r"zero second derivative.*leaf_estimation='line_search'"),
+    ("neither max_depth nor max_leaf_nodes", lambda c: GBR(max_depth=None).fit(X, Y_REG),
+     db.InvalidParameterError, r"set max_depth or max_leaf_nodes"),
+    ("oob_score without bootstrap",
+     lambda c: db.BaggingRegressor(bootstrap=False, oob_score=True).fit(X, Y_REG),
+     db.InvalidParameterError, r"oob_score=True needs bootstrap=True"),
+    ("forest criterion unknown",
+     lambda c: db.RandomForestClassifier(criterion="mse").fit(X, Y_CLASS),
+     db.InvalidParameterError, r"criterion must be one of 'entropy', 'gini'"),
+    ("set_params with a misspelled name", lambda c: GBR().set_params(learnin_rate=0.1),
+     ValueError, r"invalid parameter 'learnin_rate' for GradientBoostingRegressor"),
+    ("voting weights of the wrong length",
+     lambda c: db.VotingRegressor([("g", GBR())], weights=[1, 2]).fit(X, Y_REG),
+     ValueError, r"2 weights for 1 estimators"),
+    ("voting='maybe'",
+     lambda c: db.VotingClassifier([("g", GBC())], voting="maybe").fit(X, Y_CLASS),
+     db.InvalidParameterError, r"voting must be one of 'hard', 'soft'; got 'maybe'"),
+    # --- prediction
+    ("predict before fit", lambda c: GBR().predict(X),
+     db.NotFittedError, r"GradientBoostingRegressor is not fitted yet; call fit first"),
+    ("predict on a 1-D row", lambda c: _fitted().predict(X[0]),
+     ValueError, r"Reshape your data"),
+    ("predict with too few features", lambda c: _fitted().predict(X[:, :1]),
+     ValueError, r"X has 1 features, but GradientBoostingClassifier is expecting 3 features"),
+    ("predict on a frame missing a column",
+     lambda c: _fitted(data=DF).predict(DF[["a", "b"]]),
+     ValueError, r"missing feature column\(s\) \['c'\]"),
+    ("predict on a Dask frame missing a column",
+     lambda c: _fitted(data=DF).predict(_dask_frame(c.client, Y_CLASS, ("a", "b"))[0]),
+     ValueError, r"missing feature column\(s\) \['c'\]"),
+    # --- continuing a model (init_model)
+    ("init_model from AdaBoost",
+     lambda c: GBC().fit(X, Y_CLASS, init_model=_fitted(db.AdaBoostClassifier)),
+     TypeError, (r"init_model is a AdaBoostClassifier; GradientBoostingClassifier.fit can only "
+                r"continue a fitted GradientBoostingClassifier")),
+    ("init_model from a regressor",
+     lambda c: GBC().fit(X, Y_CLASS, init_model=_fitted(GBR, y=Y_REG)),
+     TypeError, r"init_model is a GradientBoostingRegressor"),
+    ("init_model with another loss",
+     lambda c: GBC(loss="exponential").fit(X, Y_CLASS, init_model=_fitted()),
+     ValueError, r"init_model was trained with loss='log_loss'"),
+    ("init_model trained on other columns",
+     lambda c: GBC().fit(DF.rename(columns={"c": "d"}), Y_CLASS, init_model=_fitted(data=DF)),
+     ValueError, (r"init_model was trained on features \['a', 'b', 'c'\] but X has "
+                 r"\['a', 'b', 'd'\]")),
+    ("init_model with other classes",
+     lambda c: GBC().fit(X, Y_CLASS + 1, init_model=_fitted()),
+     ValueError, r"y has class\(es\) \[2\] that init_model was not trained on"),
+    ("init_model not fitted", lambda c: GBC().fit(X, Y_CLASS, init_model=GBC()),
+     db.NotFittedError, r"not fitted yet"),
+    # --- model files
+    ("model file truncated",
+     lambda c: db.load_model(_model_file(c.tmp, text=lambda b: b[: len(b) // 2])),
+     db.ModelFileError, r"model file .*model.json is not valid JSON .*truncated"),
+    ("model file of random bytes",
+     lambda c: db.load_model(_model_file(c.tmp, text=lambda b: bytes(range(256)))),
+     db.ModelFileError, r"model file .*model.json is not text"),
+    ("model file holding a JSON list",
+     lambda c: db.load_model(_model_file(c.tmp, text=lambda b: b"[1, 2]")),
+     db.ModelFileError, r"model.json: expected a JSON object at the top, got list"),
+    ("model file without trees",
+     lambda c: db.load_model(_model_file(c.tmp, lambda d: d.pop("trees"))),
+     db.ModelFileError, r"model.json, key trees: missing"),
+    ("model file naming an unknown estimator",
+     lambda c: db.load_model(_model_file(c.tmp, lambda d: _set(d, "estimator", "Foo"))),
+     db.ModelFileError, r"key estimator: unknown estimator 'Foo'"),
+    ("model file naming a library function",
+     lambda c: db.load_model(_model_file(c.tmp, lambda d: _set(d, "estimator", "load_model"))),
+     db.ModelFileError, r"key estimator: unknown estimator 'load_model'"),
+    ("model file with fewer feature names than its trees use",
+     lambda c: db.load_model(_model_file(c.tmp, lambda d: _set(d, "feature_names", ["a", "b"]))),
+     db.ModelFileError, r"key is_categorical: has 3 entries for 2 feature_names"),
+    ("model file whose trees use a feature it does not have",
+     lambda c: db.load_model(_model_file(c.tmp, lambda d: d["trees"][0][0]["nodes"]["feature"]
+                                         .__setitem__(0, 7))),
+     db.ModelFileError, (r"key trees\[0\]\[0\]\.nodes\.feature: uses feature index 7 but the "
+                        r"model has 3 features")),
+    ("model file with an unknown parameter",
+     lambda c: db.load_model(_model_file(c.tmp, lambda d: d["params"].update(learnin_rate=1))),
+     db.ModelFileError, r"key params: unknown parameter\(s\) \['learnin_rate'\]"),
+    ("model file with a parameter of the wrong type",
+     lambda c: db.load_model(_model_file(c.tmp, lambda d: d["params"].update(max_depth="3"))),
+     db.ModelFileError, r"key params: .*max_depth must be an int >= 1 or None; got '3'"),
+    ("model file of a newer format",
+     lambda c: db.load_model(_model_file(c.tmp, lambda d: _set(d, "version", 99))),
+     db.ModelFileError, r"key version: model format version 99.*upgrade distboost"),
+]
+
+
+class _Context:
+    def __init__(self, request, tmp):
+        self.request, self.tmp = request, tmp
+
+    @property
+    def client(self):
+        return self.request.getfixturevalue("dask_client")
+
+
+@pytest.mark.parametrize("action, error, pattern", [r[1:] for r in ROWS],
+                         ids=[r[0] for r in ROWS])
+def test_bad_input_is_refused_clearly(action, error, pattern, request, tmp_path):
+    with pytest.raises(error, match=pattern) as info:
+        action(_Context(request, tmp_path))
+    assert type(info.value).__module__.startswith(("distboost", "builtins"))
+    assert "distboost" in info.traceback[-1].path.as_posix()
+
+
+def test_init_model_of_same_kind_still_continues():
+    first = _fitted(data=DF)
+    more = GBC(n_estimators=2).fit(DF, Y_CLASS, init_model=first)
+    assert more.n_estimators_ == 5
+
+
+def test_readme_table_rows_are_rows_of_the_test_tables():
+    from pathlib import Path
+
+    try:
+        from test_bad_input_cli import PREPARE_ROWS
+        from test_bad_input_cli import ROWS as CLI_ROWS
+    except ImportError:  # tests/ imported as a package
+        from tests.test_bad_input_cli import PREPARE_ROWS
+        from tests.test_bad_input_cli import ROWS as CLI_ROWS
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    section = readme.split("## Reference: bad input")[1].split("\n## ")[0]
+    shown = [line.split("|")[1].strip() for line in section.splitlines()
+             if line.startswith("| ") and not line.startswith("| bad input")]
+    known = {r[0] for r in ROWS + CLI_ROWS + PREPARE_ROWS}
+    known |= {"truncated latest checkpoint", "SIGTERM to the command"}  # tests of their own
+    assert len(shown) >= 15 and set(shown) <= known, set(shown) - known

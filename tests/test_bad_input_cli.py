@@ -1,0 +1,229 @@
+"""Bad input to the command line and the flows, one parametrized case per row
+(the estimator and model-file rows are in ``test_bad_input.py``).
+
+Configuration errors are refused before any cluster or Prefect server
+starts, so these commands run in this process in well under a second.
+"""
+
+try:
+    import _flows_fixtures as fx
+except ImportError:  # tests/ imported as a package
+    from tests import _flows_fixtures as fx
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import distboost as db
+from distboost import cli
+
+
+@pytest.fixture(scope="module")
+def prepared(tmp_path_factory):
+    base = tmp_path_factory.mktemp("bad-cli")
+    raw = fx.hastie_csv(base / "raw", n_rows=600, n_files=2)
+    out = base / "data"
+    out.mkdir()
+    return fx.prepared_folder(raw, out, categorical=["colour"])
+
+
+# (id, command line (DATA: the prepared folder, OUT: a fresh folder), config file text,
+#  pattern of the error line)
+ROWS = [
+    ("misspelled parameter", ["train", "DATA", "--out", "OUT", "--param", "learnin_rate=0.1"],
+     None, (r"GradientBoostingClassifier has no parameter 'learnin_rate' \(did you mean "
+           r"'learning_rate'\?\)")),
+    ("parameter of the wrong type", ["train", "DATA", "--out", "OUT", "--param", "max_depth=three"],
+     None, r"parameter max_depth must be an int >= 1 or None; got 'three' \(str\)"),
+    ("wrong type in the configuration file", ["train", "DATA", "--out", "OUT", "--config", "CFG"],
+     "params: {max_depth: three}\n", r"max_depth must be an int >= 1 or None; got 'three'"),
+    ("unknown key in the configuration file", ["train", "DATA", "--out", "OUT", "--config", "CFG"],
+     "rounds: 10\n", r"training configuration .*cfg.yaml: rounds: Extra inputs are not permitted"),
+    ("unknown --estimator", ["train", "DATA", "--out", "OUT", "--estimator", "Foo"],
+     None, r"estimator: unknown estimator 'Foo'; choose one of GradientBoostingClassifier"),
+    ("regressor for a classification target",
+     ["train", "DATA", "--out", "OUT", "--estimator", "GradientBoostingRegressor"],
+     None, r"GradientBoostingRegressor does not fit a classification target"),
+    ("predict with a truncated model file", ["predict", "CFG", "DATA", "--out", "OUT"],
+     '{"format": "distboost-model", "vers', r"model file .*cfg.yaml is not valid JSON"),
+    ("evaluate with a model file of another program",
+     ["evaluate", "DATA", "--model", "CFG", "--out", "OUT"],
+     '{"weights": [1, 2]}', r"model file .*cfg.yaml, key format: is None, not 'distboost-model'"),
+    ("pipeline with a parameter neither task has",
+     ["pipeline", "DATA", "--out", "OUT", "--target", "y", "--param", "max_dept=3"],
+     None, r"has no parameter 'max_dept' \(did you mean 'max_depth'\?\)"),
+    ("pipeline with a loss of the other task",
+     ["pipeline", "DATA", "--out", "OUT", "--target", "y", "--estimator",
+      "GradientBoostingClassifier", "--param", "loss=huber"],
+     None, r"loss must be one of 'log_loss', 'exponential'; got 'huber'"),
+]
+
+
+@pytest.mark.parametrize("argv, config, pattern", [r[1:] for r in ROWS],
+                         ids=[r[0] for r in ROWS])
+def test_bad_command_fails_before_anything_starts(argv, config, pattern, prepared, tmp_path,
+                                                  capsys):
+    import re
+
+    cfg = tmp_path / "cfg.yaml"
+    if config is not None:
+        cfg.write_text(config)
+    out = tmp_path / "out"
+    names = {"DATA": str(prepared), "OUT": str(out), "CFG": str(cfg)}
+    started = time.perf_counter()
+    assert cli.main([names.get(a, a) for a in argv]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("distboost: error: ") and re.search(pattern, err), err
+    assert "pydantic" not in err and "Traceback" not in err
+    assert not out.exists()  # no run.json (or anything) left behind
+    assert time.perf_counter() - started < 10  # no cluster, no Prefect server
+
+
+def test_common_options_after_the_command_and_version(capsys):
+    args = cli.build_parser().parse_args(["train", "d", "--out", "r", "-v", "--no-progress"])
+    assert args.verbose and args.no_progress
+    args = cli.build_parser().parse_args(["-v", "train", "d", "--out", "r"])
+    assert args.verbose and not args.no_progress
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["--version"])
+    assert exc.value.code == 0 and capsys.readouterr().out.strip() == f"distboost {db.__version__}"
+
+
+def test_help_shows_defaults(capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["prepare", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "(default: 0.15)" in text and "(default: auto)" in text and "(default: 2)" in text
+    assert "(default: 0)" in text  # --seed
+    assert "(default: None)" not in text
+
+
+# ------------------------------------------------------------------ prepare
+PREPARE_ROWS = [
+    ("integer target holding one text value", ["1", "0", "1", "oops", "0", "1"] * 5,
+     (r"target 'y' holds whole numbers \(class labels\), but 5 value\(s\) are not, e.g. 'oops' "
+     r"at .*part-1.csv, data row 4")),
+    ("integer target holding 2.5", ["1", "0", "1", "2.5", "0", "1"] * 5,
+     r"but 5 value\(s\) are not, e.g. '2.5' at .*part-1.csv, data row 4"),
+    ("numeric target holding text", [f"{v}.5" for v in range(29)] + ["yes"],
+     (r"target 'y' holds numbers, but 1 value\(s\) are not, e.g. 'yes' at .*part-1.csv, "
+     r"data row 30")),
+]
+
+
+@pytest.mark.parametrize("second_file, pattern", [r[1:] for r in PREPARE_ROWS],
+                         ids=[r[0] for r in PREPARE_ROWS])
+def test_prepare_names_column_file_and_row_of_a_bad_target(second_file, pattern, tmp_path):
+    from flows._tabular import DataError
+
+    raw = tmp_path / "raw"
+    first = ["1", "0"] * 15 if "." not in second_file[0] else [f"{v}.25" for v in range(30)]
+    fx.write_csv(raw / "part-0.csv", pd.DataFrame({"x": np.arange(30.0), "y": first}))
+    fx.write_csv(raw / "part-1.csv", pd.DataFrame({"x": np.arange(30.0), "y": second_file}))
+    (tmp_path / "out").mkdir()
+    with pytest.raises(DataError, match=pattern):
+        fx.prepared_folder(raw, tmp_path / "out")
+
+
+def test_successful_prepare_removes_stale_staging(tmp_path):
+    from flows.prepare import remove_stale_staging
+
+    out = tmp_path / "data"
+    out.mkdir()
+    for stale in (".data.partial-1234abcd", ".data.old-5678ef01"):
+        (tmp_path / stale).mkdir()
+        (tmp_path / stale / "part.parquet").write_text("half written")
+    (tmp_path / ".other.partial-0000").mkdir()
+    remove_stale_staging(out)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".other.partial-0000", "data"]
+
+
+# --------------------------------------------------------------- checkpoints
+def test_truncated_latest_checkpoint_falls_back_to_the_previous(tmp_path, capsys):
+    from flows.train import last_good_checkpoint
+
+    X = np.random.default_rng(0).normal(size=(80, 2))
+    y = (X[:, 0] > 0).astype(int)
+    (tmp_path / "checkpoints").mkdir()
+    for rounds in (2, 4):
+        model = db.GradientBoostingClassifier(n_estimators=rounds).fit(X, y)
+        model.save_model(tmp_path / "checkpoints" / f"round-{rounds:05d}.json")
+    latest = tmp_path / "checkpoints" / "round-00004.json"
+    latest.write_bytes(latest.read_bytes()[:500])
+    done, checkpoint = last_good_checkpoint(tmp_path)
+    assert (done, checkpoint.name) == (2, "round-00002.json")
+    assert (tmp_path / "checkpoints" / "round-00004.json.damaged").is_file()  # kept, not lost
+    err = capsys.readouterr().err
+    assert "round-00004.json is damaged" in err and "not valid JSON" in err
+
+
+def test_failed_start_of_a_new_run_leaves_nothing(tmp_path):
+    from flows.config import train_config
+    from flows.train import _forget_run, run_record, start_run
+
+    data = fx.hastie_csv(tmp_path / "raw", n_rows=200, n_files=1)
+    prepared = tmp_path / "data"
+    prepared.mkdir()
+    fx.prepared_folder(data, prepared, categorical=["colour"])
+    run = tmp_path / "run"
+    assert start_run(run, run_record(train_config({}), str(prepared)), overwrite=False)
+    _forget_run(run)
+    assert not run.exists()
+
+
+# ------------------------------------------------------------------ signals
+def _descendants(pid: int) -> list:
+    import psutil
+
+    return psutil.Process(pid).children(recursive=True)
+
+
+@pytest.mark.slow
+def test_sigterm_stops_the_cluster_and_prefect_server_the_cli_started(tmp_path):
+    import psutil
+
+    raw = fx.hastie_csv(tmp_path / "raw", n_rows=3000, n_files=3)
+    out = tmp_path / "data"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "distboost.cli", "--no-progress", "prepare", str(raw), "--out",
+         str(out), "--target", "y", "--categorical", "colour", "--workers", "1",
+         "--dashboard-address", ":0"],
+        env=fx.subprocess_env(fx.shared_prefect_home()), cwd=fx.REPO,
+        stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        seen = []
+        for line in proc.stderr:  # the Prefect server runs before the flow starts the cluster
+            seen.append(line)
+            if "started a local Dask cluster" in line:
+                break
+        assert proc.poll() is None, "".join(seen)
+        started = _descendants(proc.pid)
+        assert any("uvicorn" in " ".join(p.cmdline()) for p in started), started
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 130
+        _, alive = psutil.wait_procs(started, timeout=20)
+        assert not alive, [p.cmdline() for p in alive]
+        assert "interrupted (SIGTERM)" in proc.stderr.read()
+        assert not list(tmp_path.glob(".data.partial-*"))
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        for p in _descendants(proc.pid) if proc.poll() is None else []:
+            p.kill()
+    assert os.path.exists(raw) and not out.exists()
+
+
+def test_model_file_rows_name_the_file(tmp_path):
+    path = Path(tmp_path) / "m.json"
+    path.write_text(json.dumps({"format": "distboost-model", "version": 1}))
+    with pytest.raises(db.ModelFileError, match=r"model file .*m.json, key estimator: missing"):
+        db.load_model(path)
