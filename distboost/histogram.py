@@ -205,7 +205,8 @@ def _accumulate(X, stats, order, owner_tree, owner_slot, owner, clo, chi, block_
                 out):
     """out[block, slot] += the statistics of every row of each chunk.
 
-    Rows are read ``PREFETCH_AHEAD`` iterations after asking for them.
+    Rows are read ``PREFETCH_AHEAD`` iterations after asking for them, except
+    in chunks of consecutive rows, which stream.
     """
     n_features, n_stats = X.shape[1], stats.shape[2]
     flat_X = X.reshape(-1)
@@ -215,8 +216,12 @@ def _accumulate(X, stats, order, owner_tree, owner_slot, owner, clo, chi, block_
             hs = out[blk, owner_slot[owner[c]]].reshape(-1)
             st, rows = stats[t], order[t]
             flat_st = st.reshape(-1)
-            hi = chi[c]
-            for k in range(clo[c], hi):
+            lo, hi = clo[c], chi[c]
+            if rows[hi - 1] - rows[lo] == hi - 1 - lo:  # consecutive rows (a root): stream them
+                for r in range(rows[lo], rows[hi - 1] + 1):
+                    _add_row(X, r, features, st, hs)
+                continue
+            for k in range(lo, hi):
                 if k + PREFETCH_AHEAD < hi:
                     ahead = rows[k + PREFETCH_AHEAD]
                     prefetch(flat_X, ahead * n_features)
