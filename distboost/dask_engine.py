@@ -1,16 +1,18 @@
 """Running the engine's per-partition work as Dask tasks.
 
-Training data stay on the workers as futures of ``Shard`` objects; each wave
-submits one task per partition with a readable key
-``("distboost-histogram-r12", fit_token, wave, partition)`` so the dashboard
-groups work by round. Histograms are first summed on each worker (one task per
-worker, over the partitions it holds) and only those few sums travel to the
-driver. Sums are integers, so the order of addition does not matter.
+Scanning and binning run as tasks, one per partition, with readable keys
+``("distboost-bin-r0", fit_token, wave, partition)`` so the dashboard names
+the work. Training then runs on one ``Holder`` Actor per worker, holding the
+partitions that worker binned: a tree level is one actor call per worker (no
+scheduler round trip), answered with the histogram summed over that worker's
+partitions; the rounds show on the dashboard as events. Sums are integers, so
+the order of addition does not matter.
 """
 
 from __future__ import annotations
 
 import operator
+import time
 import uuid
 from collections import defaultdict
 
@@ -18,7 +20,7 @@ import numba
 from dask.delayed import Delayed, delayed
 from distributed import wait
 
-from . import _group
+from ._holder import History, Holder
 
 
 def resolve_client(client=None):
@@ -58,22 +60,33 @@ def _has_lazy(obj) -> bool:
 
 
 class DaskExecutor:
-    """Submits the engine's work to a Dask cluster.
+    """Runs the engine's work on a Dask cluster.
 
-    Per-partition passes (scan, binning) run one task per partition; after
-    binning, partitions are bundled into one group per worker and every wave
-    runs one task per group on that worker.
+    Scans and binning run as tasks, one per partition. The binned partitions
+    then move into one ``Holder`` Actor per worker, created on the worker
+    that binned them (no data moves), and the shard futures are released:
+    the worker keeps the uint8 codes and the per-row state only. Every wave
+    is one actor call per holder.
+
+    Actors are not recomputed by Dask. When a holder's worker is lost, its
+    partitions are binned again from the source graph (on the workers left),
+    put into new holders, and brought to the current state by replaying the
+    ``History`` of state-changing waves; then the interrupted wave is run on
+    them. The model is the same as without the loss.
     """
 
-    rebase_every = 50
-    """Rounds between rebuilding row states from the model: bounds the chain
-    of tasks a lost worker's data is recomputed from (see Engine.rebase_due)."""
+    max_recoveries = 8
+    """Lost holders rebuilt within one wave before giving up."""
 
     def __init__(self, client):
         self.client = client
         self.token = uuid.uuid4().hex[:8]
         self.round = 0
         self.wave = 0
+        self.groups: list[_Group] = []
+        self.history = History()
+        self._recipes: dict[str, tuple] = {}
+        self._binned: dict[str, list] = {}
 
     def _key(self, name, i):
         return (f"distboost-{name}-r{self.round}", self.token, self.wave, i)
@@ -89,26 +102,21 @@ class DaskExecutor:
         event.update({f"validation_{k}": v for k, v in enumerate(eval_metrics)})
         self.client.log_event(["distboost", "all"], event)
 
-    def map(self, fn, name, per_part, *common):
-        """One task per partition (inputs may be lazy Dask pieces)."""
+    # ------------------------------------------------------------ tasks
+    def map(self, fn, name, per_part, *common, indices=None):
+        """One task per partition (inputs may be lazy Dask pieces); ``indices``
+        name the partitions in the keys (default 0, 1, ...)."""
         self.wave += 1
+        indices = range(len(per_part)) if indices is None else indices
         if any(_has_lazy(args) for args in per_part):
             lazy = [
                 delayed(_call, pure=False)(fn, *args, *common, dask_key_name=self._key(name, i))
-                for i, args in enumerate(per_part)
+                for i, args in zip(indices, per_part)
             ]
             return self.client.compute(lazy)
         return [
             self.client.submit(_call, fn, *args, *common, key=self._key(name, i))
-            for i, args in enumerate(per_part)
-        ]
-
-    def call(self, groups, fn, name, *common):
-        """One task per group."""
-        self.wave += 1
-        return [
-            self.client.submit(_call, fn, g, *common, key=self._key(name, i))
-            for i, g in enumerate(groups)
+            for i, args in zip(indices, per_part)
         ]
 
     def getitem(self, values, item, name):
@@ -129,22 +137,6 @@ class DaskExecutor:
         who = self.client.who_has(futures)
         return [min(who.get(f.key, ("?",))) for f in futures]
 
-    def bundle(self, shards, name):
-        """Group partitions by the worker holding them (no data moves)."""
-        if not shards:
-            return []
-        groups = defaultdict(list)
-        for owner, f in zip(self._owners(shards), shards):
-            groups[owner].append(f)
-        self.wave += 1
-        return [
-            self.client.submit(
-                _group.bundle, *futs, key=self._key(name, j),
-                workers=None if w == "?" else [w], allow_other_workers=True,
-            )
-            for j, (w, futs) in enumerate(sorted(groups.items()))
-        ]
-
     def reduce(self, values, combine, name, *args):
         """Combine per worker (one task each), then on the driver."""
         groups = defaultdict(list)
@@ -159,3 +151,152 @@ class DaskExecutor:
             for j, (w, vals) in enumerate(sorted(groups.items()))
         ]
         return combine(self.client.gather(partial), *args)
+
+    # ---------------------------------------------------------- holders
+    def bin(self, set_key, fn, name, per_part, *common):
+        """Bin one set's partitions as tasks; keep the recipe to bin them again."""
+        self._recipes[set_key] = (fn, name, list(per_part), common)
+        self._binned[set_key] = self._bin(set_key, range(len(per_part)))
+
+    def _bin(self, set_key, indices):
+        fn, name, per_part, common = self._recipes[set_key]
+        indices = list(indices)
+        futures = self.map(fn, name, [per_part[i] for i in indices], *common, indices=indices)
+        return list(zip(indices, futures))
+
+    def place(self, name):
+        """One holder per worker for the partitions it binned; release the shard futures."""
+        binned, self._binned = self._binned, {}
+        groups, lost = self._place(binned, name)
+        self.groups = groups + self._rebuild(lost)
+
+    def _place(self, binned, name):
+        """Holders for ``{set_key: [(index, shard future)]}``; returns (placed, lost)."""
+        pairs = [(k, i, f) for k, items in binned.items() for i, f in items]
+        if not pairs:
+            return [], []
+        by_worker = defaultdict(list)
+        for owner, pair in zip(self._owners([f for _, _, f in pairs]), pairs):
+            by_worker[owner].append(pair)
+        threads = {w: info["nthreads"] for w, info in self.client.scheduler_info()["workers"].items()}
+        self.wave += 1
+        groups = []
+        for j, (worker, members) in enumerate(sorted(by_worker.items())):
+            members.sort(key=lambda m: (m[0], m[1]))
+            sets = defaultdict(list)
+            for k, i, _ in members:
+                sets[k].append(i)
+            future = self.client.submit(
+                Holder, [(k, len(v)) for k, v in sets.items()], *(f for _, _, f in members),
+                n_threads=threads.get(worker), key=self._key(name, j), actor=True,
+                workers=None if worker == "?" else [worker], allow_other_workers=True,
+            )
+            groups.append(_Group(dict(sets), future))
+        placed, lost = [], []
+        for g in groups:
+            (placed if g.connect() else lost).append(g)
+        return placed, lost
+
+    def _rebuild(self, lost):
+        """New holders for the partitions of ``lost``, in the current state."""
+        rebuilt = []
+        for _ in range(self.max_recoveries):
+            if not lost:
+                return rebuilt
+            parts = defaultdict(list)
+            for g in lost:
+                g.release()
+                for k, idx in g.sets.items():
+                    parts[k] += idx
+            placed, lost = self._place({k: self._bin(k, sorted(v)) for k, v in parts.items()},
+                                       "regroup")
+            for g in placed:
+                replay = self.history.replay(g.sets)
+                if not replay or _done(g, g.call(replay)):
+                    rebuilt.append(g)
+                else:
+                    lost.append(g)
+        raise RuntimeError(f"lost workers {self.max_recoveries} times while rebuilding holders; "
+                           f"check the cluster's health (memory limits, worker logs)")
+
+    def run(self, ops, name):
+        """One actor call per holder; per op, the small results of the holders having its set."""
+        results, todo = {}, self.groups
+        for _ in range(self.max_recoveries + 1):
+            calls = [(g, g.call([op for op in ops if op.set_key in g.sets])) for g in todo]
+            lost = [g for g, call in calls if not _done(g, call, results)]
+            if not lost:
+                break
+            self.groups = [g for g in self.groups if g not in lost]
+            todo = self._rebuild(lost)
+            self.groups += todo
+        else:
+            raise RuntimeError(f"lost workers {self.max_recoveries} times in one wave ({name})")
+        self.history.record(ops)
+        out = [[] for _ in ops]
+        for g in self.groups:
+            mine = (i for i, op in enumerate(ops) if op.set_key in g.sets)
+            for i, small in zip(mine, results[id(g)]):
+                out[i].append(small)
+        return out
+
+
+LOST = (OSError, RuntimeError)
+"""What an actor call raises when its worker is gone (``OSError: Unable to
+contact Actor's worker``, ``RuntimeError: Worker holding Actor was lost``)."""
+
+
+class _Group:
+    """One holder Actor and the partitions (per set) it holds."""
+
+    def __init__(self, sets: dict, future):
+        self.sets, self.future, self.actor = sets, future, None
+
+    def connect(self) -> bool:
+        """Wait for the actor; False if its worker was lost meanwhile."""
+        try:
+            with self.future.client.as_current():  # binds the proxy to this (maybe non-default) client
+                self.actor = self.future.result()
+        except LOST:
+            return False
+        return True
+
+    def call(self, ops):
+        """Start ``Holder.run(ops)``; returns the actor future (or the error raised)."""
+        if not ops:
+            return None
+        try:
+            return self.actor.run(ops)
+        except LOST as e:
+            return e
+
+    def release(self):
+        self.future.release()
+        self.actor = None
+
+
+def _done(group, call, results=None) -> bool:
+    """Collect a call's result into ``results[id(group)]``; False if the holder is lost."""
+    try:
+        if isinstance(call, BaseException):
+            raise call
+        value = [] if call is None else call.result()
+    except LOST as e:
+        _raise_unless_lost(group, e)
+        return False
+    if results is not None:
+        results[id(group)] = value
+    return True
+
+
+def _raise_unless_lost(group, error, patience: float = 10.0):
+    """Re-raise ``error`` unless the scheduler says the holder's worker is gone.
+
+    A dead worker surfaces first as a connection error on the driver; the
+    scheduler marks the actor's future as erred moments later.
+    """
+    deadline = time.monotonic() + (patience if isinstance(error, OSError) else 0.0)
+    while group.future.status != "error":
+        if time.monotonic() >= deadline:
+            raise error
+        time.sleep(0.05)

@@ -120,7 +120,7 @@ def test_prediction_is_lazy_and_partitionwise(frame, parquet_dirs, dask_client):
     np.testing.assert_array_equal(dask_client.compute(reg.predict(X)).result(), local.predict(X.compute()))
 
 
-def test_task_keys_name_the_work_and_the_round(frame, parquet_dirs, dask_client):
+def test_tasks_are_named_and_levels_are_actor_calls(frame, parquet_dirs, dask_client):
     from distributed import get_task_stream
 
     ddf = dd.read_parquet(parquet_dirs[3])
@@ -128,9 +128,13 @@ def test_task_keys_name_the_work_and_the_round(frame, parquet_dirs, dask_client)
         db.GradientBoostingRegressor(n_estimators=3, max_depth=3, client=dask_client).fit(
             ddf[FEATURES], ddf["target"])
     groups = {k[0] if isinstance(k, tuple) else k for k in (t["key"] for t in ts.data)}
-    for name in ("distboost-histogram-r1", "distboost-round-start-r2", "distboost-bin-r0",
-                 "distboost-scan-r0"):
+    for name in ("distboost-scan-r0", "distboost-bin-r0", "distboost-group-r0"):
         assert name in groups, sorted(groups)
+    # rounds and levels run as actor calls, not tasks: no task per wave
+    assert not [g for g in groups if "histogram" in g or "round-start" in g], sorted(groups)
+    events = [e for _, e in dask_client.get_events("distboost")]
+    fit = events[-1]["fit"]
+    assert [e["round"] for e in events if e["fit"] == fit] == [0, 1, 2]
 
 
 # ------------------------------------------------------------------ bad input
