@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import operator
 import time
+import weakref
 import uuid
 from collections import defaultdict
 
@@ -87,6 +88,10 @@ class DaskExecutor:
         self.history = History()
         self._recipes: dict[str, tuple] = {}
         self._binned: dict[str, list] = {}
+        self._created: list[_Group] = []
+        # the holders go with the fit (an actor proxy sits in reference cycles of its
+        # own calls, so waiting for the garbage collector would keep them for a while)
+        weakref.finalize(self, _release_all, self._created).atexit = False
 
     def _key(self, name, i):
         return (f"distboost-{name}-r{self.round}", self.token, self.wave, i)
@@ -192,6 +197,7 @@ class DaskExecutor:
                 workers=None if worker == "?" else [worker], allow_other_workers=True,
             )
             groups.append(_Group(dict(sets), future))
+        self._created += groups
         placed, lost = [], []
         for g in groups:
             (placed if g.connect() else lost).append(g)
@@ -271,8 +277,17 @@ class _Group:
             return e
 
     def release(self):
-        self.future.release()
+        """Let the holder go: drop every reference this process has to its key."""
+        proxy_future = getattr(self.actor, "_future", None)  # the proxy's own reference
+        for future in (self.future, proxy_future):
+            if future is not None:
+                future.release()
         self.actor = None
+
+
+def _release_all(groups):
+    for g in groups:
+        g.release()
 
 
 def _done(group, call, results=None) -> bool:

@@ -137,6 +137,38 @@ def test_tasks_are_named_and_levels_are_actor_calls(frame, parquet_dirs, dask_cl
     assert [e["round"] for e in events if e["fit"] == fit] == [0, 1, 2]
 
 
+def _worker_holdings(dask_worker):
+    return sorted(map(str, dask_worker.data)), len(dask_worker.state.actors)
+
+
+def _settled(client):
+    """Worker holdings once no holder of an earlier fit is left (releases are asynchronous)."""
+    import time
+
+    deadline = time.monotonic() + 10
+    while any(n for _, n in client.run(_worker_holdings).values()):
+        assert time.monotonic() < deadline, client.run(_worker_holdings)
+        time.sleep(0.05)
+    return client.run(_worker_holdings)
+
+
+def test_workers_keep_one_holder_and_no_partitions_while_training(parquet_dirs, dask_client):
+    ddf = dd.read_parquet(parquet_dirs[8])
+    before = _settled(dask_client)
+    during = []
+
+    def look(r, *_):
+        if r == 1:
+            during.append(dask_client.run(_worker_holdings))
+
+    db.GradientBoostingRegressor(n_estimators=3, client=dask_client).fit(
+        ddf[FEATURES], ddf["target"], callbacks=[look])
+    for worker, (keys, n_actors) in during[0].items():
+        assert set(keys) <= set(before[worker][0]), keys  # shards and source partitions released
+        assert n_actors == 1  # its holder
+    assert _settled(dask_client) == before  # the fit's holders went with it
+
+
 # ------------------------------------------------------------------ bad input
 def test_error_without_a_client(parquet_dirs):
     code = textwrap.dedent(f"""
