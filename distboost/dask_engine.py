@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import operator
 import time
-import weakref
+import asyncio
 import uuid
 from collections import defaultdict
 
 import numba
 from dask.delayed import Delayed, delayed
 from distributed import wait
+from distributed.protocol import to_serialize
 
 from ._holder import History, Holder
 
@@ -88,10 +89,6 @@ class DaskExecutor:
         self.history = History()
         self._recipes: dict[str, tuple] = {}
         self._binned: dict[str, list] = {}
-        self._created: list[_Group] = []
-        # the holders go with the fit (an actor proxy sits in reference cycles of its
-        # own calls, so waiting for the garbage collector would keep them for a while)
-        weakref.finalize(self, _release_all, self._created).atexit = False
 
     def _key(self, name, i):
         return (f"distboost-{name}-r{self.round}", self.token, self.wave, i)
@@ -197,10 +194,16 @@ class DaskExecutor:
                 workers=None if worker == "?" else [worker], allow_other_workers=True,
             )
             groups.append(_Group(dict(sets), future))
-        self._created += groups
+        with self.client.as_current():
+            wait([g.future for g in groups])
+        who = self.client.who_has([g.future for g in groups])
         placed, lost = [], []
         for g in groups:
-            (placed if g.connect() else lost).append(g)
+            if g.future.status == "error" and _lost(g, g.future.exception()):
+                lost.append(g)
+            else:
+                g.address = min(who[g.future.key])
+                placed.append(g)
         return placed, lost
 
     def _rebuild(self, lost):
@@ -216,12 +219,9 @@ class DaskExecutor:
                     parts[k] += idx
             placed, lost = self._place({k: self._bin(k, sorted(v)) for k, v in parts.items()},
                                        "regroup")
-            for g in placed:
-                replay = self.history.replay(g.sets)
-                if not replay or _done(g, g.call(replay)):
-                    rebuilt.append(g)
-                else:
-                    lost.append(g)
+            outcomes = self._call(placed, [self.history.replay(g.sets) for g in placed])
+            for g, out in zip(placed, outcomes):
+                (lost if _lost(g, out) else rebuilt).append(g)
         raise RuntimeError(f"lost workers {self.max_recoveries} times while rebuilding holders; "
                            f"check the cluster's health (memory limits, worker logs)")
 
@@ -229,8 +229,13 @@ class DaskExecutor:
         """One actor call per holder; per op, the small results of the holders having its set."""
         results, todo = {}, self.groups
         for _ in range(self.max_recoveries + 1):
-            calls = [(g, g.call([op for op in ops if op.set_key in g.sets])) for g in todo]
-            lost = [g for g, call in calls if not _done(g, call, results)]
+            outcomes = self._call(todo, [[op for op in ops if op.set_key in g.sets] for g in todo])
+            lost = []
+            for g, out in zip(todo, outcomes):
+                if _lost(g, out):
+                    lost.append(g)
+                else:
+                    results[id(g)] = out
             if not lost:
                 break
             self.groups = [g for g in self.groups if g not in lost]
@@ -246,61 +251,62 @@ class DaskExecutor:
                 out[i].append(small)
         return out
 
+    def _call(self, groups, op_lists):
+        """``Holder.run`` on every group at once; per group, its smalls or the error raised.
 
-LOST = (OSError, RuntimeError)
-"""What an actor call raises when its worker is gone (``OSError: Unable to
-contact Actor's worker``, ``RuntimeError: Worker holding Actor was lost``)."""
+        Straight to each holder's worker through the client's connection pool
+        (what an Actor proxy does on a client with ``direct_to_workers``),
+        rather than relayed by the scheduler, whatever the client's setting.
+        """
+        async def call(g, ops):
+            if not ops:
+                return []
+            reply = asyncio.ensure_future(self.client.rpc(g.address).actor_execute(
+                actor=g.future.key, function="run", args=[to_serialize(ops)], kwargs={}))
+            while not reply.done():  # don't wait out connection timeouts for a dead worker
+                if g.future.status == "error":
+                    reply.cancel()
+                    raise RuntimeError(f"the worker holding {g.future.key} was lost")
+                await asyncio.wait([reply], timeout=LOST_POLL)
+            if reply.result()["status"] != "OK":
+                raise reply.result()["exception"]
+            return reply.result()["result"]
+
+        async def wave():
+            return await asyncio.gather(*(call(g, ops) for g, ops in zip(groups, op_lists)),
+                                        return_exceptions=True)
+
+        return self.client.sync(wave)
+
+
+LOST_POLL = 0.05
+"""Seconds between looks at whether a holder's worker was lost, during a call."""
+
+LOST = (OSError, RuntimeError, KeyError)
+"""What reaching a holder raises when its worker is gone (connection errors;
+the worker no longer knowing the actor)."""
 
 
 class _Group:
-    """One holder Actor and the partitions (per set) it holds."""
+    """One holder Actor (its future, its worker) and the partitions, per set, it holds."""
 
     def __init__(self, sets: dict, future):
-        self.sets, self.future, self.actor = sets, future, None
-
-    def connect(self) -> bool:
-        """Wait for the actor; False if its worker was lost meanwhile."""
-        try:
-            with self.future.client.as_current():  # binds the proxy to this (maybe non-default) client
-                self.actor = self.future.result()
-        except LOST:
-            return False
-        return True
-
-    def call(self, ops):
-        """Start ``Holder.run(ops)``; returns the actor future (or the error raised)."""
-        if not ops:
-            return None
-        try:
-            return self.actor.run(ops)
-        except LOST as e:
-            return e
+        self.sets, self.future, self.address = sets, future, None
 
     def release(self):
-        """Let the holder go: drop every reference this process has to its key."""
-        proxy_future = getattr(self.actor, "_future", None)  # the proxy's own reference
-        for future in (self.future, proxy_future):
-            if future is not None:
-                future.release()
-        self.actor = None
+        self.future.release()
 
 
-def _release_all(groups):
-    for g in groups:
-        g.release()
+def _lost(group, outcome) -> bool:
+    """Is ``outcome`` (a call's result or error) the loss of the holder's worker?
 
-
-def _done(group, call, results=None) -> bool:
-    """Collect a call's result into ``results[id(group)]``; False if the holder is lost."""
-    try:
-        if isinstance(call, BaseException):
-            raise call
-        value = [] if call is None else call.result()
-    except LOST as e:
-        _raise_unless_lost(group, e)
+    Errors that do not mean a lost worker are raised.
+    """
+    if not isinstance(outcome, BaseException):
         return False
-    if results is not None:
-        results[id(group)] = value
+    if not isinstance(outcome, LOST):
+        raise outcome
+    _raise_unless_lost(group, outcome)
     return True
 
 
@@ -310,7 +316,7 @@ def _raise_unless_lost(group, error, patience: float = 10.0):
     A dead worker surfaces first as a connection error on the driver; the
     scheduler marks the actor's future as erred moments later.
     """
-    deadline = time.monotonic() + (patience if isinstance(error, OSError) else 0.0)
+    deadline = time.monotonic() + patience
     while group.future.status != "error":
         if time.monotonic() >= deadline:
             raise error

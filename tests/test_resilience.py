@@ -108,7 +108,7 @@ class _KillBeforeLevel:
         def level(engine, *args):
             self.calls += 1
             if self.calls == self.n:
-                self.killed = engine.ex.groups[0].actor._address
+                self.killed = engine.ex.groups[0].address
                 _kill(self.client, self.killed)
             return self.level(engine, *args)
 
