@@ -75,6 +75,8 @@ class LocalExecutor:
 
 
 class _Local:
+    """The in-process holder, and its sets (as ``dask_engine._Group`` has them)."""
+
     def __init__(self, holder):
         self.holder, self.sets = holder, holder.states
 
