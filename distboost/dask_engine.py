@@ -20,6 +20,7 @@ from collections import defaultdict
 import numba
 from dask.delayed import Delayed, delayed
 from distributed import wait
+from distributed.actor import ProxyRPC
 from distributed.protocol import to_serialize
 
 from ._holder import History, Holder
@@ -255,13 +256,20 @@ class DaskExecutor:
         """``Holder.run`` on every group at once; per group, its smalls or the error raised.
 
         Straight to each holder's worker through the client's connection pool
-        (what an Actor proxy does on a client with ``direct_to_workers``),
-        rather than relayed by the scheduler, whatever the client's setting.
+        (what an Actor proxy does on a client with ``direct_to_workers=True``)
+        unless the client was told not to reach workers directly
+        (``direct_to_workers=False``): then the scheduler relays the calls.
         """
+        if self.client.direct_to_workers is False:
+            def rpc(address):
+                return ProxyRPC(self.client.scheduler, address)
+        else:
+            rpc = self.client.rpc
+
         async def call(g, ops):
             if not ops:
                 return []
-            reply = asyncio.ensure_future(self.client.rpc(g.address).actor_execute(
+            reply = asyncio.ensure_future(rpc(g.address).actor_execute(
                 actor=g.future.key, function="run", args=[to_serialize(ops)], kwargs={}))
             while not reply.done():  # don't wait out connection timeouts for a dead worker
                 if g.future.status == "error":

@@ -137,6 +137,20 @@ def test_tasks_are_named_and_levels_are_actor_calls(frame, parquet_dirs, dask_cl
     assert [e["round"] for e in events if e["fit"] == fit] == [0, 1, 2]
 
 
+def test_client_without_direct_connections_to_workers(frame, parquet_dirs, dask_client):
+    """Holder calls then go through the scheduler; same model."""
+    from distributed import Client
+
+    ddf = dd.read_parquet(parquet_dirs[3])
+    params = {"n_estimators": 3, "max_depth": 3}
+    local = db.GradientBoostingRegressor(**params).fit(frame[FEATURES], frame["target"])
+    with Client(dask_client.scheduler.address, direct_to_workers=False,
+                set_as_default=False) as relayed:
+        dist = db.GradientBoostingRegressor(client=relayed, **params).fit(
+            ddf[FEATURES], ddf["target"])
+    _same_model(local, dist)
+
+
 def _worker_holdings(dask_worker):
     return sorted(map(str, dask_worker.data)), len(dask_worker.state.actors)
 
