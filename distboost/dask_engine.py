@@ -290,6 +290,9 @@ class DaskExecutor:
 LOST_POLL = 0.05
 """Seconds between looks at whether a holder's worker was lost, during a call."""
 
+LOST_PATIENCE = 10.0
+"""Seconds a connection error waits for the scheduler to confirm a lost worker."""
+
 LOST = (OSError, RuntimeError, KeyError)
 """What reaching a holder raises when its worker is gone (connection errors;
 the worker no longer knowing the actor)."""
@@ -318,12 +321,13 @@ def _lost(group, outcome) -> bool:
     return True
 
 
-def _raise_unless_lost(group, error, patience: float = 10.0):
+def _raise_unless_lost(group, error):
     """Re-raise ``error`` unless the scheduler says the holder's worker is gone.
 
     A dead worker surfaces first as a connection error on the driver; the
     scheduler marks the actor's future as erred moments later.
     """
+    patience = LOST_PATIENCE if isinstance(error, OSError) else LOST_POLL
     deadline = time.monotonic() + patience
     while group.future.status != "error":
         if time.monotonic() >= deadline:

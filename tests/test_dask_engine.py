@@ -151,6 +151,23 @@ def test_client_without_direct_connections_to_workers(frame, parquet_dirs, dask_
     _same_model(local, dist)
 
 
+def _refuse(state, message):
+    raise ValueError(message)
+
+
+def test_an_error_in_a_holder_reaches_the_caller(frame, dask_client):
+    from distboost._data import plan
+    from distboost.engine import Engine
+
+    ddf = dd.from_pandas(frame, npartitions=2)
+    ex, parts, evals, schema = plan(ddf[FEATURES], ddf["target"], None, None, None, dask_client, None)
+    engine = Engine(ex)
+    engine.prepare(parts, evals, schema, True, 255)
+    with pytest.raises(ValueError, match="no thanks"):
+        engine.apply(_refuse, "refuse", "no thanks")
+    assert len(engine.groups) == 2  # not mistaken for lost holders
+
+
 def _worker_holdings(dask_worker):
     return sorted(map(str, dask_worker.data)), len(dask_worker.state.actors)
 
