@@ -227,7 +227,24 @@ class DaskExecutor:
                            f"check the cluster's health (memory limits, worker logs)")
 
     def run(self, ops, name):
-        """One actor call per holder; per op, the small results of the holders having its set."""
+        """One actor call per holder; per op, the small results of the holders having its set.
+
+        An error other than a lost worker ends the fit: the holders are
+        released at once (the error's traceback may hold this executor in a
+        reference cycle for a while).
+        """
+        try:
+            return self._run(ops, name)
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self):
+        """Release every holder (their workers drop the fit's data)."""
+        for g in self.groups:
+            g.release()
+
+    def _run(self, ops, name):
         results, todo = {}, self.groups
         for _ in range(self.max_recoveries + 1):
             outcomes = self._call(todo, [[op for op in ops if op.set_key in g.sets] for g in todo])

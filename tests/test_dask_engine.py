@@ -151,23 +151,6 @@ def test_client_without_direct_connections_to_workers(frame, parquet_dirs, dask_
     _same_model(local, dist)
 
 
-def _refuse(state, message):
-    raise ValueError(message)
-
-
-def test_an_error_in_a_holder_reaches_the_caller(frame, dask_client):
-    from distboost._data import plan
-    from distboost.engine import Engine
-
-    ddf = dd.from_pandas(frame, npartitions=2)
-    ex, parts, evals, schema = plan(ddf[FEATURES], ddf["target"], None, None, None, dask_client, None)
-    engine = Engine(ex)
-    engine.prepare(parts, evals, schema, True, 255)
-    with pytest.raises(ValueError, match="no thanks"):
-        engine.apply(_refuse, "refuse", "no thanks")
-    assert len(engine.groups) == 2  # not mistaken for lost holders
-
-
 def _worker_holdings(dask_worker):
     return sorted(map(str, dask_worker.data)), len(dask_worker.state.actors)
 
@@ -198,6 +181,24 @@ def test_workers_keep_one_holder_and_no_partitions_while_training(parquet_dirs, 
         assert set(keys) <= set(before[worker][0]), keys  # shards and source partitions released
         assert n_actors == 1  # its holder
     assert _settled(dask_client) == before  # the fit's holders went with it
+
+
+def _refuse(state, message):
+    raise ValueError(message)
+
+
+def test_an_error_in_a_holder_reaches_the_caller(frame, dask_client):
+    from distboost._data import plan
+    from distboost.engine import Engine
+
+    ddf = dd.from_pandas(frame, npartitions=2)
+    ex, parts, evals, schema = plan(ddf[FEATURES], ddf["target"], None, None, None, dask_client, None)
+    engine = Engine(ex)
+    engine.prepare(parts, evals, schema, True, 255)
+    with pytest.raises(ValueError, match="no thanks"):
+        engine.apply(_refuse, "refuse", "no thanks")
+    assert len(engine.groups) == 2  # not mistaken for lost holders
+    assert not any(n for _, n in _settled(dask_client).values())  # the failed fit's holders went
 
 
 # ------------------------------------------------------------------ bad input
