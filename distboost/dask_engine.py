@@ -284,6 +284,8 @@ class DaskExecutor:
             rpc = self.client.rpc
 
         async def call(g, ops):
+            # errors are returned, not raised here: a raised error's traceback would
+            # hold this frame, and through it the executor, in a reference cycle
             if not ops:
                 return []
             reply = asyncio.ensure_future(rpc(g.address).actor_execute(
@@ -291,11 +293,12 @@ class DaskExecutor:
             while not reply.done():  # don't wait out connection timeouts for a dead worker
                 if g.future.status == "error":
                     reply.cancel()
-                    raise RuntimeError(f"the worker holding {g.future.key} was lost")
+                    return RuntimeError(f"the worker holding {g.future.key} was lost")
                 await asyncio.wait([reply], timeout=LOST_POLL)
-            if reply.result()["status"] != "OK":
-                raise reply.result()["exception"]
-            return reply.result()["result"]
+            if reply.exception() is not None:
+                return reply.exception()
+            answer = reply.result()
+            return answer["result"] if answer["status"] == "OK" else answer["exception"]
 
         async def wave():
             return await asyncio.gather(*(call(g, ops) for g, ops in zip(groups, op_lists)),

@@ -135,6 +135,14 @@ def test_killed_worker_mid_round_gives_the_same_model_with_eval_set(data, cluste
     assert kill.killed not in cluster_client.scheduler_info()["workers"]
     assert all(a[0] == b[0] for a, b in zip(local.trees_, dist.trees_))
     assert dist.evals_result_ == local.evals_result_
+    deadline = time.monotonic() + 10  # the rebuilt holders go with the fit too
+    while any(cluster_client.run(_n_actors).values()):
+        assert time.monotonic() < deadline, cluster_client.run(_n_actors)
+        time.sleep(0.05)
+
+
+def _n_actors(dask_worker):
+    return len(dask_worker.state.actors)
 
 
 @pytest.mark.parametrize("make", [
