@@ -1,24 +1,29 @@
 """Running the engine's per-partition work as Dask tasks.
 
-Training data stay on the workers as futures of ``Shard`` objects; each wave
-submits one task per partition with a readable key
-``("distboost-histogram-r12", fit_token, wave, partition)`` so the dashboard
-groups work by round. Histograms are first summed on each worker (one task per
-worker, over the partitions it holds) and only those few sums travel to the
-driver. Sums are integers, so the order of addition does not matter.
+Scanning and binning run as tasks, one per partition, with readable keys
+``("distboost-bin-r0", fit_token, wave, partition)`` so the dashboard names
+the work. Training then runs on one ``Holder`` Actor per worker, holding the
+partitions that worker binned: a tree level is one actor call per worker (no
+scheduler round trip), answered with the histogram summed over that worker's
+partitions; the rounds show on the dashboard as events. Sums are integers, so
+the order of addition does not matter.
 """
 
 from __future__ import annotations
 
 import operator
+import time
+import asyncio
 import uuid
 from collections import defaultdict
 
 import numba
 from dask.delayed import Delayed, delayed
 from distributed import wait
+from distributed.actor import ProxyRPC
+from distributed.protocol import to_serialize
 
-from . import _group
+from ._holder import History, Holder
 
 
 def resolve_client(client=None):
@@ -58,22 +63,33 @@ def _has_lazy(obj) -> bool:
 
 
 class DaskExecutor:
-    """Submits the engine's work to a Dask cluster.
+    """Runs the engine's work on a Dask cluster.
 
-    Per-partition passes (scan, binning) run one task per partition; after
-    binning, partitions are bundled into one group per worker and every wave
-    runs one task per group on that worker.
+    Scans and binning run as tasks, one per partition. The binned partitions
+    then move into one ``Holder`` Actor per worker, created on the worker
+    that binned them (no data moves), and the shard futures are released:
+    the worker keeps the uint8 codes and the per-row state only. Every wave
+    is one actor call per holder.
+
+    Actors are not recomputed by Dask. When a holder's worker is lost, its
+    partitions are binned again from the source graph (on the workers left),
+    put into new holders, and brought to the current state by replaying the
+    ``History`` of state-changing waves; then the interrupted wave is run on
+    them. The model is the same as without the loss.
     """
 
-    rebase_every = 50
-    """Rounds between rebuilding row states from the model: bounds the chain
-    of tasks a lost worker's data is recomputed from (see Engine.rebase_due)."""
+    max_recoveries = 8
+    """Lost holders rebuilt within one wave before giving up."""
 
     def __init__(self, client):
         self.client = client
         self.token = uuid.uuid4().hex[:8]
         self.round = 0
         self.wave = 0
+        self.groups: list[_Group] = []
+        self.history = History()
+        self._recipes: dict[str, tuple] = {}
+        self._binned: dict[str, list] = {}
 
     def _key(self, name, i):
         return (f"distboost-{name}-r{self.round}", self.token, self.wave, i)
@@ -81,26 +97,21 @@ class DaskExecutor:
     def set_round(self, round_index):
         self.round = round_index
 
-    def map(self, fn, name, per_part, *common):
-        """One task per partition (inputs may be lazy Dask pieces)."""
+    # ------------------------------------------------------------ tasks
+    def map(self, fn, name, per_part, *common, indices=None):
+        """One task per partition (inputs may be lazy Dask pieces); ``indices``
+        name the partitions in the keys (default 0, 1, ...)."""
         self.wave += 1
+        indices = range(len(per_part)) if indices is None else indices
         if any(_has_lazy(args) for args in per_part):
             lazy = [
                 delayed(_call, pure=False)(fn, *args, *common, dask_key_name=self._key(name, i))
-                for i, args in enumerate(per_part)
+                for i, args in zip(indices, per_part)
             ]
             return self.client.compute(lazy)
         return [
             self.client.submit(_call, fn, *args, *common, key=self._key(name, i))
-            for i, args in enumerate(per_part)
-        ]
-
-    def call(self, groups, fn, name, *common):
-        """One task per group."""
-        self.wave += 1
-        return [
-            self.client.submit(_call, fn, g, *common, key=self._key(name, i))
-            for i, g in enumerate(groups)
+            for i, args in zip(indices, per_part)
         ]
 
     def getitem(self, values, item, name):
@@ -121,22 +132,6 @@ class DaskExecutor:
         who = self.client.who_has(futures)
         return [min(who.get(f.key, ("?",))) for f in futures]
 
-    def bundle(self, shards, name):
-        """Group partitions by the worker holding them (no data moves)."""
-        if not shards:
-            return []
-        groups = defaultdict(list)
-        for owner, f in zip(self._owners(shards), shards):
-            groups[owner].append(f)
-        self.wave += 1
-        return [
-            self.client.submit(
-                _group.bundle, *futs, key=self._key(name, j),
-                workers=None if w == "?" else [w], allow_other_workers=True,
-            )
-            for j, (w, futs) in enumerate(sorted(groups.items()))
-        ]
-
     def reduce(self, values, combine, name, *args):
         """Combine per worker (one task each), then on the driver."""
         groups = defaultdict(list)
@@ -151,3 +146,202 @@ class DaskExecutor:
             for j, (w, vals) in enumerate(sorted(groups.items()))
         ]
         return combine(self.client.gather(partial), *args)
+
+    # ---------------------------------------------------------- holders
+    def bin(self, set_key, fn, name, per_part, *common):
+        """Bin one set's partitions as tasks; keep the recipe to bin them again."""
+        self._recipes[set_key] = (fn, name, list(per_part), common)
+        self._binned[set_key] = self._bin(set_key, range(len(per_part)))
+
+    def _bin(self, set_key, indices):
+        fn, name, per_part, common = self._recipes[set_key]
+        indices = list(indices)
+        futures = self.map(fn, name, [per_part[i] for i in indices], *common, indices=indices)
+        return list(zip(indices, futures))
+
+    def place(self, name):
+        """One holder per worker for the partitions it binned; release the shard futures."""
+        binned, self._binned = self._binned, {}
+        groups, lost = self._place(binned, name)
+        self.groups = groups + self._rebuild(lost)
+
+    def _place(self, binned, name):
+        """Holders for ``{set_key: [(index, shard future)]}``; returns (placed, lost)."""
+        pairs = [(k, i, f) for k, items in binned.items() for i, f in items]
+        if not pairs:
+            return [], []
+        by_worker = defaultdict(list)
+        for owner, pair in zip(self._owners([f for _, _, f in pairs]), pairs):
+            by_worker[owner].append(pair)
+        threads = {w: info["nthreads"] for w, info in self.client.scheduler_info()["workers"].items()}
+        self.wave += 1
+        groups = []
+        for j, (worker, members) in enumerate(sorted(by_worker.items())):
+            members.sort(key=lambda m: (m[0], m[1]))
+            sets = defaultdict(list)
+            for k, i, _ in members:
+                sets[k].append(i)
+            future = self.client.submit(
+                Holder, [(k, len(v)) for k, v in sets.items()], *(f for _, _, f in members),
+                n_threads=threads.get(worker), key=self._key(name, j), actor=True,
+                workers=None if worker == "?" else [worker], allow_other_workers=True,
+            )
+            groups.append(_Group(dict(sets), future))
+        with self.client.as_current():
+            wait([g.future for g in groups])
+        who = self.client.who_has([g.future for g in groups])
+        placed, lost = [], []
+        for g in groups:
+            if g.future.status == "error" and _lost(g, g.future.exception()):
+                lost.append(g)
+            else:
+                g.address = min(who[g.future.key])
+                placed.append(g)
+        return placed, lost
+
+    def _rebuild(self, lost):
+        """New holders for the partitions of ``lost``, in the current state."""
+        rebuilt = []
+        for _ in range(self.max_recoveries):
+            if not lost:
+                return rebuilt
+            parts = defaultdict(list)
+            for g in lost:
+                g.release()
+                for k, idx in g.sets.items():
+                    parts[k] += idx
+            placed, lost = self._place({k: self._bin(k, sorted(v)) for k, v in parts.items()},
+                                       "regroup")
+            outcomes = self._call(placed, [self.history.replay(g.sets) for g in placed])
+            for g, out in zip(placed, outcomes):
+                (lost if _lost(g, out) else rebuilt).append(g)
+        raise RuntimeError(f"lost workers {self.max_recoveries} times while rebuilding holders; "
+                           f"check the cluster's health (memory limits, worker logs)")
+
+    def run(self, ops, name):
+        """One actor call per holder; per op, the small results of the holders having its set.
+
+        An error other than a lost worker ends the fit: the holders are
+        released at once (the error's traceback may hold this executor in a
+        reference cycle for a while).
+        """
+        try:
+            return self._run(ops, name)
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self):
+        """Release every holder (their workers drop the fit's data)."""
+        for g in self.groups:
+            g.release()
+
+    def _run(self, ops, name):
+        results, todo = {}, self.groups
+        for _ in range(self.max_recoveries + 1):
+            outcomes = self._call(todo, [[op for op in ops if op.set_key in g.sets] for g in todo])
+            lost = []
+            for g, out in zip(todo, outcomes):
+                if _lost(g, out):
+                    lost.append(g)
+                else:
+                    results[id(g)] = out
+            if not lost:
+                break
+            self.groups = [g for g in self.groups if g not in lost]
+            todo = self._rebuild(lost)
+            self.groups += todo
+        else:
+            raise RuntimeError(f"lost workers {self.max_recoveries} times in one wave ({name})")
+        self.history.record(ops)
+        out = [[] for _ in ops]
+        for g in self.groups:
+            mine = (i for i, op in enumerate(ops) if op.set_key in g.sets)
+            for i, small in zip(mine, results[id(g)]):
+                out[i].append(small)
+        return out
+
+    def _call(self, groups, op_lists):
+        """``Holder.run`` on every group at once; per group, its smalls or the error raised.
+
+        Straight to each holder's worker through the client's connection pool
+        (what an Actor proxy does on a client with ``direct_to_workers=True``)
+        unless the client was told not to reach workers directly
+        (``direct_to_workers=False``): then the scheduler relays the calls.
+        """
+        if self.client.direct_to_workers is False:
+            def rpc(address):
+                return ProxyRPC(self.client.scheduler, address)
+        else:
+            rpc = self.client.rpc
+
+        async def call(g, ops):
+            # errors are returned, not raised here: a raised error's traceback would
+            # hold this frame, and through it the executor, in a reference cycle
+            if not ops:
+                return []
+            reply = asyncio.ensure_future(rpc(g.address).actor_execute(
+                actor=g.future.key, function="run", args=[to_serialize(ops)], kwargs={}))
+            while not reply.done():  # don't wait out connection timeouts for a dead worker
+                if g.future.status == "error":
+                    reply.cancel()
+                    return RuntimeError(f"the worker holding {g.future.key} was lost")
+                await asyncio.wait([reply], timeout=LOST_POLL)
+            if reply.exception() is not None:
+                return reply.exception()
+            answer = reply.result()
+            return answer["result"] if answer["status"] == "OK" else answer["exception"]
+
+        async def wave():
+            return await asyncio.gather(*(call(g, ops) for g, ops in zip(groups, op_lists)),
+                                        return_exceptions=True)
+
+        return self.client.sync(wave)
+
+
+LOST_POLL = 0.05
+"""Seconds between looks at whether a holder's worker was lost, during a call."""
+
+LOST_PATIENCE = 10.0
+"""Seconds a connection error waits for the scheduler to confirm a lost worker."""
+
+LOST = (OSError, RuntimeError, KeyError)
+"""What reaching a holder raises when its worker is gone (connection errors;
+the worker no longer knowing the actor)."""
+
+
+class _Group:
+    """One holder Actor (its future, its worker) and the partitions, per set, it holds."""
+
+    def __init__(self, sets: dict, future):
+        self.sets, self.future, self.address = sets, future, None
+
+    def release(self):
+        self.future.release()
+
+
+def _lost(group, outcome) -> bool:
+    """Is ``outcome`` (a call's result or error) the loss of the holder's worker?
+
+    Errors that do not mean a lost worker are raised.
+    """
+    if not isinstance(outcome, BaseException):
+        return False
+    if not isinstance(outcome, LOST):
+        raise outcome
+    _raise_unless_lost(group, outcome)
+    return True
+
+
+def _raise_unless_lost(group, error):
+    """Re-raise ``error`` unless the scheduler says the holder's worker is gone.
+
+    A dead worker surfaces first as a connection error on the driver; the
+    scheduler marks the actor's future as erred moments later.
+    """
+    patience = LOST_PATIENCE if isinstance(error, OSError) else LOST_POLL
+    deadline = time.monotonic() + patience
+    while group.future.status != "error":
+        if time.monotonic() >= deadline:
+            raise error
+        time.sleep(0.05)

@@ -1,12 +1,12 @@
 """The training state of all partitions, and the waves of work on it.
 
 Partitions are binned once into ``Shard`` objects and bundled into groups,
-one per worker (``_group``). Every wave runs one task per group: the group
-applies the wave's function to each of its partitions and sums their
-histograms, so only one histogram per worker travels to the driver. Where the
-work runs is the executor's business: ``LocalExecutor`` runs it in this
-process, ``dask_engine.DaskExecutor`` as Dask tasks on the workers holding the
-data.
+one per worker, kept by a ``_holder.Holder`` (the training set's and the
+evaluation sets' partitions of that worker). Every wave is one call per
+holder: it applies the wave's ``_group`` functions to its partitions and sums
+their histograms, so only one histogram per worker travels to the driver.
+Where the holders live is the executor's business: ``LocalExecutor`` keeps one
+in this process, ``dask_engine.DaskExecutor`` one Dask Actor per worker.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from collections import defaultdict
 import numpy as np
 
 from . import _exact, _group, _partition
+from ._holder import BOTH, STATE, Holder, Op
 from ._input import Schema, merge_categories
 from .binning import BinMapper, merge_candidates
 
@@ -24,18 +25,17 @@ N_BINNING_SAMPLES = 200_000
 
 
 class LocalExecutor:
-    """Runs everything in this process, all partitions in one group."""
+    """Runs everything in this process: all partitions in one ``Holder``."""
 
     rebase_every = None  # no task lineage to cut
 
     def __init__(self, n_jobs: int | None = None):
         self.n_jobs = n_jobs
+        self.groups = []
+        self._sets = {}
 
     def map(self, fn, name, per_part, *common):
         return [fn(*args, *common) for args in per_part]
-
-    def call(self, groups, fn, name, *common):
-        return [fn(g, *common) for g in groups]
 
     def getitem(self, values, item, name):
         return [v[item] for v in values]
@@ -46,11 +46,43 @@ class LocalExecutor:
     def reduce(self, values, combine, name, *args):
         return combine(list(values), *args)
 
-    def bundle(self, shards, name):
-        return [_group.bundle(*shards)] if shards else []
+    def bin(self, set_key, fn, name, per_part, *common):
+        """Bin the partitions of one set (``fn(*args, *common)`` per partition)."""
+        self._sets[set_key] = self.map(fn, name, per_part, *common)
+
+    def place(self, name):
+        """Bundle every binned set into one holder."""
+        sets = {k: v for k, v in self._sets.items() if v}
+        self._sets = {}
+        if sets:
+            layout = [(k, len(v)) for k, v in sets.items()]
+            self.groups = [_Local(Holder(layout, *(s for v in sets.values() for s in v)))]
+
+    def run(self, ops, name):
+        """Run a wave; per op, the small results of the groups having its set."""
+        out = [[] for _ in ops]
+        for g in self.groups:
+            mine = [i for i, op in enumerate(ops) if op.set_key in g.sets]
+            for i, small in zip(mine, g.holder.run([ops[i] for i in mine])):
+                out[i].append(small)
+        return out
 
     def set_round(self, round_index):
         pass
+
+
+class _Local:
+    """The in-process holder, and its sets (as ``dask_engine._Group`` has them)."""
+
+    def __init__(self, holder):
+        self.holder, self.sets = holder, holder.states
+
+
+TRAIN = "train"
+
+
+def eval_key(k: int) -> str:
+    return f"eval{k}"
 
 
 class Engine:
@@ -59,12 +91,23 @@ class Engine:
     ``timings`` (seconds, accumulated): ``prepare`` (scan + binning),
     ``round_start`` and ``histograms`` (wall time of those waves, seen from the
     driver), ``kernels`` (the slowest group's own compute time in each of those
-    waves: the part no scheduler could remove), and whatever the booster adds.
+    waves: the part no transport could remove), and whatever the booster adds.
     """
 
     def __init__(self, executor, timings: dict | None = None):
         self.ex = executor
         self.timings = timings if timings is not None else defaultdict(float)
+        self.n_eval_sets = 0
+
+    @property
+    def groups(self) -> list:
+        """The groups (one per worker, or more after a recovery) holding training rows."""
+        return [g for g in self.ex.groups if TRAIN in g.sets]
+
+    @property
+    def eval_groups(self) -> list:
+        """Per evaluation set, the groups holding its rows."""
+        return [[g for g in self.ex.groups if eval_key(k) in g.sets] for k in range(self.n_eval_sets)]
 
     # ---------------------------------------------------------------- data
     def prepare(self, train_parts, eval_parts, schema: Schema, regression: bool, max_bins: int,
@@ -93,16 +136,14 @@ class Engine:
             mapper = BinMapper(max_bins).fit(sample, schema.is_categorical, schema.categories, weights)
         del scans
         first_rows = np.concatenate([[0], np.cumsum(n_rows)[:-1]]).astype(int)
-        shards = self.ex.map(
-            _shard_args, "bin", [(p, int(f), i) for i, (p, f) in enumerate(zip(train_parts, first_rows))],
-            schema, mapper, classes,
-        )
-        self.groups = self.ex.bundle(shards, "group")
-        self.eval_groups = []
+        self.ex.bin(TRAIN, _shard_args, "bin",
+                    [(p, int(f), i) for i, (p, f) in enumerate(zip(train_parts, first_rows))],
+                    schema, mapper, classes)
         for k, parts in enumerate(eval_parts):
-            eval_shards = self.ex.map(_shard_args, "bin-eval", [(p, 0, i) for i, p in enumerate(parts)],
-                                      schema, mapper, classes, f"eval_set[{k}]")
-            self.eval_groups.append(self.ex.bundle(eval_shards, "group-eval"))
+            self.ex.bin(eval_key(k), _shard_args, "bin-eval", [(p, 0, i) for i, p in enumerate(parts)],
+                        schema, mapper, classes, f"eval_set[{k}]")
+        self.ex.place("group")
+        self.n_eval_sets = len(eval_parts)
         self.n_rows = int(sum(n_rows))
         self.w_max = max(s["w_max"] for s in summaries)
         self.y_absmax = max(s["y_absmax"] for s in summaries)
@@ -114,17 +155,15 @@ class Engine:
     def rebase_due(self, rounds_done: int) -> bool:
         """Time to rebuild row states from the model (``set_rows``)?
 
-        On Dask every round's state is computed from the last, so a lost
-        worker's data would be recomputed along that whole chain; rebuilding
-        from the model every ``rebase_every`` rounds bounds it. In process
-        there is nothing to bound.
+        Only for an executor whose row states hang on a chain of tasks
+        (``rebase_every``); holders of either executor here need none.
         """
-        every = self.ex.rebase_every
+        every = getattr(self.ex, "rebase_every", None)
         return bool(every) and rounds_done > 0 and rounds_done % every == 0
 
     def exact_sums(self, fn) -> list[float]:
         """Sums over every row of the arrays ``fn(shard)`` returns, exactly."""
-        per_group = self.ex.gather(self.ex.call(self.groups, _group.exact_sums, "sums", fn))
+        (per_group,) = self.ex.run([Op(TRAIN, _group.exact_sums, (fn,))], "sums")
         parts = [p for group in per_group for p in group]
         return [_exact.to_float(sum(col)) for col in zip(*parts)]
 
@@ -133,18 +172,17 @@ class Engine:
         return loss.init_score(self.exact_sums(_InitStatistics(loss)), None)
 
     def set_rows(self, learner, base_score, packed_trees):
-        """Row states from scratch (also cuts the chain of tasks behind them)."""
-        self.groups = self.ex.call(self.groups, _group.set_rows, "initial-state", learner,
-                                   base_score, packed_trees)
-        self.eval_groups = [
-            self.ex.call(groups, _group.set_rows, "initial-state-eval", learner, base_score,
-                         packed_trees)
-            for groups in self.eval_groups
-        ]
+        """Row states from scratch, on the training and evaluation sets."""
+        args = (learner, base_score, packed_trees)
+        ops = [Op(key, _group.set_rows, args, STATE, resets=True) for key in self._set_keys()]
+        self.ex.run(ops, "initial-state")
 
     # ----------------------------------------------------------- the waves
     def start_round(self, learner, packed_trees, train_metric, round_index, features):
         """Add the previous round's trees everywhere, start round ``round_index``.
+
+        One wave: every holder adds the trees to its training rows and builds
+        the root histograms, and adds them to its evaluation rows too.
 
         Returns
         -------
@@ -155,34 +193,30 @@ class Engine:
         t0 = time.perf_counter()
         self.ex.set_round(round_index)
         self._split_history = []
-        out = self.ex.call(self.groups, _group.start_round, "round-start", learner, packed_trees,
-                           train_metric, round_index, features)
-        self.groups = out  # (state, result) pairs: the next wave takes the state itself
-        small = self.ex.getitem(out, 1, "root-histogram")
-        eval_small = self._evaluate(learner, packed_trees) if packed_trees is not None else []
-        gathered = self.ex.gather(small + [s for group in eval_small for s in group])
-        results, rest = gathered[: len(small)], gathered[len(small):]
+        light = Op(TRAIN, _group.finish, (learner, packed_trees, False), BOTH)
+        op = Op(TRAIN, _group.start_round, (learner, packed_trees, train_metric, round_index, features),
+                BOTH, fresh_round=True, light=light)
+        evals = self._evaluations(learner, packed_trees) if packed_trees is not None else []
+        results, *rest = self.ex.run([op] + evals, "round-start")
         hist = _partition.sum_arrays([r[0] for r in results])
         self.timings["kernels"] += max(r[2] for r in results)
         tm = _finish_metric([r[1] for r in results], learner) if train_metric else None
-        evals = _split_metrics(rest, eval_small, learner)
+        metrics = [_finish_metric(sums, learner) for sums in rest]
         self.timings["round_start"] += time.perf_counter() - t0
-        return hist, tm, evals
+        return hist, tm, metrics
 
     def level(self, splits, n_slots, features):
         """Route rows through ``splits`` (a ``LevelSplits``); return the summed
         histograms of the built children.
 
-        The group states stay those of the round start: each level task
-        returns only its histograms (one hop less per wave) and gets the
-        round's earlier splits to rebuild its row partition should its worker have
-        lost them.
+        The group states stay those of the round start; every level call
+        carries the round's splits so far, so a rebuilt holder can route its
+        rows from the roots.
         """
         t0 = time.perf_counter()
         self._split_history.append(splits)
-        out = self.ex.call(self.groups, _group.level, "histogram", tuple(self._split_history),
-                           n_slots, features)
-        results = self.ex.gather(out)
+        args = (tuple(self._split_history), n_slots, features)
+        (results,) = self.ex.run([Op(TRAIN, _group.level, args)], "histogram")
         hist = _partition.sum_arrays([r[0] for r in results])
         self.timings["kernels"] += max(r[1] for r in results)
         self.timings["histograms"] += time.perf_counter() - t0
@@ -190,45 +224,29 @@ class Engine:
 
     def finish(self, learner, packed_trees, train_metric):
         """Add the last round's trees; metrics of the final model."""
-        out = self.ex.call(self.groups, _group.finish, "finish", learner, packed_trees, train_metric)
-        self.groups = self.ex.getitem(out, 0, "state")
-        small = self.ex.getitem(out, 1, "metric") if train_metric else []
-        eval_small = self._evaluate(learner, packed_trees)
-        gathered = self.ex.gather(small + [s for group in eval_small for s in group])
-        tm = _finish_metric(gathered[: len(small)], learner) if train_metric else None
-        return tm, _split_metrics(gathered[len(small):], eval_small, learner)
+        op = Op(TRAIN, _group.finish, (learner, packed_trees, train_metric), BOTH, fresh_round=True)
+        results, *rest = self.ex.run([op] + self._evaluations(learner, packed_trees), "finish")
+        tm = _finish_metric(results, learner) if train_metric else None
+        return tm, [_finish_metric(sums, learner) for sums in rest]
 
     def apply(self, fn, name, *args, eval_sets: bool = False):
-        """Run ``fn(state, *args) -> (state, small)`` on every group; gather the smalls.
+        """Run ``fn(state, *args) -> (state, small)`` on every group; return the smalls.
 
         The extension point for learners that need other passes (line
         searches, out-of-bag estimates). With ``eval_sets`` it also runs on the
-        evaluation groups and returns ``(train_smalls, [eval_smalls per set])``.
+        evaluation groups (in the same wave) and returns
+        ``(train_smalls, [eval_smalls per set])``.
         """
-        out = self.ex.call(self.groups, _group.apply, name, fn, *args)
-        self.groups = self.ex.getitem(out, 0, "state")
-        small = self.ex.getitem(out, 1, name + "-result")
-        if not eval_sets:
-            return self.ex.gather(small)
-        evals = []
-        for k, groups in enumerate(self.eval_groups):
-            o = self.ex.call(groups, _group.apply, name + "-eval", fn, *args)
-            self.eval_groups[k] = self.ex.getitem(o, 0, "state-eval")
-            evals.append(self.ex.getitem(o, 1, name + "-eval-result"))
-        gathered = self.ex.gather(small + [s for group in evals for s in group])
-        train, rest, out_evals, k = gathered[: len(small)], gathered[len(small):], [], 0
-        for group in evals:
-            out_evals.append(rest[k: k + len(group)])
-            k += len(group)
-        return train, out_evals
+        keys = self._set_keys() if eval_sets else [TRAIN]
+        out = self.ex.run([Op(key, _group.apply, (fn, *args), BOTH) for key in keys], name)
+        return (out[0], out[1:]) if eval_sets else out[0]
 
-    def _evaluate(self, learner, packed_trees):
-        smalls = []
-        for k, groups in enumerate(self.eval_groups):
-            out = self.ex.call(groups, _group.evaluate, "eval-metric", learner, packed_trees)
-            self.eval_groups[k] = self.ex.getitem(out, 0, "state-eval")
-            smalls.append(self.ex.getitem(out, 1, "metric-eval"))
-        return smalls
+    def _set_keys(self):
+        return [TRAIN] + [eval_key(k) for k in range(self.n_eval_sets)]
+
+    def _evaluations(self, learner, packed_trees):
+        return [Op(eval_key(k), _group.evaluate, (learner, packed_trees), BOTH)
+                for k in range(self.n_eval_sets)]
 
 
 class _InitStatistics:
@@ -260,11 +278,3 @@ def _finish_metric(sums, learner) -> float:
     total = _exact.to_float(sum(s[0] for s in sums))
     weight = _exact.to_float(sum(s[1] for s in sums))
     return learner.finish_metric(total / weight)
-
-
-def _split_metrics(values, groups_per_set, learner):
-    out, k = [], 0
-    for group in groups_per_set:
-        out.append(_finish_metric(values[k: k + len(group)], learner))
-        k += len(group)
-    return out

@@ -120,7 +120,7 @@ def test_prediction_is_lazy_and_partitionwise(frame, parquet_dirs, dask_client):
     np.testing.assert_array_equal(dask_client.compute(reg.predict(X)).result(), local.predict(X.compute()))
 
 
-def test_task_keys_name_the_work_and_the_round(frame, parquet_dirs, dask_client):
+def test_tasks_are_named_and_levels_are_actor_calls(frame, parquet_dirs, dask_client):
     from distributed import get_task_stream
 
     ddf = dd.read_parquet(parquet_dirs[3])
@@ -128,9 +128,77 @@ def test_task_keys_name_the_work_and_the_round(frame, parquet_dirs, dask_client)
         db.GradientBoostingRegressor(n_estimators=3, max_depth=3, client=dask_client).fit(
             ddf[FEATURES], ddf["target"])
     groups = {k[0] if isinstance(k, tuple) else k for k in (t["key"] for t in ts.data)}
-    for name in ("distboost-histogram-r1", "distboost-round-start-r2", "distboost-bin-r0",
-                 "distboost-scan-r0"):
+    for name in ("distboost-scan-r0", "distboost-bin-r0", "distboost-group-r0"):
         assert name in groups, sorted(groups)
+    # rounds and levels run as actor calls, not tasks: no task per wave
+    assert not [g for g in groups if "histogram" in g or "round-start" in g], sorted(groups)
+    events = [e for _, e in dask_client.get_events("distboost")]
+    fit = events[-1]["fit"]
+    assert [e["round"] for e in events if e["fit"] == fit and e["kind"] == "round"] == [0, 1, 2]
+
+
+def test_client_without_direct_connections_to_workers(frame, parquet_dirs, dask_client):
+    """Holder calls then go through the scheduler; same model."""
+    from distributed import Client
+
+    ddf = dd.read_parquet(parquet_dirs[3])
+    params = {"n_estimators": 3, "max_depth": 3}
+    local = db.GradientBoostingRegressor(**params).fit(frame[FEATURES], frame["target"])
+    with Client(dask_client.scheduler.address, direct_to_workers=False,
+                set_as_default=False) as relayed:
+        dist = db.GradientBoostingRegressor(client=relayed, **params).fit(
+            ddf[FEATURES], ddf["target"])
+    _same_model(local, dist)
+
+
+def _worker_holdings(dask_worker):
+    return sorted(map(str, dask_worker.data)), len(dask_worker.state.actors)
+
+
+def _settled(client):
+    """Worker holdings once no holder of an earlier fit is left (releases are asynchronous)."""
+    import time
+
+    deadline = time.monotonic() + 10
+    while any(n for _, n in client.run(_worker_holdings).values()):
+        assert time.monotonic() < deadline, client.run(_worker_holdings)
+        time.sleep(0.05)
+    return client.run(_worker_holdings)
+
+
+def test_workers_keep_one_holder_and_no_partitions_while_training(parquet_dirs, dask_client):
+    ddf = dd.read_parquet(parquet_dirs[8])
+    before = _settled(dask_client)
+    during = []
+
+    def look(r, *_):
+        if r == 1:
+            during.append(dask_client.run(_worker_holdings))
+
+    db.GradientBoostingRegressor(n_estimators=3, client=dask_client).fit(
+        ddf[FEATURES], ddf["target"], callbacks=[look])
+    for worker, (keys, n_actors) in during[0].items():
+        assert set(keys) <= set(before[worker][0]), keys  # shards and source partitions released
+        assert n_actors == 1  # its holder
+    assert _settled(dask_client) == before  # the fit's holders went with it
+
+
+def _refuse(state, message):
+    raise ValueError(message)
+
+
+def test_an_error_in_a_holder_reaches_the_caller(frame, dask_client):
+    from distboost._data import plan
+    from distboost.engine import Engine
+
+    ddf = dd.from_pandas(frame, npartitions=2)
+    ex, parts, evals, schema = plan(ddf[FEATURES], ddf["target"], None, None, None, dask_client, None)
+    engine = Engine(ex)
+    engine.prepare(parts, evals, schema, True, 255)
+    with pytest.raises(ValueError, match="no thanks"):
+        engine.apply(_refuse, "refuse", "no thanks")
+    assert len(engine.groups) == 2  # not mistaken for lost holders
+    assert not any(n for _, n in _settled(dask_client).values())  # the failed fit's holders went
 
 
 # ------------------------------------------------------------------ bad input

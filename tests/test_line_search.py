@@ -111,7 +111,7 @@ def test_selection_leaves_no_cached_rows(monkeypatch):
     X, y, w = sorted_by_target(500)
     engine = _engine(X, y, w, 3)
     _select.weighted_quantiles(engine, TargetValues(), 0.5, 1)
-    assert all(type(g) is _select.GroupState for g in engine.groups)
+    assert all(type(g.holder.states["train"]) is _select.GroupState for g in engine.groups)
 
 
 def test_grouped_exact_sums_are_exact():

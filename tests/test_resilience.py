@@ -8,8 +8,10 @@ import time
 import dask.dataframe as dd
 import numpy as np
 import pandas as pd
+import pytest
 
 import distboost as db
+from distboost.engine import Engine
 
 
 def test_killed_worker_mid_training_gives_the_same_model():
@@ -38,3 +40,127 @@ def test_killed_worker_mid_training_gives_the_same_model():
         assert victim not in client.run(os.getpid).values()  # the worker really died
     assert rounds == list(range(40))
     assert all(a[0] == b[0] for a, b in zip(local.trees_, dist.trees_))
+
+
+# ------------------------------------------------- kills at other moments
+@pytest.fixture(scope="module")
+def cluster_client():
+    """Its own two-worker cluster: these tests kill workers (the nanny restarts them)."""
+    from distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None) as cluster, \
+            Client(cluster, set_as_default=False) as client:
+        yield client
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(6000, 6))
+    y = (X[:, 0] - X[:, 1] ** 2 + rng.logistic(size=6000) > 0).astype(int)
+    return pd.DataFrame(X, columns=[f"x{i}" for i in range(6)]).assign(
+        label=y, target=X[:, 0] * 2 + np.abs(X[:, 2]) + rng.standard_t(2, size=6000))
+
+
+def _kill(client, address):
+    """SIGKILL the worker at ``address``; return once the scheduler has lost it."""
+    pid = client.run(os.getpid, workers=[address])[address]
+    os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 30
+    while address in client.scheduler_info()["workers"]:
+        assert time.monotonic() < deadline, "the killed worker is still registered"
+        time.sleep(0.05)
+
+
+def test_killed_worker_during_binning_gives_the_same_model(data, cluster_client, tmp_path):
+    """A worker dies while it reads a partition for binning (its second read, after the scan)."""
+    features = [f"x{i}" for i in range(6)]
+    params = {"n_estimators": 6, "max_depth": 3}
+    local = db.GradientBoostingClassifier(**params).fit(data[features], data["label"])
+    reads = tmp_path / "reads"
+
+    def read_and_maybe_die(part):
+        if part.index[0] == 0:  # the first partition: count its reads, die on the second
+            with open(reads, "a") as f:
+                f.write(f"{os.getpid()}\n")
+            if len(reads.read_text().split()) == 2:
+                os.kill(os.getpid(), signal.SIGKILL)
+        return part
+
+    ddf = dd.from_pandas(data, npartitions=4).map_partitions(read_and_maybe_die)
+    before = set(cluster_client.run(os.getpid).values())
+    dist = db.GradientBoostingClassifier(client=cluster_client, **params).fit(
+        ddf[features], ddf["label"])
+    pids = reads.read_text().split()
+    assert len(pids) >= 3 and int(pids[1]) in before  # scan, killed bin, bin again
+    assert int(pids[1]) not in cluster_client.run(os.getpid).values()
+    assert all(a[0] == b[0] for a, b in zip(local.trees_, dist.trees_))
+
+
+class _KillBeforeLevel:
+    """Wraps ``Engine.level``: before level call ``n`` (counted from 1), kill a holder's worker."""
+
+    def __init__(self, client, n):
+        self.client, self.n, self.calls, self.killed = client, n, 0, None
+        self.level = Engine.level
+
+    def install(self, monkeypatch):
+        def level(engine, *args):
+            self.calls += 1
+            if self.calls == self.n:
+                self.killed = engine.ex.groups[0].address
+                _kill(self.client, self.killed)
+            return self.level(engine, *args)
+
+        monkeypatch.setattr(Engine, "level", level)
+
+
+def test_killed_worker_mid_round_gives_the_same_model_with_eval_set(data, cluster_client,
+                                                                  monkeypatch):
+    """Killed between two levels of round 3: the new holder replays the round's start
+    (and the line searches and evaluations before it), then routes rows to this level."""
+    features = [f"x{i}" for i in range(6)]
+    train, valid = data.iloc[:4500], data.iloc[4500:]
+    params = {"n_estimators": 8, "max_depth": 3, "loss": "huber", "subsample": 0.7,
+              "random_state": 2}
+    local = db.GradientBoostingRegressor(**params).fit(
+        train[features], train["target"], eval_set=[(valid[features], valid["target"])])
+    dtrain = dd.from_pandas(train, npartitions=4)
+    dvalid = dd.from_pandas(valid, npartitions=2)
+    kill = _KillBeforeLevel(cluster_client, n=3 * 3 + 2)
+    kill.install(monkeypatch)
+    dist = db.GradientBoostingRegressor(client=cluster_client, **params).fit(
+        dtrain[features], dtrain["target"], eval_set=[(dvalid[features], dvalid["target"])])
+    assert kill.killed is not None
+    assert kill.killed not in cluster_client.scheduler_info()["workers"]
+    assert all(a[0] == b[0] for a, b in zip(local.trees_, dist.trees_))
+    assert dist.evals_result_ == local.evals_result_
+    deadline = time.monotonic() + 10  # the rebuilt holders go with the fit too
+    while any(cluster_client.run(_n_actors).values()):
+        assert time.monotonic() < deadline, cluster_client.run(_n_actors)
+        time.sleep(0.05)
+
+
+def _n_actors(dask_worker):
+    return len(dask_worker.state.actors)
+
+
+@pytest.mark.parametrize("make", [
+    lambda **kw: db.AdaBoostClassifier(n_estimators=6, max_depth=2, **kw),
+    lambda **kw: db.RandomForestClassifier(n_estimators=12, max_depth=4, oob_score=True,
+                                           trees_per_pass=4, random_state=0, **kw),
+], ids=["adaboost", "forest"])
+def test_killed_worker_mid_fit_ensembles(data, cluster_client, monkeypatch, make):
+    """The replayed history holds each learner's own passes (weights, out-of-bag sums)."""
+    features = [f"x{i}" for i in range(6)]
+    local = make().fit(data[features], data["label"])
+    ddf = dd.from_pandas(data, npartitions=4)
+    kill = _KillBeforeLevel(cluster_client, n=5)
+    kill.install(monkeypatch)
+    dist = make(client=cluster_client).fit(ddf[features], ddf["label"])
+    assert kill.killed is not None
+    np.testing.assert_array_equal(local.predict_proba(data[features]),
+                                  dist.predict_proba(data[features]))
+    for name in ("estimator_weights_", "oob_decision_function_"):
+        if hasattr(local, name):
+            np.testing.assert_array_equal(getattr(local, name), getattr(dist, name))

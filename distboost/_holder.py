@@ -1,0 +1,120 @@
+"""What one worker keeps during a fit, and the calls that change it.
+
+A ``Holder`` keeps the group states (``_group.GroupState``) of the partitions
+one worker holds: the training set's and each evaluation set's. The engine
+talks to it in waves; a wave is a list of ``Op``: a ``_group`` function to run
+on one set's state, and whether it returns a new state, a small result or
+both. In process the holder is a plain object; on Dask it is an Actor living
+on the worker that binned its partitions, so a tree level costs one actor call
+per worker instead of a scheduler round trip.
+
+An Actor's state is not recomputed by Dask when its worker dies, so the
+driver keeps a ``History``: per set, the state-changing waves since the last
+reset, from which a rebuilt holder reaches the same state bit for bit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import _group
+
+STATE, SMALL, BOTH = "state", "small", "both"
+"""What an op's function returns: a new state, a small result, or (state, small)."""
+
+
+@dataclass(frozen=True)
+class Op:
+    """``fn(state_of[set_key], *args)`` on every holder having that set.
+
+    Parameters
+    ----------
+    set_key : str
+        ``"train"`` or ``"eval0"``, ``"eval1"``, ...
+    fn : picklable callable from ``_group``
+    args : tuple
+    returns : STATE, SMALL or BOTH
+    resets : bool
+        The new state depends on the shards and ``args`` only (``set_rows``):
+        the set's history starts again here.
+    fresh_round : bool
+        Replaces the round's statistics and node positions (``start_round``,
+        ``finish``): an earlier op's ``light`` form then suffices in a replay.
+    light : Op or None
+        A cheaper op leaving the same row states, for replays where the
+        statistics it also computes are replaced before anything reads them.
+    """
+
+    set_key: str
+    fn: object
+    args: tuple = ()
+    returns: str = SMALL
+    resets: bool = False
+    fresh_round: bool = False
+    light: Op | None = None
+
+    @property
+    def changes_state(self) -> bool:
+        return self.returns != SMALL
+
+
+class Holder:
+    """The group states of one worker's partitions, set by set.
+
+    Parameters
+    ----------
+    layout : list of (set_key, n_partitions)
+        How ``shards`` divide into sets, in order.
+    *shards : Shard
+        The binned partitions (``_partition.make_shard``).
+    n_threads : int or None
+        Numba threads for the kernels (the worker's thread count); None leaves
+        numba's setting alone.
+    """
+
+    def __init__(self, layout, *shards, n_threads=None):
+        self.states, k = {}, 0
+        for set_key, n in layout:
+            self.states[set_key] = _group.bundle(*shards[k: k + n])
+            k += n
+        self.n_threads = n_threads
+
+    def run(self, ops):
+        """Run ``ops`` in order; return their small results (None for STATE ops)."""
+        if self.n_threads is not None:
+            import numba
+
+            numba.set_num_threads(max(1, min(self.n_threads, numba.config.NUMBA_NUM_THREADS)))
+        return [self._run(op) for op in ops]
+
+    def _run(self, op: Op):
+        out = op.fn(self.states[op.set_key], *op.args)
+        if op.returns == SMALL:
+            return out
+        if op.returns == STATE:
+            self.states[op.set_key] = out
+            return None
+        self.states[op.set_key], small = out
+        return small
+
+
+class History:
+    """Per set, the state-changing ops since its last reset, compacted for replay."""
+
+    def __init__(self):
+        self.ops: dict[str, list[Op]] = {}
+
+    def record(self, ops):
+        for op in ops:
+            if not op.changes_state:
+                continue
+            log = self.ops.setdefault(op.set_key, [])
+            if op.resets:
+                log.clear()
+            elif op.fresh_round and log and log[-1].light is not None:
+                log[-1] = log[-1].light  # its statistics were never read after all
+            log.append(op)
+
+    def replay(self, set_keys) -> list[Op]:
+        """The ops that bring fresh holders of ``set_keys`` to the current state."""
+        return [op for key in set_keys for op in self.ops.get(key, ())]
