@@ -1,9 +1,11 @@
-"""Per-group task functions: a group is the list of partitions held by one
-worker. One task per group and wave runs the per-partition work on each
-member and sums their histograms, so a wave costs one task per worker and
-ships one histogram per worker.
+"""Per-group functions: a group is the list of partitions held by one worker
+(kept by that worker's ``_holder.Holder``). One call per group and wave runs
+the per-partition work on each member and sums their histograms, so a wave
+costs one call per worker and ships one histogram per worker.
 
-Group states are immutable: every function returns a new ``GroupState``.
+Every function returns a new ``GroupState`` rather than changing one; large
+per-row arrays (statistics, row partitions, margins) live in each shard's
+reused ``Buffers``, so a state is only valid until the next round starts.
 The per-row work itself is the learner's (``learner``).
 """
 
