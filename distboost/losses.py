@@ -34,15 +34,20 @@ def sigmoid(x: np.ndarray) -> np.ndarray:
     return _sigmoid(np.ascontiguousarray(x, dtype=np.float64).ravel()).reshape(np.shape(x))
 
 
+@numba.njit(cache=True, inline="always")
+def _logistic(x):
+    """1 / (1 + exp(-x)) for one value, without overflow."""
+    if x >= 0:
+        return 1.0 / (1.0 + np.exp(-x))
+    e = np.exp(x)
+    return e / (1.0 + e)
+
+
 @numba.njit(parallel=True, cache=True)
 def _sigmoid(x):
     out = np.empty_like(x)
     for i in numba.prange(len(x)):
-        if x[i] >= 0:
-            out[i] = 1.0 / (1.0 + np.exp(-x[i]))
-        else:
-            e = np.exp(x[i])
-            out[i] = e / (1.0 + e)
+        out[i] = _logistic(x[i])
     return out
 
 
@@ -50,11 +55,7 @@ def _sigmoid(x):
 def _binomial_gradients(y, f, w, g, h):
     """g = (p - y) w and h = p (1 - p) w with p = sigmoid(f), in one pass."""
     for i in numba.prange(len(f)):
-        if f[i] >= 0:
-            p = 1.0 / (1.0 + np.exp(-f[i]))
-        else:
-            e = np.exp(f[i])
-            p = e / (1.0 + e)
+        p = _logistic(f[i])
         g[i] = (p - y[i]) * w[i]
         h[i] = p * (1.0 - p) * w[i]
 
@@ -63,11 +64,7 @@ def _binomial_gradients(y, f, w, g, h):
 def _binomial_stats(y, f, w, scale_g, scale_h, out):
     """``_binomial_gradients`` quantized straight into (g, h, 1) fixed point."""
     for i in numba.prange(len(f)):
-        if f[i] >= 0:
-            p = 1.0 / (1.0 + np.exp(-f[i]))
-        else:
-            e = np.exp(f[i])
-            p = e / (1.0 + e)
+        p = _logistic(f[i])
         out[i, 0] = np.int64(np.rint((p - y[i]) * w[i] * scale_g))
         out[i, 1] = np.int64(np.rint(p * (1.0 - p) * w[i] * scale_h))
         out[i, 2] = 1

@@ -232,8 +232,11 @@ def _leaves_raw(X, lo, n, table, thresholds, root, depth, bitsets, cat_index, ha
 
 
 @numba.njit(parallel=True, cache=True)
-def _raw_walk(X, nodes, roots, bitsets, kind, tree_output, leaf_values, tree_weight, out):
-    """Traversals of raw values; ``kind`` as in ``_binned_walk`` (0 or 1)."""
+def _walk(X, raw, nodes, roots, bitsets, kind, tree_output, leaf_values, tree_weight, out):
+    """Every traversal in one kernel, of raw values (``raw``) or bin codes;
+    ``kind`` says what to do at a leaf: 0 add ``value`` to out[tree_output[t], i];
+    1 add tree_weight[t] * leaf_values[leaf] to out[i]; 2 store the packed leaf
+    index in out[t, i]; 3 store the leaf's index within its tree."""
     n = X.shape[0]
     table, thresholds, depths = _walk_table(nodes, roots)
     cat_index = nodes["cat_index"].astype(np.int64)
@@ -244,36 +247,12 @@ def _raw_walk(X, nodes, roots, bitsets, kind, tree_output, leaf_values, tree_wei
         for lo in range(c * chunk, min(n, (c + 1) * chunk), BLOCK_ROWS):
             m = min(BLOCK_ROWS, n - lo)
             for t in range(len(roots)):
-                _leaves_raw(X, lo, m, table, thresholds, roots[t], depths[t], bitsets, cat_index,
-                            has_categorical, ks)
-                for j in range(m):
-                    k = ks[j]
-                    if kind == 0:
-                        out[tree_output[t], lo + j] += nodes[k]["value"]
-                    else:
-                        for q in range(leaf_values.shape[1]):
-                            out[lo + j, q] += tree_weight[t] * leaf_values[k, q]
-
-
-@numba.njit(parallel=True, cache=True)
-def _binned_walk(X_binned, nodes, roots, bitsets, kind, tree_output, leaf_values, tree_weight,
-                 out):
-    """Every binned traversal in one kernel; ``kind`` says what to do at a leaf:
-    0 add ``value`` to out[tree_output[t], i]; 1 add tree_weight[t] *
-    leaf_values[leaf] to out[i]; 2 store the packed leaf index in out[t, i];
-    3 store the leaf's index within its tree."""
-    n = X_binned.shape[0]
-    table, _, depths = _walk_table(nodes, roots)
-    cat_index = nodes["cat_index"].astype(np.int64)
-    has_categorical = (nodes["is_categorical"] != 0).any()
-    chunk = BLOCK_ROWS * CHUNK_BLOCKS
-    for c in numba.prange((n + chunk - 1) // chunk):
-        ks = np.empty(BLOCK_ROWS, np.int64)
-        for lo in range(c * chunk, min(n, (c + 1) * chunk), BLOCK_ROWS):
-            m = min(BLOCK_ROWS, n - lo)
-            for t in range(len(roots)):
-                _leaves_binned(X_binned, lo, m, table, roots[t], depths[t], bitsets, cat_index,
-                               has_categorical, ks)
+                if raw:
+                    _leaves_raw(X, lo, m, table, thresholds, roots[t], depths[t], bitsets,
+                                cat_index, has_categorical, ks)
+                else:
+                    _leaves_binned(X, lo, m, table, roots[t], depths[t], bitsets, cat_index,
+                                   has_categorical, ks)
                 for j in range(m):
                     k = ks[j]
                     if kind == 0:
@@ -299,12 +278,12 @@ def predict_raw(X, nodes, roots, bitsets, tree_output, out):
         Output (class) each tree adds to.
     out : ndarray of shape (n_outputs, n_rows), float64, updated in place
     """
-    _raw_walk(X, nodes, roots, bitsets, 0, tree_output, np.zeros((0, 1)), np.zeros(0), out)
+    _walk(X, True, nodes, roots, bitsets, 0, tree_output, np.zeros((0, 1)), np.zeros(0), out)
 
 
 def predict_binned(X_binned, nodes, roots, bitsets, tree_output, out):
     """``predict_raw`` on binned data of shape (n_rows, n_features), uint8."""
-    _binned_walk(X_binned, nodes, roots, bitsets, 0, tree_output, np.zeros((0, 1)),
+    _walk(X_binned, False, nodes, roots, bitsets, 0, tree_output, np.zeros((0, 1)),
                  np.zeros(0), out)
 
 
@@ -332,13 +311,13 @@ def predict_leaf_vectors(X, nodes, roots, bitsets, leaf_values, tree_weight, out
     tree_weight : ndarray of shape (n_trees,), float64
     out : ndarray of shape (n_rows, K), float64, updated in place
     """
-    _raw_walk(X, nodes, roots, bitsets, 1, np.zeros(0, np.int64), leaf_values,
+    _walk(X, True, nodes, roots, bitsets, 1, np.zeros(0, np.int64), leaf_values,
               np.asarray(tree_weight, np.float64), out)
 
 
 def predict_leaf_vectors_binned(X_binned, nodes, roots, bitsets, leaf_values, tree_weight, out):
     """``predict_leaf_vectors`` on binned data of shape (n_rows, n_features), uint8."""
-    _binned_walk(X_binned, nodes, roots, bitsets, 1, np.zeros(0, np.int64), leaf_values,
+    _walk(X_binned, False, nodes, roots, bitsets, 1, np.zeros(0, np.int64), leaf_values,
                  np.asarray(tree_weight, np.float64), out)
 
 
@@ -351,7 +330,7 @@ def leaf_ids_binned(X_binned, nodes, roots, bitsets, out):
     nodes, roots, bitsets : from ``pack_trees``
     out : ndarray of shape (n_trees, n_rows), int64, filled in place
     """
-    _binned_walk(X_binned, nodes, roots, bitsets, 2, np.zeros(0, np.int64), np.zeros((0, 1)),
+    _walk(X_binned, False, nodes, roots, bitsets, 2, np.zeros(0, np.int64), np.zeros((0, 1)),
                  np.zeros(0), out)
 
 
@@ -365,5 +344,5 @@ def leaf_indices_binned(X_binned, nodes, roots, bitsets, out):
     out : ndarray of shape (n_trees, n_rows), int32, written
         Node id of the leaf within its own tree (``k - roots[t]``).
     """
-    _binned_walk(X_binned, nodes, roots, bitsets, 3, np.zeros(0, np.int64), np.zeros((0, 1)),
+    _walk(X_binned, False, nodes, roots, bitsets, 3, np.zeros(0, np.int64), np.zeros((0, 1)),
                  np.zeros(0), out)
