@@ -32,6 +32,11 @@ CHUNK_ROWS = 16384
 """Rows per unit of work: small enough to balance threads, large enough that
 the per-chunk bookkeeping does not show."""
 
+NODES_PER_THREAD = 4
+"""From this many built nodes per thread on, threads split the nodes (each
+writing its own nodes' histograms) instead of the rows (each filling a full
+copy of every histogram, summed afterwards)."""
+
 PREFETCH_AHEAD = 16
 """Rows between asking for a row's codes and statistics and reading them."""
 
@@ -168,9 +173,10 @@ def _add_row(X, r, features, st, hs):
 
 
 @numba.njit(cache=True)
-def _plan(owner_lo, owner_hi, n_blocks):
+def _plan(owner_lo, owner_hi, n_blocks, whole_owners=False):
     """Cut ranges [lo[i], hi[i]) into chunks; give each block a contiguous run
-    of chunks with about the same number of rows.
+    of chunks with about the same number of rows (with ``whole_owners``, every
+    range's chunks in one block, so that blocks write disjoint outputs).
 
     Returns (chunk_owner, chunk_lo, chunk_hi, block_start).
     """
@@ -193,6 +199,8 @@ def _plan(owner_lo, owner_hi, n_blocks):
     done, b = 0, 1
     for c in range(n_chunks):
         done += chi[c] - clo[c]
+        if whole_owners and c + 1 < n_chunks and owner[c + 1] == owner[c]:
+            continue
         while b < n_blocks and done * n_blocks >= total * b:
             block_start[b] = c + 1
             b += 1
@@ -203,7 +211,8 @@ def _plan(owner_lo, owner_hi, n_blocks):
 @numba.njit(parallel=True, cache=True)
 def _accumulate(X, stats, order, owner_tree, owner_slot, owner, clo, chi, block_start, features,
                 out):
-    """out[block, slot] += the statistics of every row of each chunk.
+    """out[block, slot] += the statistics of every row of each chunk (all
+    blocks write into out[0] when ``out`` has one block: disjoint slots).
 
     Rows are read ``PREFETCH_AHEAD`` iterations after asking for them, except
     in chunks of consecutive rows, which stream.
@@ -213,7 +222,7 @@ def _accumulate(X, stats, order, owner_tree, owner_slot, owner, clo, chi, block_
     for blk in numba.prange(len(block_start) - 1):
         for c in range(block_start[blk], block_start[blk + 1]):
             t = owner_tree[owner[c]]
-            hs = out[blk, owner_slot[owner[c]]].reshape(-1)
+            hs = out[np.int64(blk) if out.shape[0] > 1 else 0, owner_slot[owner[c]]].reshape(-1)
             st, rows = stats[t], order[t]
             flat_st = st.reshape(-1)
             lo, hi = clo[c], chi[c]
@@ -293,9 +302,13 @@ def _sum_blocks(blocks, out):
 # ------------------------------------------------------------------- passes
 def _histograms(X_binned, stats, order, tree, slot, lo, hi, n_slots, features):
     """hist[slot[i]] = statistics of rows order[tree[i], lo[i]:hi[i]], summed."""
-    owner, clo, chi, block_start = _plan(lo, hi, numba.get_num_threads())
-    blocks = np.zeros((len(block_start) - 1, n_slots, X_binned.shape[1], MAX_BINS,
-                       stats.shape[2]), STAT_DTYPE)
+    n_threads = numba.get_num_threads()
+    # with many nodes, each thread takes whole nodes: no per-thread copies to sum
+    shared = n_threads > 1 and len(lo) >= NODES_PER_THREAD * n_threads
+    owner, clo, chi, block_start = _plan(lo, hi, n_threads, shared)
+    n_buffers = 1 if shared else len(block_start) - 1
+    blocks = np.zeros((n_buffers, n_slots, X_binned.shape[1], MAX_BINS, stats.shape[2]),
+                      STAT_DTYPE)
     features = np.asarray(features, np.int64)
     if len(features) == X_binned.shape[1] and (features == np.arange(len(features))).all():
         features = features[:0]  # every feature: the kernel's unrolled case
