@@ -31,7 +31,7 @@ from distboost._events import TOPIC
 from distboost.dashboard import PAGE, SCHEDULER_KWARGS
 from distboost.demo_data import hastie_10_2
 
-ROUNDS = 150
+ROUNDS = 300
 CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                   "--no-first-run", "--hide-scrollbars", "--window-size=1400,1000")
 
@@ -100,7 +100,7 @@ def main() -> None:
     parser.add_argument("--out", default="bench/results/distboost-dashboard.png")
     out = Path(parser.parse_args().out).resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
-    frame = hastie_10_2(40_000, 0)
+    frame = hastie_10_2(400_000, 0)  # long enough a fit to photograph it running
     X, y = dd.from_pandas(frame.drop(columns="y"), npartitions=5), dd.from_pandas(frame["y"], 5)
     train, valid = (X.partitions[:4], y.partitions[:4]), (X.partitions[4:], y.partitions[4:])
     with LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address="127.0.0.1:0",
