@@ -29,10 +29,10 @@ BENCH_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH_DIR.parent))
 sys.path.insert(0, str(BENCH_DIR))
 
-import w1  # noqa: E402
+import w1
 
-import distboost as db  # noqa: E402
-from distboost import _group, grower, histogram, learner  # noqa: E402
+import distboost as db
+from distboost import _group, grower, histogram, learner
 
 STEPS = collections.defaultdict(float)
 LEVELS = collections.defaultdict(lambda: np.zeros(4))  # depth -> routed, built, seconds, calls
@@ -97,7 +97,7 @@ def load(rows: int, partitions: int):
 
 
 def profile_distboost(X, y, rounds, threads):
-    params = dict(learning_rate=0.1, max_depth=6, reg_lambda=1.0, n_jobs=threads)
+    params = {"learning_rate": 0.1, "max_depth": 6, "reg_lambda": 1.0, "n_jobs": threads}
     db.GradientBoostingClassifier(n_estimators=2, **params).fit(X[:5000], y[:5000])  # compile
     instrument()
     t0 = time.perf_counter()

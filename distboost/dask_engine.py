@@ -11,9 +11,9 @@ the order of addition does not matter.
 
 from __future__ import annotations
 
+import asyncio
 import operator
 import time
-import asyncio
 import uuid
 from collections import defaultdict
 

@@ -166,69 +166,41 @@ def _walk_table(nodes, roots):
 
 
 @numba.njit(cache=True, inline="always")
-def _leaves_binned(X_binned, lo, n, table, root, depth, bitsets, cat_index, has_categorical, ks):
+def _leaves(X, raw, lo, n, table, thresholds, root, depth, bitsets, cat_index, has_categorical,
+            ks):
     """ks[j] = packed index of the leaf row lo + j reaches, for j < n.
 
+    ``X`` holds raw values (``raw``: compared with the thresholds, NaN missing)
+    or bin codes (compared with the bin thresholds, the last bin missing).
     The rows walk the tree level by level together: their paths are
     independent, so the CPU overlaps them instead of waiting on one row's
-    chain of dependent loads at a time. The direction is computed without
-    branches (missing bin: b <= threshold is false, then the flag decides);
-    trees with categorical splits take a slower loop with a test per node.
+    chain of dependent loads at a time. A numeric direction is computed
+    without branches (a missing value compares false, then the flag
+    decides); trees with categorical splits take a loop with a test per node,
+    where codes outside the known categories are missing too.
     """
     for j in range(n):
         ks[j] = root
-    if not has_categorical:
-        for _ in range(depth):
-            for j in range(n):
-                k = ks[j]
-                b = np.int64(X_binned[lo + j, table[k, 0]])
-                left = np.int64(b <= table[k, 1]) | (np.int64(b == MISSING_BIN) & (table[k, 4] >> 1))
-                ks[j] = table[k, 3] + left * (table[k, 2] - table[k, 3])
-        return
-    for _ in range(depth):
-        for j in range(n):
-            k = ks[j]
-            b = np.int64(X_binned[lo + j, table[k, 0]])
-            flags = table[k, 4]
-            left = b <= table[k, 1]
-            if flags & 1:
-                left = _bit_is_set(bitsets, cat_index[k], b) != 0
-            if b == MISSING_BIN:
-                left = (flags & 2) != 0
-            ks[j] = table[k, 2] if left else table[k, 3]
-
-
-@numba.njit(cache=True, inline="always")
-def _leaves_raw(X, lo, n, table, thresholds, root, depth, bitsets, cat_index, has_categorical,
-                ks):
-    """``_leaves_binned`` on raw values: NaN is missing (x <= threshold is false
-    for NaN, then the flag decides); categorical codes outside the known
-    categories are missing too."""
-    for j in range(n):
-        ks[j] = root
-    if not has_categorical:
-        for _ in range(depth):
-            for j in range(n):
-                k = ks[j]
-                x = X[lo + j, table[k, 0]]
-                left = np.int64(x <= thresholds[k]) | (np.int64(np.isnan(x)) & (table[k, 4] >> 1))
-                ks[j] = table[k, 3] + left * (table[k, 2] - table[k, 3])
-        return
     for _ in range(depth):
         for j in range(n):
             k = ks[j]
             x = X[lo + j, table[k, 0]]
             flags = table[k, 4]
-            left = x <= thresholds[k]
-            missing = np.isnan(x)
-            if flags & 1 and not missing:
-                code = int(x)
+            if raw:
+                left = np.int64(x <= thresholds[k])
+                missing = np.isnan(x)
+            else:
+                left = np.int64(np.int64(x) <= table[k, 1])
+                missing = np.int64(x) == MISSING_BIN
+            if has_categorical and flags & 1 and not missing:
+                code = np.int64(x)
                 missing = code < 0 or code >= MISSING_BIN
                 if not missing:
-                    left = _bit_is_set(bitsets, cat_index[k], code) != 0
-            if missing:
-                left = (flags & 2) != 0
-            ks[j] = table[k, 2] if left else table[k, 3]
+                    left = np.int64(_bit_is_set(bitsets, cat_index[k], code) != 0)
+            left |= np.int64(missing) & (flags >> 1)
+            if has_categorical and missing:
+                left = (flags >> 1) & 1
+            ks[j] = table[k, 3] + left * (table[k, 2] - table[k, 3])
 
 
 @numba.njit(parallel=True, cache=True)
@@ -247,12 +219,8 @@ def _walk(X, raw, nodes, roots, bitsets, kind, tree_output, leaf_values, tree_we
         for lo in range(c * chunk, min(n, (c + 1) * chunk), BLOCK_ROWS):
             m = min(BLOCK_ROWS, n - lo)
             for t in range(len(roots)):
-                if raw:
-                    _leaves_raw(X, lo, m, table, thresholds, roots[t], depths[t], bitsets,
-                                cat_index, has_categorical, ks)
-                else:
-                    _leaves_binned(X, lo, m, table, roots[t], depths[t], bitsets, cat_index,
-                                   has_categorical, ks)
+                _leaves(X, raw, lo, m, table, thresholds, roots[t], depths[t], bitsets, cat_index,
+                        has_categorical, ks)
                 for j in range(m):
                     k = ks[j]
                     if kind == 0:

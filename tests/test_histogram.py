@@ -7,9 +7,9 @@ from distboost.histogram import (
     CHUNK_ROWS,
     LevelSplits,
     RowPartition,
+    columns,
     replay,
     root_histograms,
-    columns,
     split_level,
 )
 
