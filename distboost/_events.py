@@ -11,7 +11,9 @@ logs nothing. Every event is a dict of plain numbers and strings with
     ``estimator`` (class name), ``params`` (its scalar parameters),
     ``first_round`` (rounds the model had before: ``init_model``,
     ``warm_start``), ``n_rounds`` (the round count when all rounds have run),
-    ``metric`` (the metric's name, or None) and ``eval_sets`` (their names).
+    ``metric`` (the metric's name, or None), ``eval_sets`` (their names) and
+    ``placement``: per worker, ``memory_rows`` and ``disk_rows`` (training
+    rows kept in memory and on local disk, see ``out_of_core``).
 ``round``
     ``round`` (0-based, numbered like ``evals_result_``) and ``n_rounds``;
     the round's own metrics by evaluation set and name, the very values
@@ -95,7 +97,8 @@ class FitEvents:
         self._post("fit-start", estimator=type(estimator).__name__,
                    params=scalar_params(estimator), first_round=first_round,
                    n_rounds=self.n_rounds, metric=metric,
-                   eval_sets=[f"validation_{k}" for k in range(eval_sets)])
+                   eval_sets=[f"validation_{k}" for k in range(eval_sets)],
+                   placement=list(getattr(engine, "placement", [])))
 
     def round(self, round_index: int, metrics: dict, trees=(), **extra) -> None:
         """Post round ``round_index`` with its own ``metrics`` and ``trees``."""

@@ -88,7 +88,11 @@ class Holder:
         return [self._run(op) for op in ops]
 
     def _run(self, op: Op):
-        out = op.fn(self.states[op.set_key], *op.args)
+        try:
+            out = op.fn(self.states[op.set_key], *op.args)
+        finally:
+            for shard in self.states[op.set_key].shards:  # pages of rows kept on disk
+                shard.release()
         if op.returns == SMALL:
             return out
         if op.returns == STATE:

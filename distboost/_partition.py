@@ -29,6 +29,8 @@ class Buffers:
     of the round before. Nothing is kept when a shard is pickled.
     """
 
+    on_disk = False
+
     def __init__(self):
         self._arrays = {}
 
@@ -39,6 +41,16 @@ class Buffers:
         if array is None or array.shape != shape or array.dtype != dtype:
             array = self._arrays[name] = np.empty(shape, dtype)
         return array
+
+    def keep(self, name: str, value):
+        """Keep a learner's freshly computed per-row ``value`` (here: as it is).
+
+        ``_spill.DiskBuffers`` moves it into a file instead.
+        """
+        return value
+
+    def release(self) -> None:
+        """Hand back memory after a pass over the shard (nothing to do in memory)."""
 
     def __reduce__(self):
         return Buffers, ()
@@ -58,6 +70,19 @@ class Shard:
     @property
     def n_rows(self) -> int:
         return self.X_binned.shape[0]
+
+    def release(self) -> None:
+        """After a pass: hand the pages of a shard kept on disk back to the OS."""
+        self.buffers.release()
+
+    def __reduce__(self):
+        """In memory: the arrays. On disk: the arrays too, written to the local
+        disk of whichever process unpickles them (``_spill.portable``)."""
+        if self.buffers.on_disk:
+            from ._spill import portable
+
+            return portable(self)
+        return Shard, (self.X_binned, self.y, self.w, self.first_row, self.index)
 
 
 def _as_inputs(X, y, w, schema, partition, regression):
@@ -130,12 +155,28 @@ def encode_target(y: np.ndarray, classes: np.ndarray | None, partition: int, wha
 
 
 def make_shard(X, y, w, schema: Schema, mapper: BinMapper, classes, first_row: int,
-               partition: int, what: str = "training data") -> Shard:
-    """Second pass: bin a partition and keep what training needs."""
+               partition: int, what: str = "training data", placement=None):
+    """Second pass: bin a partition and keep what training needs.
+
+    Returns a ``Shard`` in memory, or, when ``placement`` (a
+    ``_placement.Placement``) puts the partition on disk, a list of block
+    shards whose arrays are files (``_spill.disk_blocks``).
+    """
     X, y, w = _as_inputs(X, y, w, schema, partition, classes is None)
-    matrix = to_matrix(X, schema, partition)
     y = encode_target(y, classes, partition, what)
+    if placement is not None and placement.on_disk():
+        from ._spill import disk_blocks, local_directory
+
+        rows = placement.rows_per_block(schema.n_features)
+        return disk_blocks(lambda a, b: to_matrix(_rows(X, a, b), schema, partition), len(y), y, w,
+                           mapper, first_row, partition, local_directory(), rows)
+    matrix = to_matrix(X, schema, partition)
     return Shard(mapper.transform(matrix), y, w, first_row, partition)
+
+
+def _rows(X, start: int, stop: int):
+    """Rows ``start:stop`` of a DataFrame or an array."""
+    return X.iloc[start:stop] if hasattr(X, "iloc") else X[start:stop]
 
 
 def sum_arrays(arrays):

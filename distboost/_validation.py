@@ -151,6 +151,7 @@ TREE_ENSEMBLE = {
     "random_state": [RANDOM_STATE],
     "n_jobs": [N_JOBS],
     "client": [ANY],
+    "out_of_core": [BOOL, Options(("auto",))],
 }
 """Constraints of the parameters every tree ensemble takes."""
 

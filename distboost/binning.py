@@ -206,12 +206,14 @@ class BinMapper:
             np.concatenate(self.bin_edges_).astype(np.float64) if lengths else np.empty(0)
         )
 
-    def transform(self, X: np.ndarray) -> np.ndarray:
+    def transform(self, X: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         """Bin codes of a numeric matrix (categoricals as codes, NaN missing).
 
         Parameters
         ----------
         X : ndarray of shape (n_rows, n_features), float32 or float64
+        out : ndarray of the result's shape, uint8, C-contiguous, optional
+            Where to write the codes (e.g. a file mapped into memory).
 
         Returns
         -------
@@ -222,7 +224,8 @@ class BinMapper:
         if X.dtype not in (np.float32, np.float64):
             X = X.astype(np.float64)
         X = np.ascontiguousarray(X)
-        out = np.empty(X.shape, dtype=X_BINNED_DTYPE)
+        if out is None:
+            out = np.empty(X.shape, dtype=X_BINNED_DTYPE)
         _map_to_bins(
             X, self._edges_flat, self._edges_start, self.is_categorical_, self._n_categories, out
         )

@@ -19,7 +19,7 @@ from collections import defaultdict
 
 import numba
 from dask.delayed import Delayed, delayed
-from distributed import wait
+from distributed import as_completed, wait
 from distributed.actor import ProxyRPC
 from distributed.protocol import to_serialize
 
@@ -97,6 +97,9 @@ class DaskExecutor:
     def set_round(self, round_index):
         self.round = round_index
 
+    def n_workers(self) -> int:
+        return max(1, len(self.client.scheduler_info()["workers"]))
+
     # ------------------------------------------------------------ tasks
     def map(self, fn, name, per_part, *common, indices=None):
         """One task per partition (inputs may be lazy Dask pieces); ``indices``
@@ -146,6 +149,27 @@ class DaskExecutor:
             for j, (w, vals) in enumerate(sorted(groups.items()))
         ]
         return combine(self.client.gather(partial), *args)
+
+    def fold(self, values, combine, name, *args):
+        """Combine results two by two as they complete, for an associative ``combine``.
+
+        Each merge runs as soon as two results are ready, and its inputs are
+        released, so workers hold a few results at a time however many
+        partitions there are. The caller must not keep ``values``.
+        """
+        self.wave += 1
+        pending = as_completed(values)
+        values.clear()
+        waiting, n = None, 0
+        for future in pending:
+            if waiting is None:
+                waiting = future
+                continue
+            n += 1
+            pending.add(self.client.submit(_call, combine, [waiting, future], *args,
+                                           key=self._key(name, n)))
+            waiting = future = None
+        return waiting.result()
 
     # ---------------------------------------------------------- holders
     def bin(self, set_key, fn, name, per_part, *common):

@@ -11,15 +11,18 @@ in this process, ``dask_engine.DaskExecutor`` one Dask Actor per worker.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections import defaultdict
 
 import numpy as np
 
-from . import _exact, _group, _partition
-from ._holder import BOTH, STATE, Holder, Op
+from . import _exact, _group, _partition, _spill
+from ._holder import BOTH, SMALL, STATE, Holder, Op
 from ._input import Schema, merge_categories
 from .binning import BinMapper, merge_candidates
+
+logger = logging.getLogger("distboost")
 
 N_BINNING_SAMPLES = 200_000
 
@@ -46,6 +49,10 @@ class LocalExecutor:
     def reduce(self, values, combine, name, *args):
         return combine(list(values), *args)
 
+    def fold(self, values, combine, name, *args):
+        """``combine(values, *args)`` for an associative ``combine``."""
+        return combine(list(values), *args)
+
     def bin(self, set_key, fn, name, per_part, *common):
         """Bin the partitions of one set (``fn(*args, *common)`` per partition)."""
         self._sets[set_key] = self.map(fn, name, per_part, *common)
@@ -69,6 +76,9 @@ class LocalExecutor:
 
     def set_round(self, round_index):
         pass
+
+    def n_workers(self) -> int:
+        return 1
 
 
 class _Local:
@@ -94,10 +104,12 @@ class Engine:
     waves: the part no transport could remove), and whatever the booster adds.
     """
 
-    def __init__(self, executor, timings: dict | None = None):
+    def __init__(self, executor, timings: dict | None = None, out_of_core="auto"):
         self.ex = executor
         self.timings = timings if timings is not None else defaultdict(float)
+        self.out_of_core = out_of_core
         self.n_eval_sets = 0
+        self.placement: list[dict] = []
 
     @property
     def groups(self) -> list:
@@ -124,25 +136,30 @@ class Engine:
         t0 = time.perf_counter()
         scans = self.ex.map(_scan_args, "scan", [(p, i) for i, p in enumerate(train_parts)],
                             schema, N_BINNING_SAMPLES, regression)
-        summaries = self.ex.gather(self.ex.map(_summary, "scan-summary", [(s,) for s in scans]))
+        summaries = self.ex.map(_summary, "scan-summary", [(s,) for s in scans])
+        candidates = self.ex.getitem(scans, "candidates", "sample") if mapper is None else None
+        del scans  # each scan's result goes once its summary and sample are taken
+        if candidates is not None:
+            # merged as they come: a worker never holds every partition's sample at once
+            _, sample, weights = self.ex.fold(candidates, merge_candidates, "merge-sample",
+                                              N_BINNING_SAMPLES)
+        summaries = self.ex.gather(summaries)
         n_rows = [s["n_rows"] for s in summaries]
         if classes is None and not regression:
             classes = np.unique(np.concatenate([s["classes"] for s in summaries]))
         if mapper is None:
             schema.categories = merge_categories([s["categories"] for s in summaries])
-            candidates = self.ex.getitem(scans, "candidates", "sample")
-            _, sample, weights = self.ex.reduce(candidates, merge_candidates, "merge-sample",
-                                                N_BINNING_SAMPLES)
             mapper = BinMapper(max_bins).fit(sample, schema.is_categorical, schema.categories, weights)
-        del scans
         first_rows = np.concatenate([[0], np.cumsum(n_rows)[:-1]]).astype(int)
+        placement = self._placement(sum(n_rows), schema.n_features, classes)
         self.ex.bin(TRAIN, _shard_args, "bin",
                     [(p, int(f), i) for i, (p, f) in enumerate(zip(train_parts, first_rows))],
-                    schema, mapper, classes)
+                    schema, mapper, classes, "training data", placement)
         for k, parts in enumerate(eval_parts):
             self.ex.bin(eval_key(k), _shard_args, "bin-eval", [(p, 0, i) for i, p in enumerate(parts)],
-                        schema, mapper, classes, f"eval_set[{k}]")
+                        schema, mapper, classes, f"eval_set[{k}]", placement)
         self.ex.place("group")
+        self._report_placement()
         self.n_eval_sets = len(eval_parts)
         self.n_rows = int(sum(n_rows))
         self.w_max = max(s["w_max"] for s in summaries)
@@ -150,6 +167,25 @@ class Engine:
         self.mapper, self.classes, self.schema = mapper, classes, schema
         self.timings["prepare"] += time.perf_counter() - t0
         return mapper, classes
+
+    def _placement(self, n_rows: int, n_features: int, classes) -> Placement:
+        """Where the bin tasks put partitions: estimated from a worker's share of rows."""
+        n_outputs = 1 if classes is None or len(classes) <= 2 else len(classes)
+        per_row = _spill.in_memory_bytes_per_row(n_features, n_outputs)
+        share = n_rows * per_row / max(1, self.ex.n_workers())
+        return _spill.Placement(self.out_of_core, share, n_outputs, _spill.BLOCK_BYTES)
+
+    def _report_placement(self):
+        """Record (``placement``) and log which workers keep their rows on disk."""
+        (per_group,) = self.ex.run([Op(TRAIN, _group.placement, (), SMALL)], "placement")
+        self.placement = [
+            {"worker": getattr(g, "address", None) or "local", **counts}
+            for g, counts in zip(self.groups, per_group)
+        ]
+        for p in self.placement:
+            if p["disk_rows"]:
+                logger.info("distboost: %s keeps %d training rows on local disk (out of core), "
+                            "%d in memory", p["worker"], p["disk_rows"], p["memory_rows"])
 
     # ------------------------------------------------------------ row state
     def rebase_due(self, rounds_done: int) -> bool:
@@ -264,9 +300,11 @@ def _scan_args(part, index, schema, n_samples, regression):
     return _partition.scan(X, y, w, schema, n_samples, regression, index)
 
 
-def _shard_args(part, first_row, index, schema, mapper, classes, what="training data"):
+def _shard_args(part, first_row, index, schema, mapper, classes, what="training data",
+                placement=None):
     X, y, w = part
-    return _partition.make_shard(X, y, w, schema, mapper, classes, first_row, index, what)
+    return _partition.make_shard(X, y, w, schema, mapper, classes, first_row, index, what,
+                                 placement)
 
 
 def _summary(scan: dict) -> dict:

@@ -49,6 +49,12 @@ TREE_PARAMETERS = """\
         Threads of the in-process kernels (None: numba's default).
     client : dask.distributed.Client or None, default None
         The client Dask input trains on (None: the current default client).
+    out_of_core : "auto" or bool, default "auto"
+        Where each worker keeps its binned partitions while training: False in
+        memory, True in files under the worker's local directory (read block
+        by block; worker memory stays bounded whatever the data size), "auto"
+        on disk for workers whose share would take more than 40 % of their
+        ``memory_limit``. The model is the same either way.
     trees_per_pass : int >= 1 or None, default None
         Trees grown together per pass over the data (None: as many as the
         memory budgets allow).

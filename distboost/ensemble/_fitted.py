@@ -5,8 +5,10 @@ import numpy as np
 
 def set_data_attributes(est, engine, schema) -> None:
     """``n_features_in_``, ``feature_names_in_`` (named columns only), and for
-    classifiers ``classes_`` / ``n_classes_`` (at least two classes)."""
+    classifiers ``classes_`` / ``n_classes_`` (at least two classes); and
+    ``data_placement_``: per worker, training rows kept in memory and on disk."""
     est._schema = schema
+    est.data_placement_ = list(engine.placement)
     est.n_features_in_ = schema.n_features
     if not all(n == f"f{j}" for j, n in enumerate(schema.feature_names)):
         est.feature_names_in_ = np.array(schema.feature_names, dtype=object)

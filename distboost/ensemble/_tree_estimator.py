@@ -38,7 +38,7 @@ class TreeEnsembleBase(ParamsMixin):
         t0 = time.perf_counter()
         executor, parts, _, schema = _data.plan(X, y, sample_weight, None, None, self.client,
                                                 self.n_jobs, self._is_classifier)
-        engine = Engine(executor, self.fit_timings_)
+        engine = Engine(executor, self.fit_timings_, self.out_of_core)
         with _numba_threads(self.n_jobs), _data.naming_sources(X, y, sample_weight):
             engine.prepare(parts, [], schema, not self._is_classifier, self.max_bins)
             _validation.check_weight_total(engine.w_max)

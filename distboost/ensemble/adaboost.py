@@ -87,6 +87,12 @@ class AdaBoostClassifier(TreeEnsembleBase):
         Threads of the in-process kernels (None: numba's default).
     client : dask.distributed.Client or None, default None
         The client Dask input trains on (None: the current default client).
+    out_of_core : "auto" or bool, default "auto"
+        Where each worker keeps its binned partitions while training: False in
+        memory, True in files under the worker's local directory (read block
+        by block; worker memory stays bounded whatever the data size), "auto"
+        on disk for workers whose share would take more than 40 % of their
+        ``memory_limit``. The model is the same either way.
 
     Attributes
     ----------
@@ -108,7 +114,7 @@ class AdaBoostClassifier(TreeEnsembleBase):
 
     def __init__(self, *, n_estimators=50, max_depth=None, max_leaf_nodes=None,
                  learning_rate=1.0, algorithm="SAMME", criterion="gini", max_bins=256,
-                 random_state=None, n_jobs=None, client=None):
+                 random_state=None, n_jobs=None, client=None, out_of_core="auto"):
         self.n_estimators = n_estimators
         self.max_depth = max_depth
         self.max_leaf_nodes = max_leaf_nodes
@@ -119,6 +125,7 @@ class AdaBoostClassifier(TreeEnsembleBase):
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.client = client
+        self.out_of_core = out_of_core
 
     def _growth(self) -> GrowthParams:
         depth = self.max_depth

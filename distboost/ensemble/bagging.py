@@ -25,7 +25,7 @@ class _Bagging(BaggedTreesBase):
     def __init__(self, *, n_estimators=10, max_samples=1.0, max_features=1.0, bootstrap=True,
                  bootstrap_features=False, oob_score=False, criterion="gini", max_depth=None,
                  max_leaf_nodes=None, min_samples_leaf=1, max_bins=256, random_state=None,
-                 n_jobs=None, client=None, trees_per_pass=None):
+                 n_jobs=None, client=None, out_of_core="auto", trees_per_pass=None):
         self.n_estimators = n_estimators
         self.max_samples = max_samples
         self.max_features = max_features
@@ -40,6 +40,7 @@ class _Bagging(BaggedTreesBase):
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.client = client
+        self.out_of_core = out_of_core
         self.trees_per_pass = trees_per_pass
 
 
@@ -93,11 +94,11 @@ class BaggingRegressor(BaggedRegressorMixin, _Bagging):
     def __init__(self, *, n_estimators=10, max_samples=1.0, max_features=1.0, bootstrap=True,
                  bootstrap_features=False, oob_score=False, criterion="squared_error",
                  max_depth=None, max_leaf_nodes=None, min_samples_leaf=1, max_bins=256,
-                 random_state=None, n_jobs=None, client=None, trees_per_pass=None):
+                 random_state=None, n_jobs=None, client=None, out_of_core="auto", trees_per_pass=None):
         super().__init__(
             n_estimators=n_estimators, max_samples=max_samples, max_features=max_features,
             bootstrap=bootstrap, bootstrap_features=bootstrap_features, oob_score=oob_score,
             criterion=criterion, max_depth=max_depth, max_leaf_nodes=max_leaf_nodes,
             min_samples_leaf=min_samples_leaf, max_bins=max_bins, random_state=random_state,
-            n_jobs=n_jobs, client=client, trees_per_pass=trees_per_pass,
+            n_jobs=n_jobs, client=client, out_of_core=out_of_core, trees_per_pass=trees_per_pass,
         )

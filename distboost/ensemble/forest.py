@@ -25,7 +25,7 @@ class _Forest(BaggedTreesBase):
     def __init__(self, *, n_estimators=100, criterion="gini", max_depth=None,
                  min_samples_leaf=1, max_features="sqrt", max_leaf_nodes=None, bootstrap=True,
                  oob_score=False, max_samples=None, max_bins=256, random_state=None,
-                 n_jobs=None, client=None, trees_per_pass=None):
+                 n_jobs=None, client=None, out_of_core="auto", trees_per_pass=None):
         self.n_estimators = n_estimators
         self.criterion = criterion
         self.max_depth = max_depth
@@ -39,6 +39,7 @@ class _Forest(BaggedTreesBase):
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.client = client
+        self.out_of_core = out_of_core
         self.trees_per_pass = trees_per_pass
 
 
@@ -97,11 +98,11 @@ class RandomForestRegressor(BaggedRegressorMixin, _Forest):
     def __init__(self, *, n_estimators=100, criterion="squared_error", max_depth=None,
                  min_samples_leaf=1, max_features=1.0, max_leaf_nodes=None, bootstrap=True,
                  oob_score=False, max_samples=None, max_bins=256, random_state=None,
-                 n_jobs=None, client=None, trees_per_pass=None):
+                 n_jobs=None, client=None, out_of_core="auto", trees_per_pass=None):
         super().__init__(
             n_estimators=n_estimators, criterion=criterion, max_depth=max_depth,
             min_samples_leaf=min_samples_leaf, max_features=max_features,
             max_leaf_nodes=max_leaf_nodes, bootstrap=bootstrap, oob_score=oob_score,
             max_samples=max_samples, max_bins=max_bins, random_state=random_state,
-            n_jobs=n_jobs, client=client, trees_per_pass=trees_per_pass,
+            n_jobs=n_jobs, client=client, out_of_core=out_of_core, trees_per_pass=trees_per_pass,
         )

@@ -91,6 +91,7 @@ class _GradientBoosting(ParamsMixin):
         random_state=None,
         n_jobs=None,
         client=None,
+        out_of_core="auto",
         verbose=False,
     ):
         self.loss = loss
@@ -114,6 +115,7 @@ class _GradientBoosting(ParamsMixin):
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.client = client
+        self.out_of_core = out_of_core
         self.verbose = verbose
 
     # ------------------------------------------------------------------ fit
@@ -149,7 +151,7 @@ class _GradientBoosting(ParamsMixin):
         )
         if init_model is not None:
             check_init_model(self, init_model, schema, None if _data.is_dask(X) else y)
-        engine = Engine(executor, self.fit_timings_)
+        engine = Engine(executor, self.fit_timings_, self.out_of_core)
         with _numba_threads(self.n_jobs), _data.naming_sources(X, y, sample_weight):
             self._fit_engine(engine, parts, eval_parts, schema, init_model,
                              early_stopping_rounds, callbacks, eval_set)
@@ -359,6 +361,12 @@ _SHARED_PARAMETERS = """\
     client : dask.distributed.Client or None, default None
         The client Dask input trains on (None: the current default client).
         The library never starts a cluster.
+    out_of_core : "auto" or bool, default "auto"
+        Where each worker keeps its binned partitions while training: False in
+        memory, True in files under the worker's local directory (read block
+        by block; worker memory stays bounded whatever the data size), "auto"
+        on disk for workers whose share would take more than 40 % of their
+        ``memory_limit``. The model is the same either way.
     verbose : bool or int, default False
         Print the training metric (and validation metrics) every round."""
 """The parameters both gradient boosting estimators take, for their docstrings."""
@@ -455,7 +463,7 @@ class GradientBoostingClassifier(_GradientBoosting):
                  min_child_weight=1.0, min_samples_leaf=1, reg_lambda=1.0, gamma=0.0,
                  subsample=1.0, colsample_bytree=1.0, colsample_bylevel=1.0,
                  colsample_bynode=1.0, base_score=None, warm_start=False, random_state=None,
-                 n_jobs=None, client=None, verbose=False):
+                 n_jobs=None, client=None, out_of_core="auto", verbose=False):
         super().__init__(
             loss=loss, alpha=alpha, leaf_estimation=leaf_estimation, n_estimators=n_estimators,
             learning_rate=learning_rate, max_depth=max_depth, max_leaf_nodes=max_leaf_nodes,
@@ -464,7 +472,7 @@ class GradientBoostingClassifier(_GradientBoosting):
             subsample=subsample, colsample_bytree=colsample_bytree,
             colsample_bylevel=colsample_bylevel, colsample_bynode=colsample_bynode,
             base_score=base_score, warm_start=warm_start, random_state=random_state,
-            n_jobs=n_jobs, client=client, verbose=verbose,
+            n_jobs=n_jobs, client=client, out_of_core=out_of_core, verbose=verbose,
         )
 
     def _proba_from_raw(self, raw):
