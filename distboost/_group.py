@@ -36,7 +36,7 @@ def bundle(*shards) -> GroupState:
     return GroupState(shards=tuple(flat))
 
 
-def _each(shards, *per_shard):
+def each_shard(shards, *per_shard):
     """``zip(shards, *per_shard)``, releasing each shard's pages after its turn.
 
     Shards kept on disk hand their mapped pages back to the operating system
@@ -63,13 +63,13 @@ def _state(value) -> GroupState:
 def exact_sums(state: GroupState, fn):
     """Per partition: ``fn(shard)`` -> list of arrays, summed exactly."""
     state = _state(state)
-    return [_exact.exact_sums(fn(s)) for (s,) in _each(state.shards)]
+    return [_exact.exact_sums(fn(s)) for (s,) in each_shard(state.shards)]
 
 
 def set_rows(state: GroupState, learner, base_score, packed_trees) -> GroupState:
     state = _state(state)
     rows = tuple(s.buffers.keep("rows", learner.initial_state(s, base_score, packed_trees))
-                 for (s,) in _each(state.shards))
+                 for (s,) in each_shard(state.shards))
     return replace(state, rows=rows, stats=(), positions=())
 
 
@@ -77,7 +77,7 @@ def _updated(state, learner, packed_trees):
     if packed_trees is None:
         return state.rows
     return tuple(s.buffers.keep("rows", learner.update(s, r, packed_trees))
-                 for s, r in _each(state.shards, state.rows))
+                 for s, r in each_shard(state.shards, state.rows))
 
 
 def start_round(state: GroupState, learner, packed_trees, metric: bool, round_index, features):
@@ -92,7 +92,7 @@ def start_round(state: GroupState, learner, packed_trees, metric: bool, round_in
     t0 = time.perf_counter()
     rows = _updated(state, learner, packed_trees)
     stats, positions, partitions, hist, sums = [], [], [], None, []
-    for shard, row in _each(state.shards, rows):
+    for shard, row in each_shard(state.shards, rows):
         if metric:
             sums.append(learner.metric_sums(shard, row))
         st, pos = learner.row_stats(shard, row, round_index)
@@ -132,7 +132,7 @@ def _partitions_before(state, split_history):
     return [
         replay(columns(shard.X_binned, shard.buffers), RowPartition.from_positions(pos),
                split_history[:-1])
-        for shard, pos in _each(state.shards, state.positions)
+        for shard, pos in each_shard(state.shards, state.positions)
     ]
 
 
@@ -150,7 +150,7 @@ def level(state: GroupState, split_history, n_slots, features):
     state = _state(state)
     partitions = _partitions_before(state, split_history)
     hist = None
-    for shard, st, part in _each(state.shards, state.stats, partitions):
+    for shard, st, part in each_shard(state.shards, state.stats, partitions):
         hh = split_level(shard.X_binned, columns(shard.X_binned, shard.buffers), st, part,
                          split_history[-1], n_slots, features)
         hist = hh if hist is None else _add(hist, hh)
@@ -162,7 +162,7 @@ def finish(state: GroupState, learner, packed_trees, metric: bool):
     """Add the last trees; metric sums of the final model."""
     state = _state(state)
     rows = _updated(state, learner, packed_trees)
-    sums = [learner.metric_sums(s, r) for s, r in _each(state.shards, rows)] if metric else []
+    sums = [learner.metric_sums(s, r) for s, r in each_shard(state.shards, rows)] if metric else []
     return replace(state, rows=rows, stats=(), positions=()), (_sum_metric(sums) if metric else None)
 
 
@@ -170,7 +170,7 @@ def evaluate(state: GroupState, learner, packed_trees):
     """Eval-set groups: add trees, return (state, metric sums)."""
     state = _state(state)
     rows = _updated(state, learner, packed_trees)
-    sums = [learner.metric_sums(s, r) for s, r in _each(state.shards, rows)]
+    sums = [learner.metric_sums(s, r) for s, r in each_shard(state.shards, rows)]
     return replace(state, rows=rows), _sum_metric(sums)
 
 

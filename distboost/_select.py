@@ -45,7 +45,7 @@ from fractions import Fraction
 import numba
 import numpy as np
 
-from ._group import GroupState
+from ._group import GroupState, each_shard
 
 MAX_SHIP = 2048
 """Rows of a query's final range shipped to the driver (over all partitions)."""
@@ -157,7 +157,7 @@ def _open(state, source, scale, n_queries):
     weight, count = np.zeros(shape, np.int64), np.zeros(shape, np.int64)
     vmin, vmax = np.full(shape, np.inf), np.full(shape, -np.inf)
     caches = []
-    for i, shard in enumerate(state.shards):
+    for i, (shard,) in enumerate(each_shard(state.shards)):
         rows = state.rows[i] if state.rows else None
         positions = state.positions[i] if state.positions else None
         q, v, w = source(shard, rows, positions)
@@ -166,7 +166,7 @@ def _open(state, source, scale, n_queries):
         # + 0.0 turns -0.0 into 0.0: the answer must not depend on which zero comes first
         q, v, wi = q[keep].astype(np.int32), np.asarray(v, np.float64)[keep] + 0.0, wi[keep]
         _log_stats(q, v, wi, subs, weight, count, vmin, vmax)
-        caches.append((q, v, wi))
+        caches.append(shard.buffers.keep("search", (q, v, wi)))
     fields_ = {f.name: getattr(state, f.name) for f in fields(GroupState)}
     return _Searching(**fields_, search=tuple(caches)), (weight, count, vmin, vmax)
 
@@ -179,12 +179,12 @@ def _refine(state, lo, hi, slot_of_query, edges, start, inv_width, ship):
     vmin = np.full((n_slots, n_buckets), np.inf)
     vmax = np.full((n_slots, n_buckets), -np.inf)
     shipped, caches = [], []
-    for q, v, w in state.search:
+    for shard, (q, v, w) in each_shard(state.shards, state.search):
         fate = _route(q, v, w, lo, hi, slot_of_query, ship, edges, start, inv_width,
                       weight, count, vmin, vmax)
         out, kept = np.flatnonzero(fate == 2), np.flatnonzero(fate == 1)
         shipped.append((q[out], v[out], w[out]))
-        caches.append((q[kept], v[kept], w[kept]))
+        caches.append(shard.buffers.keep("search", (q[kept], v[kept], w[kept])))
     if n_slots == 0:
         new = plain_state(state)
     else:

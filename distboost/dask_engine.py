@@ -158,7 +158,7 @@ class DaskExecutor:
         partitions there are. The caller must not keep ``values``.
         """
         self.wave += 1
-        pending = as_completed(values)
+        pending = as_completed(values, loop=self.client.loop)
         values.clear()
         waiting, n = None, 0
         for future in pending:

@@ -27,6 +27,7 @@ import numpy as np
 from . import _exact
 from ._common import STAT_DTYPE
 from ._fixed_point import quantize
+from ._group import each_shard
 from ._random import row_uniforms
 from .tree import leaf_ids_binned, predict_binned
 
@@ -126,15 +127,15 @@ def round_sums(state, packed, update: AdaBoostUpdate | None):
     (SAMME.R) for the update.
     """
     out, rows = [], []
-    for shard, (w, _) in zip(state.shards, state.rows):
+    for shard, (w, _) in each_shard(state.shards, state.rows):
         miss = tree_classes(shard, packed) != shard.y
         if update is None:
             out.append(_exact.exact_sums([w * miss, w, np.zeros(1)]))
-            rows.append((w, miss))
+            rows.append(shard.buffers.keep("rows", (w, miss)))
         else:
             exponent = samme_r_exponent(shard, update)
             out.append(_exact.exact_sums([w * miss, w, w * np.exp(exponent)]))
-            rows.append((w, exponent))
+            rows.append(shard.buffers.keep("rows", (w, exponent)))
     return replace(state, rows=tuple(rows)), out
 
 
@@ -255,7 +256,7 @@ def out_of_bag_results(state, regression: bool):
     sum w·y, sum w·y^2]``, over rows with at least one out-of-bag tree.
     """
     out = []
-    for shard, (total, n_oob) in zip(state.shards, state.rows):
+    for shard, (total, n_oob) in each_shard(state.shards, state.rows):
         seen = n_oob > 0
         with np.errstate(invalid="ignore", divide="ignore"):
             pred = total / n_oob[:, None]

@@ -30,6 +30,7 @@ import numba
 import numpy as np
 
 from . import _exact
+from ._group import each_shard
 from ._select import plain_state, weighted_quantiles
 from .tree import Tree, leaf_indices_binned, predict_binned
 
@@ -154,7 +155,7 @@ def _leaf_sums(state, packed, row_arrays, max_nodes):
     """Per (tree, leaf): exact sums of each array of ``row_arrays``."""
     n_trees = len(packed[1])
     totals = None
-    for shard, rows, positions in zip(state.shards, state.rows, state.positions):
+    for shard, rows, positions in each_shard(state.shards, state.rows, state.positions):
         leaves = round_leaves(shard, positions, packed)
         groups = np.where(leaves >= 0, leaves + max_nodes * np.arange(n_trees)[:, None], -1)
         arrays = row_arrays(shard, rows, leaves)

@@ -6,6 +6,11 @@ import numpy as np
 import pytest
 
 from distboost._holder import BOTH, SMALL, STATE, History, Holder, Op
+from distboost._partition import Shard
+
+
+def _shard(index):
+    return Shard(np.zeros((2, 1), np.uint8), np.zeros(2), np.ones(2), 2 * index, index)
 
 
 def _count(state, k):
@@ -24,13 +29,14 @@ def _n_shards(state):
 
 
 def test_holder_runs_ops_on_their_sets_and_keeps_the_returned_states():
-    holder = Holder([("train", 2), ("eval0", 1)], "a", "b", "c")
+    a, b, c = (_shard(i) for i in range(3))
+    holder = Holder([("train", 2), ("eval0", 1)], a, b, c)
     out = holder.run([Op("train", _n_shards), Op("eval0", _n_shards),
                       Op("train", _count, (5,), STATE), Op("eval0", _count_and_report, (7,), BOTH)])
     assert out == [2, 1, None, 7]
     assert holder.states["train"].rows == (5,)
-    assert holder.states["train"].shards == ("a", "b")
-    assert holder.states["eval0"].shards == ("c",)
+    assert holder.states["train"].shards == (a, b)
+    assert holder.states["eval0"].shards == (c,)
 
 
 def test_history_keeps_state_changes_since_the_last_reset():
@@ -62,11 +68,12 @@ def test_replaying_the_history_rebuilds_the_same_state(returns):
     rng = np.random.default_rng(0)
     ops = [Op("train", _count if returns == STATE else _count_and_report, (int(k),), returns)
            for k in rng.integers(0, 5, 6)]
-    live, history = Holder([("train", 1)], "a"), History()
+    shard = _shard(0)
+    live, history = Holder([("train", 1)], shard), History()
     for op in ops:
         live.run([op])
         history.record([op])
-    rebuilt = Holder([("train", 1)], "a")
+    rebuilt = Holder([("train", 1)], shard)
     rebuilt.run(history.replay(["train"]))
     assert rebuilt.states == live.states
     assert live.states["train"].rows[0] > 3**4  # every op counted, in order
