@@ -57,6 +57,8 @@ class Setup:
     X_test: np.ndarray
     threads: int
     workers: int
+    rounds: int = N_ROUNDS
+    memory_limit: str = "auto"
 
 
 @dataclass
@@ -103,16 +105,32 @@ def _timer() -> Iterator[list[float]]:
 
 
 @contextmanager
-def _local_cluster(n_workers: int) -> Iterator[Any]:
-    """Yield a Client on ``LocalCluster(n_workers, threads_per_worker=1)``, dashboard off."""
+def _local_cluster(setup: Setup) -> Iterator[Any]:
+    """Yield a Client on ``LocalCluster(workers, threads_per_worker=1, memory_limit)``,
+    dashboard off."""
     from distributed import Client, LocalCluster
 
     with (
-        LocalCluster(n_workers=n_workers, threads_per_worker=1, dashboard_address=None,
-                     silence_logs=logging.ERROR) as cluster,
+        LocalCluster(n_workers=setup.workers, threads_per_worker=1, dashboard_address=None,
+                     memory_limit=setup.memory_limit, silence_logs=logging.ERROR) as cluster,
         Client(cluster) as client,
     ):
         yield client
+
+
+def _worker_pids(client: Any) -> dict[str, int]:
+    import os
+
+    return client.run(os.getpid)
+
+
+def _restarts(client: Any, before: dict[str, int]) -> list[str]:
+    """A note if worker processes were restarted (e.g. for exceeding ``memory_limit``)."""
+    after = _worker_pids(client)
+    if before == after:
+        return []
+    return [f"worker processes restarted: before {sorted(before.values())}, "
+            f"after {sorted(after.values())}"]
 
 
 def _workers_peak_rss_mb(client: Any) -> list[float]:
@@ -144,7 +162,7 @@ def run_xgboost(setup: Setup) -> Outcome:
         dtrain = xgb.QuantileDMatrix(X, y, max_bin=N_BINS, nthread=setup.threads)
     params = {**XGBOOST_PARAMS, "nthread": setup.threads}
     with _timer() as train:
-        booster = xgb.train(params, dtrain, num_boost_round=N_ROUNDS)
+        booster = xgb.train(params, dtrain, num_boost_round=setup.rounds)
     proba = booster.predict(xgb.DMatrix(setup.X_test, nthread=setup.threads))
     return Outcome(xgb.__version__, train[0], proba, prepare_s=prepare[0], read_s=read[0])
 
@@ -153,37 +171,42 @@ def run_xgboost_dask(setup: Setup) -> Outcome:
     """xgboost.dask on a LocalCluster: persisted Parquet, DaskQuantileDMatrix, train."""
     xgb = _import_peer("xgboost")
     xgb_dask = _import_peer("xgboost.dask")
-    with _local_cluster(setup.workers) as client:
+    with _local_cluster(setup) as client:
+        pids = _worker_pids(client)
         with _timer() as read:
             frame = _persisted_parquet(client, setup.train_dir)
         with _timer() as prepare:
             dtrain = xgb_dask.DaskQuantileDMatrix(client, frame[FEATURES], frame[LABEL],
                                                  max_bin=N_BINS)
         with _timer() as train:
-            output = xgb_dask.train(client, XGBOOST_PARAMS, dtrain, num_boost_round=N_ROUNDS)
+            output = xgb_dask.train(client, XGBOOST_PARAMS, dtrain, num_boost_round=setup.rounds)
         workers_rss = _workers_peak_rss_mb(client)
+        restarts = _restarts(client, pids)
     X_test = xgb.DMatrix(setup.X_test, feature_names=FEATURES, nthread=setup.threads)
     proba = output["booster"].predict(X_test)
     note = "train includes building the QuantileDMatrix on the workers (lazy in xgboost.dask)"
     return Outcome(xgb.__version__, train[0], proba, prepare_s=prepare[0], read_s=read[0],
-                   worker_peak_rss_mb=workers_rss, notes=[note])
+                   worker_peak_rss_mb=workers_rss, notes=[note, *restarts])
 
 
 def run_lightgbm_dask(setup: Setup) -> Outcome:
     """lightgbm.dask DaskLGBMClassifier (63 leaves) on a LocalCluster, persisted Parquet."""
     lgb = _import_peer("lightgbm")
-    with _local_cluster(setup.workers) as client:
+    with _local_cluster(setup) as client:
+        pids = _worker_pids(client)
         with _timer() as read:
             frame = _persisted_parquet(client, setup.train_dir)
         model = lgb.DaskLGBMClassifier(
-            client=client, n_estimators=N_ROUNDS, learning_rate=LEARNING_RATE, num_leaves=63,
+            client=client, n_estimators=setup.rounds, learning_rate=LEARNING_RATE, num_leaves=63,
             max_bin=N_BINS - 1, reg_lambda=REG_LAMBDA, verbose=-1,
         )
         with _timer() as train:
             model.fit(frame[FEATURES], frame[LABEL])
         workers_rss = _workers_peak_rss_mb(client)
+        restarts = _restarts(client, pids)
     proba = model.booster_.predict(setup.X_test, num_threads=setup.threads)
-    notes = ["train includes LightGBM's binning (Dataset construction happens inside fit)"]
+    notes = ["train includes LightGBM's binning (Dataset construction happens inside fit)",
+             *restarts]
     return Outcome(lgb.__version__, train[0], proba, read_s=read[0],
                    worker_peak_rss_mb=workers_rss, notes=notes)
 
@@ -197,7 +220,7 @@ def run_sklearn(setup: Setup) -> Outcome:
     with _timer() as read:
         X, y = _read_numpy(setup.train_dir)
     model = HistGradientBoostingClassifier(
-        max_iter=N_ROUNDS, learning_rate=LEARNING_RATE, max_depth=MAX_DEPTH,
+        max_iter=setup.rounds, learning_rate=LEARNING_RATE, max_depth=MAX_DEPTH,
         max_leaf_nodes=None, max_bins=N_BINS - 1, l2_regularization=REG_LAMBDA,
         early_stopping=False,
     )
@@ -209,10 +232,10 @@ def run_sklearn(setup: Setup) -> Outcome:
     return Outcome(sklearn.__version__, train[0], proba, read_s=read[0], notes=notes)
 
 
-def _distboost_classifier(db: ModuleType, **options: Any) -> Any:
+def _distboost_classifier(db: ModuleType, rounds: int, **options: Any) -> Any:
     """A distboost classifier with the W1 model shape."""
     return db.GradientBoostingClassifier(
-        n_estimators=N_ROUNDS, learning_rate=LEARNING_RATE, max_depth=MAX_DEPTH,
+        n_estimators=rounds, learning_rate=LEARNING_RATE, max_depth=MAX_DEPTH,
         max_bins=N_BINS, reg_lambda=REG_LAMBDA, **options,
     )
 
@@ -244,18 +267,33 @@ def _fit_and_time(model: Any, X: Any, y: Any) -> dict[str, Any]:
             "breakdown": breakdown, "notes": notes}
 
 
-def run_distboost_dask(setup: Setup) -> Outcome:
+def run_distboost_dask(setup: Setup, out_of_core: Any = "auto") -> Outcome:
     """distboost on a LocalCluster, fitted on the lazy ``dd.read_parquet`` frame."""
     import dask.dataframe as dd
 
     db = importlib.import_module("distboost")
-    with _local_cluster(setup.workers) as client:
+    with _local_cluster(setup) as client:
+        pids = _worker_pids(client)
         frame = dd.read_parquet(setup.train_dir)
-        model = _distboost_classifier(db, client=client)
+        model = _distboost_classifier(db, setup.rounds, client=client, out_of_core=out_of_core)
         timing = _fit_and_time(model, frame.drop(columns=LABEL), frame[LABEL])
         workers_rss = _workers_peak_rss_mb(client)
+        timing["notes"] += _restarts(client, pids) + [_placement(model)]
         proba = model.predict_proba(setup.X_test)[:, 1]
     return Outcome(db.__version__, proba=proba, worker_peak_rss_mb=workers_rss, **timing)
+
+
+def run_distboost_dask_disk(setup: Setup) -> Outcome:
+    """distboost on a LocalCluster with every partition on the workers' disks."""
+    return run_distboost_dask(setup, out_of_core=True)
+
+
+def _placement(model: Any) -> str:
+    """Where the workers kept their training rows (``data_placement_``)."""
+    rows = getattr(model, "data_placement_", [])
+    disk = sum(p["disk_rows"] for p in rows)
+    memory = sum(p["memory_rows"] for p in rows)
+    return f"training rows on the workers' disks: {disk}, in memory: {memory}"
 
 
 def run_distboost(setup: Setup) -> Outcome:
@@ -263,7 +301,7 @@ def run_distboost(setup: Setup) -> Outcome:
     db = importlib.import_module("distboost")
     with _timer() as read:
         X, y = _read_numpy(setup.train_dir)
-    model = _distboost_classifier(db, n_jobs=setup.threads)
+    model = _distboost_classifier(db, setup.rounds, n_jobs=setup.threads)
     timing = _fit_and_time(model, X, y)
     proba = model.predict_proba(setup.X_test)[:, 1]
     return Outcome(db.__version__, proba=proba, read_s=read[0], **timing)
@@ -271,6 +309,7 @@ def run_distboost(setup: Setup) -> Outcome:
 
 SYSTEMS: dict[str, Callable[[Setup], Outcome]] = {
     "distboost.dask": run_distboost_dask,
+    "distboost.dask.disk": run_distboost_dask_disk,
     "distboost": run_distboost,
     "xgboost.dask": run_xgboost_dask,
     "xgboost": run_xgboost,
@@ -287,7 +326,8 @@ def _metrics(y_true: np.ndarray, proba: np.ndarray) -> dict[str, float]:
             "logloss": float(log_loss(y_true, np.asarray(proba, dtype=np.float64)))}
 
 
-def run(system: str, data_dir: Path, threads: int, workers: int) -> dict[str, Any]:
+def run(system: str, data_dir: Path, threads: int, workers: int, rounds: int = N_ROUNDS,
+        memory_limit: str = "auto") -> dict[str, Any]:
     """Run one system on the W1 folder ``data_dir`` and return its JSON-able record.
 
     ``status`` is "ok", "skipped" (peer not installed) or "failed" (any error,
@@ -296,7 +336,8 @@ def run(system: str, data_dir: Path, threads: int, workers: int) -> dict[str, An
     record: dict[str, Any] = {"system": system, "status": "ok"}
     try:
         X_test, y_test = _read_numpy(data_dir / "test")
-        outcome = SYSTEMS[system](Setup(data_dir / "train", X_test, threads, workers))
+        outcome = SYSTEMS[system](Setup(data_dir / "train", X_test, threads, workers, rounds,
+                                        memory_limit))
         record.update(_metrics(y_test, outcome.proba))
     except Skipped as error:
         record.update(status="skipped", error=str(error))
@@ -316,9 +357,12 @@ def _parse_args() -> argparse.Namespace:
     parser.add_argument("--data", type=Path, required=True, help="W1 folder (train/, test/)")
     parser.add_argument("--threads", type=int, default=2, help="threads of in-memory systems")
     parser.add_argument("--workers", type=int, default=2, help="Dask workers (1 thread each)")
+    parser.add_argument("--rounds", type=int, default=N_ROUNDS, help="boosting rounds")
+    parser.add_argument("--memory-limit", default="auto", help="memory_limit of each Dask worker")
     return parser.parse_args()
 
 
 if __name__ == "__main__":
     args = _parse_args()
-    print(json.dumps(run(args.system, args.data, args.threads, args.workers)), flush=True)
+    print(json.dumps(run(args.system, args.data, args.threads, args.workers, args.rounds,
+                         args.memory_limit)), flush=True)

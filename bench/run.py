@@ -26,7 +26,7 @@ from typing import Any
 
 import w1
 from _report import Record, render, summarize
-from _systems import SYSTEMS
+from _systems import N_ROUNDS, SYSTEMS
 
 BENCH_DIR = Path(__file__).resolve().parent
 REPO_ROOT = BENCH_DIR.parent
@@ -53,7 +53,8 @@ def _parse_record(system: str, returncode: int, stdout: str, stderr: str) -> Rec
 def run_once(system: str, data_dir: Path, args: argparse.Namespace) -> Record:
     """Run one system in a fresh process (its own session, so a timeout kills its workers)."""
     command = [sys.executable, str(BENCH_DIR / "_systems.py"), system, "--data", str(data_dir),
-               "--threads", str(args.threads), "--workers", str(args.workers)]
+               "--threads", str(args.threads), "--workers", str(args.workers),
+               "--rounds", str(args.rounds), "--memory-limit", args.memory_limit]
     with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                           env=_child_environment(args.threads), start_new_session=True) as child:
         try:
@@ -112,7 +113,8 @@ def describe_run(data_dir: Path, args: argparse.Namespace, load_before: float) -
     """
     meta = json.loads((data_dir / "meta.json").read_text())
     return {**meta, "data_dir": str(data_dir), "repeats": args.repeats, "threads": args.threads,
-            "workers": args.workers, "cpu_count": os.cpu_count(), "python": platform.python_version(),
+            "workers": args.workers, "rounds": args.rounds, "memory_limit": args.memory_limit,
+            "cpu_count": os.cpu_count(), "python": platform.python_version(),
             "platform": platform.platform(), "commit": _git_commit(),
             "date": time.strftime("%Y-%m-%d %H:%M:%S %z"), "load_average_before": load_before,
             "load_average_after": os.getloadavg()[0]}
@@ -123,7 +125,9 @@ def _context_line(meta: dict[str, Any]) -> str:
     return (f"{meta['rows']:,} training rows × {len(w1.FEATURES)} float32 features in "
             f"{meta['partitions']} Parquet partitions, {meta['test_rows']:,} test rows; "
             f"{meta['repeats']} repeat(s); in-memory systems {meta['threads']} threads, Dask "
-            f"LocalCluster({meta['workers']} workers × 1 thread); {meta['cpu_count']} CPUs, "
+            f"LocalCluster({meta['workers']} workers × 1 thread, memory_limit "
+            f"{meta.get('memory_limit', 'auto')}); {meta.get('rounds', N_ROUNDS)} rounds; "
+            f"{meta['cpu_count']} CPUs, "
             f"load average {meta['load_average_before']:.1f} before / "
             f"{meta['load_average_after']:.1f} after; "
             f"commit {meta['commit']}; {meta['date']}. Times in seconds, memory in MB.")
@@ -160,6 +164,9 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--threads", type=int, default=2, help="threads of in-memory systems")
     parser.add_argument("--workers", type=int, default=2, help="Dask workers, 1 thread each")
     parser.add_argument("--timeout", type=float, default=3600.0, help="seconds per run")
+    parser.add_argument("--rounds", type=int, default=N_ROUNDS, help="boosting rounds")
+    parser.add_argument("--memory-limit", default="auto",
+                        help="memory_limit of each Dask worker (e.g. 500MB; default: Dask's)")
     parser.add_argument("--cache-dir", type=Path, default=None,
                         help=f"W1 cache root (default ${w1.CACHE_ENV} or bench/.cache)")
     parser.add_argument("--out", nargs="?", const="", default=None, metavar="NAME",

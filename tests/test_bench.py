@@ -176,15 +176,17 @@ def _distboost_skip_reason() -> str | None:
     return None
 
 
-@pytest.mark.parametrize("system", ["sklearn", "distboost"])
+@pytest.mark.parametrize("system", ["sklearn", "distboost", "distboost.dask.disk"])
 def test_run_prints_the_table(system: str, tiny: Path, cache_dir: Path) -> None:
     pytest.importorskip("sklearn", reason="bench/run.py computes AUC with scikit-learn")
-    if system == "distboost" and (reason := _distboost_skip_reason()):
+    if system.startswith("distboost") and (reason := _distboost_skip_reason()):
         pytest.skip(reason)
     command = [sys.executable, str(BENCH_DIR / "run.py"), "--rows", str(ROWS),
                "--partitions", str(PARTITIONS), "--repeats", "1", "--systems", system,
-               "--threads", "1", "--cache-dir", str(cache_dir)]
+               "--threads", "1", "--cache-dir", str(cache_dir), "--rounds", "5",
+               "--memory-limit", "2GB"]
     result = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
     assert result.returncode == 0, result.stderr
     assert "| system | status | train s, median [min–max] |" in result.stdout
     assert f"| {system} | ok |" in result.stdout, result.stdout + result.stderr
+    assert "memory_limit 2GB); 5 rounds" in result.stdout

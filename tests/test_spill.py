@@ -218,3 +218,22 @@ def test_workers_train_twice_their_memory_limit_without_restarts():
            [t.nodes.tobytes() for r in model.trees_ for t in r]
     np.testing.assert_array_equal(local.predict_proba(X_local[:50_000]),
                                   model.predict_proba(X_local[:50_000]))
+
+
+def test_on_disk_on_dask_equals_in_memory_with_an_eval_set(dask_client, dask_classification,
+                                                            small_blocks):
+    """On a real cluster, with early stopping on a distributed validation set."""
+    X, y, X_valid, y_valid = dask_classification
+    fit = {"eval_set": [(X_valid, y_valid)], "early_stopping_rounds": 4}
+    models = [
+        db.GradientBoostingClassifier(n_estimators=40, max_depth=4, learning_rate=0.3,
+                                      subsample=0.8, random_state=0, client=dask_client,
+                                      out_of_core=ooc).fit(X, y, **fit)
+        for ooc in (False, True)
+    ]
+    assert sum(p["disk_rows"] for p in models[1].data_placement_) == len(y)
+    assert sum(p["memory_rows"] for p in models[0].data_placement_) == len(y)
+    assert all(p["worker"].startswith("tcp://") for p in models[1].data_placement_)
+    assert models[0].evals_result_ == models[1].evals_result_
+    X_local = X.compute()
+    np.testing.assert_array_equal(models[0].predict_proba(X_local), models[1].predict_proba(X_local))
