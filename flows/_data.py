@@ -87,3 +87,21 @@ def predict_partition(est: Any, part: pd.DataFrame, path: str, proba: bool) -> i
             frame[f"proba_{c}"] = p[:, k]
     frame.to_parquet(path, index=False)
     return len(frame)
+
+
+def load_bin_mapper(data: str | Path) -> Any:
+    """The prepare flow's bin edges (``bin_edges.json``) as a ``BinMapper``
+    matched to the features by name, or None if the folder has none."""
+    from distboost.binning import BinMapper
+
+    path = Path(data) / "bin_edges.json"
+    if not path.is_file():
+        return None
+    saved = json.loads(path.read_text())
+    features = saved["features"]
+    edges = {n: f["edges"] for n, f in features.items() if f["kind"] == "numeric"}
+    categories = {n: f["categories"] for n, f in features.items() if f["kind"] == "categorical"}
+    try:
+        return BinMapper.from_edges(edges, categories, saved["max_bins"])
+    except ValueError as exc:
+        raise DataError(f"{path}: {exc}") from None

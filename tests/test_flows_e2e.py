@@ -29,16 +29,6 @@ from flows.train import train
 PNG = b"\x89PNG\r\n\x1a\n"
 
 
-@pytest.fixture(scope="session")
-def prefect_harness():
-    from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
-    from prefect.testing.utilities import prefect_test_harness
-
-    no_heartbeat = temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None})
-    with prefect_test_harness(server_startup_timeout=120), no_heartbeat:
-        yield
-
-
 @pytest.fixture(scope="module")
 def scheduler():
     with LocalCluster(**{**fx.TEST_CLUSTER, "n_workers": 1}) as cluster:
