@@ -162,6 +162,7 @@ class RunCheckpoints(TrainingCheckPoint):
 
     def save(self, model: Any, n_rounds: int) -> Path:
         path = self.path(n_rounds)
+        path.parent.mkdir(parents=True, exist_ok=True)
         history_path(path).write_text(json.dumps(self.history) + "\n")
         super().save(model, n_rounds)
         self.last = path

@@ -154,15 +154,15 @@ def fit_rounds(
         if init_model is not None:
             kwargs["init_model"] = init_model
         elif _supports(cls, "bin_mapper"):
-            kwargs["bin_mapper"] = _prepared_bins(data, est)
+            kwargs["bin_mapper"] = _prepared_bins(data, schema, est)
         kwargs = {k: v for k, v in kwargs.items() if _supports(cls, k)}
         with contextlib.redirect_stdout(io.StringIO()) if quiet else contextlib.nullcontext():
             return est.fit(X, y, **kwargs)
 
 
-def _prepared_bins(data: str, est: Any) -> Any:
+def _prepared_bins(data: str, schema: dict, est: Any) -> Any:
     """The prepare flow's bin edges, if they were made for the estimator's ``max_bins``."""
-    mapper = load_bin_mapper(data)
+    mapper = load_bin_mapper(data, schema)
     if mapper is None:
         run_logger().info("%s has no bin_edges.json: the fit computes its own bins", data)
     elif mapper.max_bins != est.max_bins:
