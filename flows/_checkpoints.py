@@ -104,13 +104,18 @@ def patience_exhausted(history: History, patience: int | None) -> bool:
     return bool(patience) and best is not None and len(watched_metric(history)) - 1 - best >= patience
 
 
-def keep_rounds(model: Any, n_rounds: int) -> Any:
-    """The model of the first ``n_rounds`` rounds of ``model``, its best round the last."""
+def run_model(model: Any, n_estimators: int, history: History, best: int | None = None) -> Any:
+    """The model a run ends with: its last checkpoint's ``model`` with the run's
+    ``n_estimators`` and whole metric history (a resumed run's own fit knew
+    only its part), and with early stopping only the rounds up to ``best``."""
     from distboost.model_file import model_from_dict, model_to_dict
 
     d = model_to_dict(model)
-    d["trees"] = d["trees"][:n_rounds]
-    d["best_iteration"] = n_rounds - 1
+    d["params"]["n_estimators"] = n_estimators
+    d["evals_result"] = history
+    if best is not None:
+        d["trees"] = d["trees"][: best + 1]
+        d["best_iteration"] = best
     return model_from_dict(d)
 
 

@@ -27,7 +27,6 @@ import hashlib
 import inspect
 import io
 import json
-import os
 import shutil
 import time
 from dataclasses import dataclass
@@ -41,12 +40,12 @@ from prefect.cache_policies import NO_CACHE
 from flows._checkpoints import (
     RunCheckpoints,
     best_round,
-    keep_rounds,
     last_checkpoint,
     last_good_checkpoint,
     load_history,
     merge_history,
     patience_exhausted,
+    run_model,
     save_checkpoint,
     watched_metric,
 )
@@ -271,7 +270,8 @@ def _train_run(scheduler: str, data: str, cfg: TrainConfig, out: Path, progress:
         if done < total and not patience_exhausted(history, patience):
             fit = _fit_with_checkpoints if _resumable(cfg) else _fit_at_once
             checkpoint, history = fit(run, done, checkpoint, history)
-    _finish(out, checkpoint, history, patience, resumed_from, time.perf_counter() - started)
+    _finish(out, checkpoint, history, total, patience, resumed_from,
+            time.perf_counter() - started)
 
 
 def _resumable(cfg: TrainConfig) -> bool:
@@ -324,18 +324,15 @@ def _round_note(history: dict) -> str:
     return f"validation {values[-1]:.5f}" if values else ""
 
 
-def _finish(out: Path, checkpoint: Path, history: dict, patience: int | None, resumed_from: int,
-            seconds: float) -> None:
-    """``model.json`` (with early stopping: the rounds up to the best), ``history.json``
-    and ``training.json``."""
+def _finish(out: Path, checkpoint: Path, history: dict, total: int, patience: int | None,
+            resumed_from: int, seconds: float) -> None:
+    """``model.json`` (with early stopping: the rounds up to the best; the same file
+    whether the run was resumed or not), ``history.json`` and ``training.json``."""
     import distboost
 
     best = best_round(history) if patience else None
-    if best is None:
-        shutil.copyfile(checkpoint, out / ".model.json.tmp")
-        os.replace(out / ".model.json.tmp", out / "model.json")
-    else:
-        keep_rounds(distboost.load_model(checkpoint), best + 1).save_model(out / "model.json")
+    final = run_model(distboost.load_model(checkpoint), total, history, best)
+    final.save_model(out / "model.json")  # atomic
     (out / "history.json").write_text(json.dumps(history, indent=1) + "\n")
     model = distboost.load_model(str(out / "model.json"))
     summary = {

@@ -122,6 +122,7 @@ def test_rerun_resumes_from_last_checkpoint_and_matches(run, scheduler, tmp_path
     )
     assert json.loads((crashed / "training.json").read_text())["resumed_from_round"] == 5
     assert_same_model(distboost.load_model(model), distboost.load_model(run["model"]))
+    assert (crashed / "model.json").read_text() == (run["root"] / "model" / "model.json").read_text()
     history = json.loads((crashed / "history.json").read_text())
     original = json.loads((run["root"] / "model" / "history.json").read_text())
     np.testing.assert_allclose(

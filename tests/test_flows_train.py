@@ -193,8 +193,8 @@ def test_early_stopping_counts_the_rounds_before_a_resume(tmp_path):
     from flows._checkpoints import (
         RunCheckpoints,
         best_round,
-        keep_rounds,
         patience_exhausted,
+        run_model,
     )
 
     earlier = {"validation_0": {"logloss": [0.5, 0.4, 0.4, 0.45]}, "training": {"logloss": [1]}}
@@ -206,6 +206,7 @@ def test_early_stopping_counts_the_rounds_before_a_resume(tmp_path):
     assert writer.after_iteration(model, 4, {"validation_0": {"logloss": [0.41]}}) is True
     assert writer.last.name == "round-00005.json"  # saved where it stops
     assert load_history(writer.last)["validation_0"]["logloss"] == [0.5, 0.4, 0.4, 0.45, 0.41]
-    best = keep_rounds(model, 2)
-    assert len(best.trees_) == 2 and best.best_iteration_ == 1
-    assert best.trees_ == model.trees_[:2]
+    final = run_model(model, 20, writer.history, best_round(writer.history))
+    assert len(final.trees_) == 2 and final.best_iteration_ == 1
+    assert final.trees_ == model.trees_[:2] and final.n_estimators == 20
+    assert final.evals_result_ == writer.history  # the whole run's, not the last fit's

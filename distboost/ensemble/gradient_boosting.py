@@ -164,13 +164,13 @@ class _GradientBoosting(ParamsMixin):
         engine = Engine(executor, self.fit_timings_)
         with _numba_threads(self.n_jobs), _data.naming_sources(X, y, sample_weight):
             self._fit_engine(engine, parts, eval_parts, schema, init_model,
-                             early_stopping_rounds, callbacks, bins)
+                             early_stopping_rounds, callbacks, eval_set, bins)
         self.fit_timings_["fit"] = time.perf_counter() - t_start
         self.fit_timings_ = dict(self.fit_timings_)
         return self
 
     def _fit_engine(self, engine, parts, eval_parts, schema, init_model, early_stopping_rounds,
-                    callbacks, bins=None):
+                    callbacks, eval_set, bins=None):
         regression = not self._is_classifier
         if init_model is not None:
             schema = init_model._schema
@@ -198,10 +198,11 @@ class _GradientBoosting(ParamsMixin):
         params = self._boost_params(early_stopping_rounds, self._leaf_estimation(loss))
         events = FitEvents(engine, self, params.n_rounds, len(prior_trees), loss.metric_name,
                            len(engine.eval_groups))
-        fitted = (loss, base, prior_trees, BoostResult(), engine.mapper)
+        result = BoostResult()  # filled round by round: callbacks see the rounds so far
+        fitted = (loss, base, prior_trees, result, engine.mapper)
         boost(engine, loss, n_out, params, base, prior_trees,
               on_round=self._round_callback(loss, callbacks, fitted), events=events,
-              result=fitted[3])
+              result=result)
         self._set_fitted(*fitted)
 
     def _set_fitted(self, loss, base, prior_trees, result, mapper):
