@@ -1,5 +1,6 @@
 """distboost: boosted and bagged tree ensembles on partitioned data with Dask."""
 
+from . import binning, callbacks
 from ._validation import InvalidParameterError, NotFittedError
 from .ensemble.adaboost import AdaBoostClassifier
 from .ensemble.bagging import BaggingClassifier, BaggingRegressor
@@ -25,5 +26,7 @@ __all__ = [
     "Tree",
     "VotingClassifier",
     "VotingRegressor",
+    "binning",
+    "callbacks",
     "load_model",
 ]

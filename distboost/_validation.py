@@ -20,6 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .callbacks import TrainingCallback
+
 
 class NotFittedError(ValueError, AttributeError):
     """An estimator was used before ``fit`` (also a scikit-learn ``NotFittedError``
@@ -394,9 +396,10 @@ def check_fit_arguments(eval_set, early_stopping_rounds, callbacks) -> None:
         if not eval_set:
             raise ValueError("early_stopping_rounds needs a validation set to watch: pass "
                              "eval_set=[(X_val, y_val)]")
-    bad = [c for c in callbacks or [] if not callable(c)]
+    bad = [c for c in callbacks or [] if not (callable(c) or isinstance(c, TrainingCallback))]
     if bad:
-        raise TypeError(f"callbacks must be callables cb(round, train_metric, eval_metrics); "
+        raise TypeError(f"callbacks must be distboost.callbacks.TrainingCallback objects or "
+                        f"callables cb(round, train_metric, eval_metrics); "
                         f"got {bad[0]!r}")
 
 

@@ -10,6 +10,8 @@ test ``x <= edges[b]``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 import numba
 import numpy as np
 
@@ -121,6 +123,33 @@ def find_bin_edges(column: np.ndarray, max_bins: int, weights: np.ndarray | None
     return edges[np.isfinite(edges)].astype(np.float64)
 
 
+def _checked_edges(name, values, max_bins: int) -> np.ndarray:
+    """One feature's thresholds as float64, or a ValueError naming it."""
+    try:
+        edges = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"bin edges of feature {name!r} are not numbers: {values!r:.80}") from None
+    if edges.ndim != 1 or not np.isfinite(edges).all() or (np.diff(edges) <= 0).any():
+        raise ValueError(f"bin edges of feature {name!r} must be finite and strictly increasing; "
+                         f"got {edges.tolist()!r:.80}")
+    if len(edges) > max_bins - 2:
+        raise ValueError(f"feature {name!r} has {len(edges)} bin edges, more than max_bins - 2 = "
+                         f"{max_bins - 2}; pass a larger max_bins (at most {MAX_BINS}) or fewer "
+                         f"edges")
+    return edges
+
+
+def _checked_categories(name, values, max_bins: int) -> list:
+    """One feature's categories as a list, or a ValueError naming it."""
+    values = list(values)
+    if len(values) > max_bins - 1:
+        raise ValueError(f"categorical feature {name!r} has {len(values)} categories, more than "
+                         f"max_bins - 1 = {max_bins - 1}")
+    if len(set(values)) != len(values):
+        raise ValueError(f"categorical feature {name!r} lists a category twice")
+    return values
+
+
 @numba.njit(cache=True, inline="always")
 def _bin_of(edges, lo, hi, x):
     """Number of edges in ``edges[lo:hi]`` strictly below x (searchsorted left)."""
@@ -170,6 +199,9 @@ class BinMapper:
     categories_ : dict[int, list]
         Category values per categorical feature; code = position in the list.
     n_bins_non_missing_ : ndarray of shape (n_features,), int
+    feature_names_in_ : ndarray of str
+        Only for a mapper made by :meth:`from_edges`: the features by name,
+        which ``fit(bin_mapper=...)`` matches to the training data's columns.
     """
 
     def __init__(self, max_bins: int = MAX_BINS):
@@ -189,6 +221,56 @@ class BinMapper:
                 self.bin_edges_.append(np.empty(0))
             else:
                 self.bin_edges_.append(find_bin_edges(sample[:, j], self.max_bins, weights))
+        self._finish()
+        return self
+
+    @classmethod
+    def from_edges(cls, edges: Mapping[str, Sequence[float]],
+                   categories: Mapping[str, Sequence] | None = None,
+                   max_bins: int = MAX_BINS) -> BinMapper:
+        """A mapper from bins computed elsewhere, by feature name.
+
+        E.g. from the quantile edges of a data preparation step (the prepare
+        flow's ``bin_edges.json``); ``fit(X, y, bin_mapper=...)`` then bins
+        with them instead of sampling X for its own, after matching the names
+        to X's columns.
+
+        Parameters
+        ----------
+        edges : mapping of str to sequence of float
+            Thresholds of each numeric feature, finite and strictly
+            increasing: a value x falls in bin b when
+            ``edges[b-1] < x <= edges[b]``. At most ``max_bins - 2`` per
+            feature (``max_bins - 1`` value bins).
+        categories : mapping of str to sequence, optional
+            The categories of each categorical feature, at most
+            ``max_bins - 1``; a category's code is its position.
+        max_bins : int in [3, 256], default 256
+            Bins per feature, the missing-value bin included.
+
+        Returns
+        -------
+        BinMapper
+
+        Raises
+        ------
+        ValueError
+            Naming the feature whose edges or categories are unusable.
+        """
+        categories = dict(categories or {})
+        both = [name for name in edges if name in categories]
+        if both:
+            raise ValueError(f"feature {both[0]!r} has both edges and categories; a feature is "
+                             f"numeric (edges) or categorical (categories), not both")
+        self = cls(max_bins)
+        names = [str(n) for n in edges] + [str(n) for n in categories]
+        self.feature_names_in_ = np.array(names, dtype=object)
+        self.is_categorical_ = np.array([False] * len(edges) + [True] * len(categories))
+        self.bin_edges_ = [_checked_edges(name, values, max_bins) for name, values in edges.items()]
+        self.bin_edges_ += [np.empty(0)] * len(categories)
+        self.categories_ = {}
+        for j, (name, values) in enumerate(categories.items(), start=len(edges)):
+            self.categories_[j] = _checked_categories(name, values, max_bins)
         self._finish()
         return self
 

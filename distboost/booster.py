@@ -89,8 +89,9 @@ def feature_masks(n_trees, n_features, fraction, seed, round_index) -> np.ndarra
 class _Tracker:
     """Metrics per round, the early-stopping rule and the round events."""
 
-    def __init__(self, n_eval, patience, on_round, events=None, first=0):
-        self.result = BoostResult(eval_metrics=[[] for _ in range(n_eval)])
+    def __init__(self, n_eval, patience, on_round, events=None, first=0, result=None):
+        self.result = BoostResult() if result is None else result
+        self.result.eval_metrics = [[] for _ in range(n_eval)]
         self.patience, self.on_round = patience, on_round
         self.best, self.best_round = np.inf, None
         self.events, self.first = events, first
@@ -116,16 +117,18 @@ class _Tracker:
 
 
 def boost(engine, loss, n_outputs: int, params: BoostParams, base_score, prior_trees=(),
-          on_round=None, events=None) -> BoostResult:
+          on_round=None, events=None, result=None) -> BoostResult:
     """Run rounds ``len(prior_trees) .. len(prior_trees) + n_rounds - 1``.
 
     ``on_round(round_index, train_metric, eval_metrics)`` is called after each
     round; returning True stops training. ``events`` (``_events.FitEvents``)
-    posts each round with its own metrics.
+    posts each round with its own metrics. ``result``, if given, is the
+    ``BoostResult`` filled in round by round (and returned), so that
+    ``on_round`` can read the trees and metrics so far.
     """
     first = len(prior_trees)
     tracker = _Tracker(len(engine.eval_groups), params.early_stopping_rounds, on_round, events,
-                       first)
+                       first, result)
     want_metric = params.train_metric
     margin_bound = float(np.max(np.abs(base_score)))
     for round_trees in prior_trees:  # the same float sum as when those rounds were trained

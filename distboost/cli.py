@@ -114,6 +114,8 @@ def _prepare_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--test-fraction", type=float, default=0.15,
                         help="share of the rows in the test split")
     parser.add_argument("--seed", type=int, default=0, help="seed of the split")
+    parser.add_argument("--batch-rows", type=int, default=100_000,
+                        help="rows of an input file a worker reads at a time (default 100000)")
 
 
 def _train_options(parser: argparse.ArgumentParser) -> None:

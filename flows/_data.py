@@ -87,3 +87,45 @@ def predict_partition(est: Any, part: pd.DataFrame, path: str, proba: bool) -> i
             frame[f"proba_{c}"] = p[:, k]
     frame.to_parquet(path, index=False)
     return len(frame)
+
+
+def load_bin_mapper(data: str | Path, schema: dict | None = None) -> Any:
+    """The prepare flow's bin edges (``bin_edges.json``) as a ``BinMapper``
+    matched to the features by name, or None if the folder has none.
+
+    Raises
+    ------
+    DataError
+        Naming the file and the feature, when the edges are unusable or do not
+        match ``schema``'s features (default: the folder's ``schema.json``).
+    """
+    from distboost.binning import BinMapper
+
+    path = Path(data) / "bin_edges.json"
+    if not path.is_file():
+        return None
+    saved = json.loads(path.read_text())
+    features = saved["features"]
+    _check_bin_features(path, features, schema or read_schema(data))
+    edges = {n: f["edges"] for n, f in features.items() if f["kind"] == "numeric"}
+    categories = {n: f["categories"] for n, f in features.items() if f["kind"] == "categorical"}
+    try:
+        return BinMapper.from_edges(edges, categories, saved["max_bins"])
+    except ValueError as exc:
+        raise DataError(f"{path}: {exc}") from None
+
+
+def _check_bin_features(path: Path, features: dict, schema: dict) -> None:
+    """Every feature of the schema, and only those, with the schema's kind."""
+    kinds = {f["name"]: f["kind"] for f in schema["features"]}
+    for name, kind in kinds.items():
+        if name not in features:
+            raise DataError(f"{path} has no bins for feature {name!r} of schema.json; "
+                            f"prepare the data again")
+        if features[name]["kind"] != kind:
+            raise DataError(f"{path} bins feature {name!r} as {features[name]['kind']}, but "
+                            f"schema.json says {kind}; prepare the data again")
+    extra = [name for name in features if name not in kinds]
+    if extra:
+        raise DataError(f"{path} has bins for feature {extra[0]!r}, which schema.json does not "
+                        f"list; prepare the data again")

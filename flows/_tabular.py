@@ -1,15 +1,18 @@
-"""Per-file work of the prepare flow: read, type, check, split, write.
+"""Per-file work of the prepare flow: read, type, split, write.
 
 These functions run on Dask workers, one task per input file, so they import
-neither Prefect nor anything heavy; each returns a small dict.
+neither Prefect nor anything heavy; each returns a small dict. A file is read
+``batch_rows`` rows at a time (Parquet record batches, CSV chunks), so a
+worker holds one batch of a file, never the whole file.
 
 Splits are assigned by a seeded hash of each row's typed content, so they are
-deterministic and independent of how the input is split into files or
-partitions (duplicate rows always land in the same split).
+deterministic and independent of how the input is split into files,
+partitions or batches (duplicate rows always land in the same split).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +21,8 @@ import numpy as np
 import pandas as pd
 
 SPLITS = ("train", "validation", "test")
-MAX_TRACKED_VALUES = 1000
-"""Distinct values counted exactly per column; beyond this only ranges are kept."""
+BATCH_ROWS = 100_000
+"""Rows of an input file read at a time."""
 
 
 class DataError(ValueError):
@@ -27,16 +30,62 @@ class DataError(ValueError):
 
 
 # --------------------------------------------------------------------- reading
-def read_file(path: str, fmt: str, nrows: int | None = None) -> pd.DataFrame:
-    """Read one CSV (every column as text) or Parquet file; name it on failure."""
+def iter_frames(path: str, fmt: str, batch_rows: int = BATCH_ROWS,
+                columns: list[str] | None = None) -> Iterator[pd.DataFrame]:
+    """The rows of one CSV (every column as text) or Parquet file, ``batch_rows``
+    at a time; at least one frame (empty for a file without rows).
+
+    Parameters
+    ----------
+    path : str
+        A local path or fsspec URL.
+    fmt : {"csv", "parquet"}
+    batch_rows : int
+        Rows per frame (Parquet batches may be shorter at row-group ends).
+    columns : list of str, optional
+        Read only these of the file's columns (those it has; the caller
+        reports the ones it lacks).
+
+    Raises
+    ------
+    DataError
+        Naming the file, when it cannot be read.
+    """
     try:
         with fsspec.open(path, "rb", compression="infer" if fmt == "csv" else None) as f:
-            if fmt == "csv":
-                return pd.read_csv(f, dtype=str, nrows=nrows)
-            frame = pd.read_parquet(f)
-            return frame if nrows is None else frame.head(nrows)
+            reader = _csv_frames if fmt == "csv" else _parquet_frames
+            yield from reader(f, batch_rows, columns)
+    except DataError:
+        raise
     except Exception as exc:
         raise DataError(f"cannot read {path}: {type(exc).__name__}: {exc}") from exc
+
+
+def _csv_frames(f: Any, batch_rows: int, columns: list[str] | None) -> Iterator[pd.DataFrame]:
+    usecols = None if columns is None else set(columns).__contains__
+    yield from pd.read_csv(f, dtype=str, chunksize=batch_rows, usecols=usecols)
+
+
+def _parquet_frames(f: Any, batch_rows: int,
+                    columns: list[str] | None) -> Iterator[pd.DataFrame]:
+    import pyarrow.parquet as pq
+
+    parquet = pq.ParquetFile(f, pre_buffer=False)  # pre-buffering would read far ahead
+    names = parquet.schema_arrow.names
+    wanted = None if columns is None else [c for c in names if c in set(columns)]
+    empty = True
+    for batch in parquet.iter_batches(batch_size=batch_rows, columns=wanted):
+        empty = False
+        yield batch.to_pandas()
+    if empty:
+        yield parquet.schema_arrow.empty_table().to_pandas()[wanted or names]
+
+
+def read_file(path: str, fmt: str, nrows: int | None = None) -> pd.DataFrame:
+    """The first ``nrows`` rows of one file (all of them if None); name it on failure."""
+    if nrows is not None:
+        return next(iter_frames(path, fmt, batch_rows=nrows))
+    return pd.concat(list(iter_frames(path, fmt)), ignore_index=True)
 
 
 # ---------------------------------------------------------------------- typing
@@ -115,134 +164,45 @@ def split_labels(u: np.ndarray, validation: float, test: float) -> np.ndarray:
     return np.where(u < test, 2, np.where(u < test + validation, 1, 0))
 
 
-# ---------------------------------------------------------------------- checks
-def _first(mask: np.ndarray) -> int | None:
-    idx = np.flatnonzero(mask)
-    return int(idx[0]) if idx.size else None
-
-
-def _numeric_stats(values: np.ndarray, bad: np.ndarray, raw: pd.Series) -> dict:
-    finite = values[np.isfinite(values)]
-    inf = np.isinf(values)
-    first_bad = _first(bad)
-    return {
-        "rows": len(values),
-        "missing": int(np.isnan(values).sum() - bad.sum()),
-        "infinite": int(inf.sum()),
-        "first_infinite_row": _first(inf),
-        "not_numeric": int(bad.sum()),
-        "first_not_numeric_row": first_bad,
-        "example_not_numeric": None if first_bad is None else str(raw.iloc[first_bad]),
-        "count": int(finite.size),
-        "sum": float(finite.sum()),
-        "sum_squares": float(np.square(finite).sum()),
-        "min": float(finite.min()) if finite.size else None,
-        "max": float(finite.max()) if finite.size else None,
-    }
-
-
-def _value_counts(column: pd.Series) -> dict | None:
-    counts = column.dropna().value_counts(sort=False)
-    if len(counts) > MAX_TRACKED_VALUES:
-        return None
-    return {_key(k): int(v) for k, v in counts.items()}
-
-
-def _key(value: Any) -> str:
-    """JSON-safe key of a label (integers without a trailing .0)."""
-    if isinstance(value, (float, np.floating)) and float(value).is_integer():
-        return str(int(value))
-    return str(value)
-
-
-def file_statistics(
-    path: str, fmt: str, schema: dict, seed: int, fractions: dict, n_samples: int
-) -> dict:
-    """Statistics of one input file, with its rows' split counts and a
-    bin-edge sample (the training rows with the smallest content hashes).
-    """
-    raw = read_file(path, fmt)
-    missing = [c for c in schema["columns_needed"] if c not in raw.columns]
-    if missing:
-        raise DataError(f"{path} has no column(s) {missing}; every file needs the same columns")
-    frame, bad = typed_frame(raw, schema)
-    target = frame[schema["target"]]
-    labels = split_labels(row_uniforms(frame, seed), fractions["validation"], fractions["test"])
-    stats = {"path": path, "rows": len(frame), "columns": {}}
-    for spec in schema["features"]:
-        name = spec["name"]
-        if spec["kind"] == "categorical":
-            stats["columns"][name] = {
-                "missing": int(frame[name].isna().sum()),
-                "values": _value_counts(frame[name]),
-            }
-        else:
-            stats["columns"][name] = _numeric_stats(
-                frame[name].to_numpy(np.float64), bad[name], raw[name]
-            )
-    stats["target"] = _target_statistics(target, raw[schema["target"]], schema, labels)
-    stats["bin_sample"] = _bin_sample(frame, schema, labels == 0, n_samples)
-    return stats
-
-
-def _target_statistics(target: pd.Series, raw: pd.Series, schema: dict, labels) -> dict:
-    raw_missing = raw.isna().to_numpy()
-    typed_missing = target.isna().to_numpy()
-    bad = typed_missing & ~raw_missing
-    first_bad = _first(bad)
-    out = {
-        "missing": int(raw_missing.sum()),
-        "first_missing_row": _first(raw_missing),
-        "not_numeric": int(bad.sum()),
-        "example_not_numeric": None if first_bad is None else str(raw.iloc[first_bad]),
-        "first_not_numeric_row": first_bad,
-        "per_split": {
-            name: _value_counts(target[labels == i]) or {} for i, name in enumerate(SPLITS)
-        },
-        "split_rows": {name: int((labels == i).sum()) for i, name in enumerate(SPLITS)},
-        "distinct_overflow": _value_counts(target) is None,
-    }
-    if schema["target_kind"] != "text":
-        values = target.to_numpy(dtype=np.float64, na_value=np.nan)
-        out.update(_numeric_stats(values, bad, raw))
-        out["missing"] = int(raw_missing.sum())
-    return out
-
-
-def _bin_sample(frame: pd.DataFrame, schema: dict, train: np.ndarray, n_samples: int) -> tuple:
-    names = [s["name"] for s in schema["features"] if s["kind"] == "numeric"]
-    values = frame.loc[train, names].to_numpy(dtype=np.float64, na_value=np.nan)
-    return sample_candidates(values, n_samples)
-
-
-def sample_candidates(X: np.ndarray, n_samples: int) -> tuple[np.ndarray, np.ndarray]:
-    """The rows with the ``n_samples`` smallest content hashes (and the hashes).
-
-    Merging such samples by smallest hash gives the same rows whatever the
-    files, so the bin edges do not depend on how the input is split.
-    """
-    h = pd.util.hash_pandas_object(pd.DataFrame(X), index=False).to_numpy(np.uint64)
-    order = np.argsort(h, kind="stable")[:n_samples]
-    return h[order], X[order]
-
-
 # ---------------------------------------------------------------------- writing
 def write_file_splits(
-    path: str, fmt: str, schema: dict, seed: int, fractions: dict, output: str, index: int
+    path: str, fmt: str, schema: dict, seed: int, fractions: dict, output: str, index: int,
+    batch_rows: int = BATCH_ROWS,
 ) -> dict:
-    """Type one input file, split its rows, write one Parquet file per split.
+    """Type one input file, split its rows, write one Parquet file per split
+    (``SPLIT/part-INDEX.parquet``, a row group per batch; none for an empty split).
 
     Returns the number of rows written to each split.
     """
-    frame, _ = typed_frame(read_file(path, fmt), schema)
-    labels = split_labels(row_uniforms(frame, seed), fractions["validation"], fractions["test"])
-    frame = with_categories(frame, schema)
-    counts = {}
-    for i, name in enumerate(SPLITS):
-        part = frame[labels == i].reset_index(drop=True)
-        counts[name] = len(part)
-        if len(part):
-            target = Path(output) / name / f"part-{index:05d}.parquet"
-            target.parent.mkdir(parents=True, exist_ok=True)
-            part.to_parquet(target, index=False, engine="pyarrow")
+    writers: dict[str, Any] = {}
+    counts = dict.fromkeys(SPLITS, 0)
+    try:
+        for raw in iter_frames(path, fmt, batch_rows, schema["columns_needed"]):
+            frame, _ = typed_frame(raw, schema)
+            labels = split_labels(row_uniforms(frame, seed), fractions["validation"],
+                                  fractions["test"])
+            frame = with_categories(frame, schema)
+            for i, name in enumerate(SPLITS):
+                part = frame[labels == i]
+                if len(part):
+                    target = Path(output) / name / f"part-{index:05d}.parquet"
+                    _append(writers, name, target, part)
+                    counts[name] += len(part)
+    finally:
+        for writer in writers.values():
+            writer.close()
     return counts
+
+
+def _append(writers: dict, split: str, target: Path, part: pd.DataFrame) -> None:
+    """Write ``part`` as a row group of the split's file (opened at its first rows)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    writer = writers.get(split)
+    table = pa.Table.from_pandas(part, preserve_index=False,
+                                 schema=None if writer is None else writer.schema)
+    if writer is None:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        writer = writers[split] = pq.ParquetWriter(target, table.schema)
+    writer.write_table(table)

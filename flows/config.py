@@ -64,8 +64,9 @@ class TrainConfig(BaseModel):
     ``params`` are the estimator's constructor parameters (``n_estimators``
     is the total number of rounds; ``random_state`` defaults to 0 so that a
     resumed run draws the same random numbers). ``early_stopping_rounds``
-    is applied by the library within each checkpoint interval, so keep
-    ``checkpoint_every`` several times larger than it.
+    (with a validation split) watches the validation metric over the whole
+    run, resumed parts included: training stops after that many rounds
+    without a new best, and the model keeps the rounds up to the best.
     """
 
     model_config = ConfigDict(extra="forbid")

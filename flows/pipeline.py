@@ -15,6 +15,7 @@ from typing import Any
 from prefect import flow
 
 from flows._cluster import dask_client, run_logger
+from flows._tabular import BATCH_ROWS
 from flows.config import ClusterConfig
 from flows.evaluate import evaluate
 from flows.prepare import prepare
@@ -41,6 +42,7 @@ def pipeline(
     scheduler: str | None = None,
     cluster: ClusterConfig | None = None,
     progress: bool = False,
+    batch_rows: int = BATCH_ROWS,
 ) -> str:
     """Prepare raw data, train on it, evaluate on the test split.
 
@@ -70,6 +72,7 @@ def pipeline(
             overwrite=overwrite,
             scheduler=address,
             progress=progress,
+            batch_rows=batch_rows,
         )
         model = train(
             data=data,

@@ -10,6 +10,10 @@ Output folder::
 
 The splits are assigned by a seeded hash of each row's content, so the same
 input and seed give the same splits however the input is split into files.
+Every input file is read in batches of ``batch_rows`` rows (Parquet record
+batches, CSV chunks), twice: once for the statistics and once to write the
+splits; no worker holds a whole file, so files larger than a worker's memory
+prepare.
 Invalid input is rejected before anything is written, with every problem
 named (column, file, row); an existing output is replaced only with
 ``overwrite=True``, and only after the new one is complete.
@@ -30,6 +34,7 @@ from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
 from flows._cluster import check_functions, dask_client, run_logger
+from flows._file_stats import file_statistics
 from flows._progress import gather_with_progress
 from flows._schema import (
     categories_of,
@@ -39,7 +44,7 @@ from flows._schema import (
     infer_schema,
     list_source_files,
 )
-from flows._tabular import DataError, file_statistics, read_file, write_file_splits
+from flows._tabular import BATCH_ROWS, DataError, read_file, write_file_splits
 from flows.config import ClusterConfig
 
 MARKER = "schema.json"
@@ -99,12 +104,13 @@ def scan_statistics(
     seed: int,
     fractions: dict,
     progress: bool,
+    batch_rows: int = BATCH_ROWS,
 ) -> list[dict]:
     """One pass over the input on the workers: statistics per file."""
     from distributed import Client
 
     with Client(scheduler, set_as_default=False) as client:
-        calls = [(f, fmt, schema, seed, fractions, BIN_SAMPLE_ROWS) for f in files]
+        calls = [(f, fmt, schema, seed, fractions, BIN_SAMPLE_ROWS, batch_rows) for f in files]
         return _on_workers(client, file_statistics, "distboost-prepare-scan", calls, progress)
 
 
@@ -163,12 +169,14 @@ def write_splits(
     fractions: dict,
     staging: str,
     progress: bool,
+    batch_rows: int = BATCH_ROWS,
 ) -> dict[str, int]:
     """Type, split and write every input file on the workers."""
     from distributed import Client
 
     with Client(scheduler, set_as_default=False) as client:
-        calls = [(f, fmt, schema, seed, fractions, staging, i) for i, f in enumerate(files)]
+        calls = [(f, fmt, schema, seed, fractions, staging, i, batch_rows)
+                 for i, f in enumerate(files)]
         counts = _on_workers(client, write_file_splits, "distboost-prepare-write", calls, progress)
     return {s: sum(c[s] for c in counts) for s in ("train", "validation", "test")}
 
@@ -217,6 +225,7 @@ def prepare(
     scheduler: str | None = None,
     cluster: ClusterConfig | None = None,
     progress: bool = False,
+    batch_rows: int = BATCH_ROWS,
 ) -> str:
     """Validate raw CSV/Parquet and write typed train/validation/test Parquet.
 
@@ -245,6 +254,9 @@ def prepare(
         LocalCluster settings.
     progress : bool
         Progress bars on stderr.
+    batch_rows : int
+        Rows of an input file a worker reads at a time (its memory for the
+        file is about this many rows); the output does not depend on it.
 
     Returns
     -------
@@ -254,18 +266,22 @@ def prepare(
     logger = run_logger()
     out = check_output(output, overwrite)
     fractions = _fractions(validation_fraction, test_fraction)
+    if batch_rows < 1:
+        raise ValueError(f"batch_rows must be >= 1; got {batch_rows}")
     fmt, files, schema = inspect_source(source, target, task, categorical or [], drop or [])
     logger.info("reading %d %s file(s) from %s", len(files), fmt, source)
     staging = out.with_name(f".{out.name}.partial-{uuid.uuid4().hex[:8]}")
     with dask_client(scheduler, cluster) as client:
         address = client.scheduler.address
-        per_file = scan_statistics(address, fmt, files, schema, seed, fractions, progress)
+        per_file = scan_statistics(
+            address, fmt, files, schema, seed, fractions, progress, batch_rows
+        )
         stats = combine_statistics(schema, per_file)
         schema = finish_schema(schema, stats, per_file)
         staging.mkdir(parents=True)
         try:
             rows = write_splits(
-                address, fmt, files, schema, seed, fractions, str(staging), progress
+                address, fmt, files, schema, seed, fractions, str(staging), progress, batch_rows
             )
             schema.update(seed=seed, fractions=fractions, split_rows=rows, files=files)
             _write_json(staging / "statistics.json", stats)

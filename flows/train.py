@@ -1,10 +1,15 @@
 """Train flow: fit a distboost estimator on prepared data, with checkpoints.
 
-The rounds run in chunks of ``checkpoint_every``; after each chunk the model
-is saved to ``checkpoints/round-NNNNN.json`` (atomically) with the metric
-history so far. Rerun after a crash, the flow finds the last checkpoint and
-continues from it (``fit(init_model=...)``); since the library numbers rounds
-globally, the result equals an uninterrupted run.
+The rounds the run needs are one ``fit``, so the training data are read and
+binned once (with the prepare flow's ``bin_edges.json``). While it fits, a
+training callback saves the model every ``checkpoint_every`` rounds to
+``checkpoints/round-NNNNN.json`` (atomically) with the metric history so far.
+Rerun after a crash, the flow finds the last checkpoint and continues from it
+(``fit(init_model=...)``, one fit of the remaining rounds); since the library
+numbers rounds globally and early stopping watches the whole run's history,
+the result equals an uninterrupted run. Estimators that cannot continue a
+model (AdaBoost, forests, bagging) fit every round at once and are saved at
+the end.
 
 Output folder::
 
@@ -22,10 +27,9 @@ import hashlib
 import inspect
 import io
 import json
-import os
-import re
 import shutil
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,12 +37,25 @@ from prefect import flow, task
 from prefect.artifacts import create_progress_artifact, update_progress_artifact
 from prefect.cache_policies import NO_CACHE
 
+from flows._checkpoints import (
+    RunCheckpoints,
+    best_round,
+    last_checkpoint,
+    last_good_checkpoint,
+    load_history,
+    merge_history,
+    patience_exhausted,
+    run_model,
+    save_checkpoint,
+    watched_metric,
+)
 from flows._cluster import dask_client, run_logger, say
-from flows._data import has_split, load_split, read_schema
+from flows._data import has_split, load_bin_mapper, load_split, read_schema
 from flows._progress import progress_bar
 from flows.config import ClusterConfig, TrainConfig, resolve_train_config
 
-CHECKPOINT = re.compile(r"round-(\d{5})\.json$")
+__all__ = ["fit_rounds", "last_checkpoint", "last_good_checkpoint", "load_history",
+           "merge_history", "run_record", "start_run", "train"]
 
 
 def estimator_class(name: str) -> type:
@@ -92,73 +109,10 @@ def start_run(output: Path, record: dict, overwrite: bool) -> bool:
     return True
 
 
-def last_checkpoint(output: Path) -> tuple[int, Path | None]:
-    """The highest round with a saved checkpoint (0, None if there is none)."""
-    found = [
-        (int(m.group(1)), p)
-        for p in (output / "checkpoints").glob("round-*.json")
-        if (m := CHECKPOINT.search(p.name))
-    ]
-    return max(found) if found else (0, None)
-
-
-def last_good_checkpoint(output: Path) -> tuple[int, Path | None]:
-    """The highest checkpoint that loads; damaged ones (e.g. truncated when the
-    machine went down) are renamed ``*.damaged`` and the one before is used."""
-    from distboost import ModelFileError, load_model
-
-    while True:
-        done, checkpoint = last_checkpoint(output)
-        if checkpoint is None:
-            return done, None
-        try:
-            load_model(checkpoint)
-            return done, checkpoint
-        except ModelFileError as exc:
-            damaged = checkpoint.with_name(checkpoint.name + ".damaged")
-            os.replace(checkpoint, damaged)
-            say(f"checkpoint {checkpoint.name} is damaged ({exc}); kept as {damaged.name}, "
-                f"falling back to the previous checkpoint")
-            run_logger().warning("damaged checkpoint %s renamed to %s", checkpoint, damaged)
-
-
-def _history_path(checkpoint: Path) -> Path:
-    return checkpoint.with_name(checkpoint.name.replace(".json", ".history.json"))
-
-
-def load_history(checkpoint: Path | None) -> dict[str, dict[str, list[float]]]:
-    if checkpoint is None or not _history_path(checkpoint).is_file():
-        return {}
-    return json.loads(_history_path(checkpoint).read_text())
-
-
-def merge_history(history: dict, new: dict, n_rounds: int) -> dict:
-    """Append the last ``n_rounds`` values of each metric in ``new``."""
-    merged = {k: {m: list(v) for m, v in d.items()} for k, d in history.items()}
-    for name, metrics in (new or {}).items():
-        for metric, values in metrics.items():
-            merged.setdefault(name, {}).setdefault(metric, []).extend(list(values)[-n_rounds:])
-    return merged
-
-
-def save_checkpoint(est: Any, output: Path, rounds: int, history: dict) -> Path:
-    """Write the model and its history; the model file appears last, atomically."""
-    path = output / "checkpoints" / f"round-{rounds:05d}.json"
-    _history_path(path).write_text(json.dumps(history) + "\n")
-    tmp = path.with_name(f".tmp-{path.name}")
-    est.save_model(str(tmp))
-    os.replace(tmp, path)
-    return path
-
-
 def _eval_set(data: str, schema: dict) -> list:
     if not has_split(data, "validation"):
         return []
     return [load_split(data, "validation", schema)]
-
-
-def _metrics_text(evals: list[float], names: list[str]) -> str:
-    return ", ".join(f"{n} {v:.5f}" for n, v in zip(names, evals))
 
 
 @task(
@@ -171,15 +125,20 @@ def fit_rounds(
     init_model: str | None,
     first_round: int,
     last_round: int,
-    on_round: Any = None,
+    callbacks: list | None = None,
 ) -> Any:
-    """Fit rounds ``first_round + 1 .. last_round`` on the workers.
+    """Fit rounds ``first_round + 1 .. last_round`` on the workers, in one ``fit``.
 
-    Returns the fitted estimator (a few hundred kB; saved by the caller).
+    The training data are read and binned once, with the prepare flow's bin
+    edges for a new model (``bin_edges.json``) and the model's own bins when
+    continuing ``init_model``. ``callbacks`` (``TrainingCallback`` objects,
+    e.g. :class:`flows._checkpoints.RunCheckpoints`) go to estimators that
+    take them.
+
+    Returns the fitted estimator (a few hundred kB).
     """
     from distributed import Client
 
-    logger = run_logger()
     schema = read_schema(data)
     cls = estimator_class(cfg.estimator)
     params = {**cfg.params, "n_estimators": last_round - first_round}
@@ -189,23 +148,27 @@ def fit_rounds(
     with Client(scheduler, set_as_default=False) as client, client.as_current():
         est = cls(**params, client=client)
         X, y = load_split(data, "train", schema)
-        kwargs: dict[str, Any] = {"eval_set": _eval_set(data, schema)}
+        kwargs: dict[str, Any] = {"eval_set": _eval_set(data, schema),
+                                  "callbacks": list(callbacks or [])}
         if init_model is not None:
             kwargs["init_model"] = init_model
-        if cfg.early_stopping_rounds and kwargs["eval_set"]:
-            kwargs["early_stopping_rounds"] = cfg.early_stopping_rounds
-        if _supports(cls, "callbacks"):
-
-            def log_round(r: int, train_metric: Any, evals: list[float]) -> bool:
-                logger.info("round %d: %s", r + 1, _metrics_text(evals, ["validation"] * 9))
-                if on_round is not None:
-                    on_round(r, evals)
-                return False
-
-            kwargs["callbacks"] = [log_round]
+        elif _supports(cls, "bin_mapper"):
+            kwargs["bin_mapper"] = _prepared_bins(data, schema, est)
         kwargs = {k: v for k, v in kwargs.items() if _supports(cls, k)}
         with contextlib.redirect_stdout(io.StringIO()) if quiet else contextlib.nullcontext():
             return est.fit(X, y, **kwargs)
+
+
+def _prepared_bins(data: str, schema: dict, est: Any) -> Any:
+    """The prepare flow's bin edges, if they were made for the estimator's ``max_bins``."""
+    mapper = load_bin_mapper(data, schema)
+    if mapper is None:
+        run_logger().info("%s has no bin_edges.json: the fit computes its own bins", data)
+    elif mapper.max_bins != est.max_bins:
+        run_logger().info("bin_edges.json has max_bins=%d but the estimator max_bins=%d: the fit "
+                          "computes its own bins", mapper.max_bins, est.max_bins)
+        return None
+    return mapper
 
 
 @flow(name="distboost-train")
@@ -257,7 +220,7 @@ def train(
         return str(model_path)
     try:
         with dask_client(scheduler, cluster) as client:
-            _train_chunks(client.scheduler.address, data, cfg, out, progress)
+            _train_run(client.scheduler.address, data, cfg, out, progress)
     except BaseException:
         if created:
             _forget_run(out)
@@ -276,44 +239,100 @@ def _forget_run(out: Path) -> None:
         out.rmdir()
 
 
-def _train_chunks(scheduler: str, data: str, cfg: TrainConfig, out: Path, progress: bool) -> None:
+@dataclass
+class _Run:
+    """What the steps of one training run share."""
+
+    scheduler: str
+    data: str
+    cfg: TrainConfig
+    out: Path
+    patience: int | None  # early stopping rounds, when there is a validation split
+    artifact: Any  # the Prefect progress artifact's id
+    bar: Any  # the progress bar on stderr
+
+
+def _train_run(scheduler: str, data: str, cfg: TrainConfig, out: Path, progress: bool) -> None:
+    """Fit the rounds the run still needs, from its last good checkpoint."""
     logger = run_logger()
-    cls = estimator_class(cfg.estimator)
     total = cfg.n_estimators
     done, checkpoint = last_good_checkpoint(out)
     resumed_from = done
     if done:
         say(f"resuming from checkpoint {checkpoint} (round {done} of {total})")
         logger.warning("resuming from checkpoint %s (round %d of %d)", checkpoint, done, total)
-    step = cfg.checkpoint_every if _supports(cls, "init_model") else total
     history = load_history(checkpoint)
+    patience = cfg.early_stopping_rounds if has_split(data, "validation") else None
     artifact = create_progress_artifact(100.0 * done / total, description="boosting rounds")
-    started, est = time.perf_counter(), None
+    started = time.perf_counter()
     with progress_bar("rounds", total, progress, start=done) as bar:
-        on_round = (
-            (lambda r, evals: bar.advance(1, _metrics_text(evals, ["val"]))) if progress else None
-        )
-        while done < total:
-            end = min(done + step, total)
-            init = str(checkpoint) if checkpoint else None
-            est = fit_rounds(scheduler, data, cfg, init, done, end, on_round)
-            history = merge_history(history, getattr(est, "evals_result_", {}), end - done)
-            fitted = len(getattr(est, "trees_", [])) or end
-            checkpoint = save_checkpoint(est, out, fitted, history)
-            update_progress_artifact(artifact, 100.0 * fitted / total)
-            logger.info("checkpoint %s saved", checkpoint.name)
-            if fitted < end:
-                logger.info("early stopping after round %d", fitted)
-                break
-            done = end
-    _finish(out, checkpoint, history, resumed_from, time.perf_counter() - started)
+        run = _Run(scheduler, data, cfg, out, patience, artifact, bar)
+        if done < total and not patience_exhausted(history, patience):
+            fit = _fit_with_checkpoints if _resumable(cfg) else _fit_at_once
+            checkpoint, history = fit(run, done, checkpoint, history)
+    _finish(out, checkpoint, history, total, patience, resumed_from,
+            time.perf_counter() - started)
 
 
-def _finish(out: Path, checkpoint: Path, history: dict, resumed_from: int, seconds: float) -> None:
+def _resumable(cfg: TrainConfig) -> bool:
+    """Can the estimator continue a checkpoint and save one while it fits?"""
+    cls = estimator_class(cfg.estimator)
+    return _supports(cls, "init_model") and _supports(cls, "callbacks")
+
+
+def _fit_with_checkpoints(run: _Run, done: int, checkpoint: Path | None,
+                          history: dict) -> tuple[Path, dict]:
+    """One fit of the remaining rounds; checkpoints are written as it goes."""
+    logger, total = run_logger(), run.cfg.n_estimators
+
+    def on_round(epoch: int, history: dict) -> None:
+        note = _round_note(history)
+        logger.info("round %d: %s", epoch + 1, note)
+        run.bar.advance(1, note)
+
+    def on_checkpoint(path: Path, n_rounds: int) -> None:
+        update_progress_artifact(run.artifact, 100.0 * n_rounds / total)
+        logger.info("checkpoint %s saved", path.name)
+
+    writer = RunCheckpoints(run.out, run.cfg.checkpoint_every, total, history, run.patience,
+                            on_round, on_checkpoint)
+    init = str(checkpoint) if checkpoint else None
+    fit_rounds(run.scheduler, run.data, run.cfg, init, done, total, [writer])
+    if writer.last is None:
+        raise RuntimeError(f"training stopped before round {total} without a checkpoint")
+    if writer.last != writer.path(total):
+        logger.info("early stopping: no better validation metric for %d rounds", run.patience)
+    return writer.last, writer.history
+
+
+def _fit_at_once(run: _Run, done: int, checkpoint: Path | None,
+                 history: dict) -> tuple[Path, dict]:
+    """One fit of every round, saved when it ends (estimators that cannot continue)."""
+    total = run.cfg.n_estimators
+    est = fit_rounds(run.scheduler, run.data, run.cfg, None, 0, total)
+    history = merge_history({}, getattr(est, "evals_result_", {}), total)
+    fitted = len(getattr(est, "trees_", [])) or total
+    checkpoint = save_checkpoint(est, run.out, fitted, history)
+    update_progress_artifact(run.artifact, 100.0 * fitted / total)
+    run.bar.advance(fitted)
+    run_logger().info("checkpoint %s saved", checkpoint.name)
+    return checkpoint, history
+
+
+def _round_note(history: dict) -> str:
+    values = watched_metric(history)
+    return f"validation {values[-1]:.5f}" if values else ""
+
+
+def _finish(out: Path, checkpoint: Path, history: dict, total: int, patience: int | None,
+            resumed_from: int, seconds: float) -> None:
+    """``model.json`` (with early stopping: the rounds up to the best; the same file
+    whether the run was resumed or not), ``history.json`` and ``training.json``."""
     import distboost
 
-    shutil.copyfile(checkpoint, out / ".model.json.tmp")
-    os.replace(out / ".model.json.tmp", out / "model.json")
+    best = best_round(history) if patience else None
+    final = run_model(distboost.load_model(checkpoint), total, history, best)
+    final.save_model(out / "model.json")  # atomic
     (out / "history.json").write_text(json.dumps(history, indent=1) + "\n")
     model = distboost.load_model(str(out / "model.json"))
     summary = {

@@ -82,12 +82,14 @@ def shared_prefect_home() -> Path:
 
 
 def prepared_folder(raw: Path, out: Path, target: str = "y", categorical=()) -> Path:
-    """What the prepare flow writes, made without Prefect (its pure steps)."""
+    """What the prepare flow writes (splits, schema.json, bin_edges.json), made
+    without Prefect (its pure steps)."""
     import json
 
+    from flows._file_stats import file_statistics
     from flows._schema import combine_statistics, infer_schema, list_source_files
-    from flows._tabular import file_statistics, read_file, write_file_splits
-    from flows.prepare import finish_schema
+    from flows._tabular import read_file, write_file_splits
+    from flows.prepare import bin_edges, finish_schema
 
     fractions = {"validation": 0.15, "test": 0.15}
     fmt, files = list_source_files(str(raw))
@@ -100,6 +102,7 @@ def prepared_folder(raw: Path, out: Path, target: str = "y", categorical=()) -> 
     schema["split_rows"] = {s: sum(c[s] for c in counts) for s in counts[0]}
     schema.update(seed=0, fractions=fractions)
     (out / "schema.json").write_text(json.dumps(schema))
+    (out / "bin_edges.json").write_text(json.dumps(bin_edges(schema, per_file, 256)))
     return out
 
 

@@ -83,3 +83,15 @@ def dask_classification():
     y = pd.Series(np.where((X**2).sum(axis=1) > 3.36, 1, 0), name="y")
     Xd, yd = dd.from_pandas(X, npartitions=3), dd.from_pandas(y, npartitions=3)
     return Xd.partitions[:2], yd.partitions[:2], Xd.partitions[2:], yd.partitions[2:]
+
+
+@pytest.fixture(scope="session")
+def prefect_harness():
+    """One temporary Prefect server and database for the flow runs of the session
+    (the modules using it import ``_flows_fixtures`` first, for quiet settings)."""
+    from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
+    from prefect.testing.utilities import prefect_test_harness
+
+    no_heartbeat = temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None})
+    with prefect_test_harness(server_startup_timeout=120), no_heartbeat:
+        yield

@@ -45,7 +45,11 @@ def test_parser_reads_every_command():
     args = cli.build_parser().parse_args(
         ["prepare", "raw", "--out", "d", "--target", "y", "--categorical", "a", "b"]
     )
-    assert args.categorical == ["a", "b"] and args.task == "auto"
+    assert args.categorical == ["a", "b"] and args.task == "auto" and args.batch_rows == 100_000
+    args = cli.build_parser().parse_args(
+        ["prepare", "raw", "--out", "d", "--target", "y", "--batch-rows", "5000"]
+    )
+    assert args.batch_rows == 5000
     for command in ("evaluate", "pipeline", "predict", "report"):
         assert command in cli.COMMANDS
 

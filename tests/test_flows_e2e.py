@@ -29,16 +29,6 @@ from flows.train import train
 PNG = b"\x89PNG\r\n\x1a\n"
 
 
-@pytest.fixture(scope="session")
-def prefect_harness():
-    from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
-    from prefect.testing.utilities import prefect_test_harness
-
-    no_heartbeat = temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None})
-    with prefect_test_harness(server_startup_timeout=120), no_heartbeat:
-        yield
-
-
 @pytest.fixture(scope="module")
 def scheduler():
     with LocalCluster(**{**fx.TEST_CLUSTER, "n_workers": 1}) as cluster:
@@ -132,6 +122,7 @@ def test_rerun_resumes_from_last_checkpoint_and_matches(run, scheduler, tmp_path
     )
     assert json.loads((crashed / "training.json").read_text())["resumed_from_round"] == 5
     assert_same_model(distboost.load_model(model), distboost.load_model(run["model"]))
+    assert (crashed / "model.json").read_text() == (run["root"] / "model" / "model.json").read_text()
     history = json.loads((crashed / "history.json").read_text())
     original = json.loads((run["root"] / "model" / "history.json").read_text())
     np.testing.assert_allclose(

@@ -1,5 +1,7 @@
 """The prepare flow's logic without Prefect runs: schema inference, per-file
-statistics, validation messages, deterministic splits, output protection."""
+statistics, validation messages, deterministic splits, output protection, and
+reading in batches (the same output whatever the batch size, memory bounded
+by the batch)."""
 
 try:
     import _flows_fixtures as fx
@@ -8,12 +10,13 @@ except ImportError:  # tests/ imported as a package
 
 import numpy as np
 import pandas as pd
+import pyarrow.parquet as pq
 import pytest
 
+from flows._file_stats import file_statistics
 from flows._schema import check_statistics, combine_statistics, infer_schema, list_source_files
 from flows._tabular import (
     DataError,
-    file_statistics,
     read_file,
     row_uniforms,
     split_labels,
@@ -214,3 +217,101 @@ def test_publish_replaces_only_when_the_new_output_is_complete(tmp_path):
     publish(staging, out)
     assert (out / "schema.json").read_text() == "new" and not staging.exists()
     assert [p.name for p in tmp_path.iterdir()] == ["data"]  # the old copy is gone
+
+
+# ------------------------------------------------------------------ batches
+def _approx_equal(a, b) -> bool:
+    """Equal, floats up to rounding (sums of batches add in another order)."""
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_approx_equal(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(_approx_equal(x, y) for x, y in zip(a, b))
+    if isinstance(a, np.ndarray):
+        return np.array_equal(a, b, equal_nan=True)
+    if isinstance(a, float):
+        return a == pytest.approx(b, rel=1e-12, abs=1e-12)
+    return a == b
+
+
+def _awkward_csv(path, n_rows=40):
+    """A file whose problems lie in later batches: a text value, an infinity,
+    a missing target, categories and gaps."""
+    frame = pd.DataFrame({
+        "x": np.arange(n_rows, dtype=float).astype(object),
+        "w": np.linspace(-1, 1, n_rows),
+        "c": (["a", "b", None, "c"] * n_rows)[:n_rows],
+        "y": ([0, 1, 1] * n_rows)[:n_rows],
+    })
+    frame.loc[17, "x"] = "oops"
+    frame.loc[[5, 23], "w"] = [np.nan, np.inf]
+    frame["y"] = frame["y"].astype(object)
+    frame.loc[31, "y"] = None
+    return fx.write_csv(path, frame)
+
+
+@pytest.mark.parametrize("batch_rows", [1, 3, 7, 16])
+def test_statistics_in_batches_are_those_of_the_whole_file(tmp_path, batch_rows):
+    path = str(_awkward_csv(tmp_path / "a.csv"))
+    schema = infer_schema(read_file(path, "csv"), path, "y", "auto", ["c"])
+    whole = file_statistics(path, "csv", schema, 0, FRACTIONS, 10)
+    batched = file_statistics(path, "csv", schema, 0, FRACTIONS, 10, batch_rows=batch_rows)
+    assert _approx_equal(batched, whole)
+    stats = combine_statistics(schema, [batched])
+    problems = check_statistics(schema, stats, [batched])
+    assert problems == check_statistics(schema, combine_statistics(schema, [whole]), [whole])
+    text = "\n".join(problems)  # rows counted from the file's start, not the batch's
+    assert "'oops' at " in text and "a.csv, data row 18" in text
+    assert "infinite value(s), the first at" in text and "a.csv, data row 24" in text
+    assert "target 'y' is missing in 1 row(s), the first at" in text and "data row 32" in text
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_splits_written_in_batches_are_those_of_the_whole_file(tmp_path, fmt):
+    fx.hastie_csv(tmp_path / "raw", n_rows=300, n_files=1)
+    (path,) = sorted((tmp_path / "raw").glob("*.csv"))
+    if fmt == "parquet":
+        pd.read_csv(path).to_parquet(path.with_suffix(".parquet"), row_group_size=40)
+        path.unlink()
+        path = path.with_suffix(".parquet")
+    schema = infer_schema(read_file(str(path), fmt), str(path), "y", "auto", ["colour"])
+    stats = file_statistics(str(path), fmt, schema, 0, FRACTIONS, 50)
+    schema = finish_schema(schema, combine_statistics(schema, [stats]), [stats])
+    counts = {}
+    for batch_rows in (5, 10_000):
+        out = tmp_path / f"out-{batch_rows}"
+        counts[batch_rows] = write_file_splits(str(path), fmt, schema, 0, FRACTIONS, str(out), 0,
+                                               batch_rows=batch_rows)
+    assert counts[5] == counts[10_000] and sum(counts[5].values()) == 300
+    for split in ("train", "validation", "test"):
+        small = tmp_path / "out-5" / split / "part-00000.parquet"
+        pd.testing.assert_frame_equal(pd.read_parquet(small),
+                                      pd.read_parquet(tmp_path / "out-10000" / split / small.name))
+        meta = pq.ParquetFile(small).metadata
+        assert max(meta.row_group(i).num_rows for i in range(meta.num_row_groups)) <= 5
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_a_worker_holds_a_batch_not_the_file(tmp_path, fmt):
+    """Peak memory of the per-file work (numpy and pandas allocations, as
+    tracemalloc sees them) follows the batch size, not the file size."""
+    import tracemalloc
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(rng.normal(size=(40_000, 6)), columns=[f"x{j}" for j in range(6)])
+    frame["y"] = (frame["x0"] > 0).astype(int)
+    path = str(tmp_path / f"big.{fmt}")
+    if fmt == "csv":
+        frame.to_csv(path, index=False)
+    else:
+        frame.to_parquet(path, row_group_size=4000)
+    schema = infer_schema(read_file(path, fmt, nrows=100), path, "y")
+    schema = {**schema, "classes": [0, 1]}
+    peaks = {}
+    for batch_rows in (1_000, 1_000_000):
+        tracemalloc.start()
+        file_statistics(path, fmt, schema, 0, FRACTIONS, 500, batch_rows=batch_rows)
+        write_file_splits(path, fmt, schema, 0, FRACTIONS, str(tmp_path / str(batch_rows)), 0,
+                          batch_rows=batch_rows)
+        peaks[batch_rows] = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    assert peaks[1_000] * 5 < peaks[1_000_000], peaks

@@ -28,7 +28,7 @@ def uninterrupted(data):
     """The same training in one go, in this process: model and validation loss."""
     from distributed import Client, LocalCluster
 
-    from flows._data import load_split
+    from flows._data import load_bin_mapper, load_split
 
     with LocalCluster(**fx.TEST_CLUSTER) as cluster, Client(cluster) as client:
         X, y = load_split(data, "train")
@@ -36,7 +36,7 @@ def uninterrupted(data):
         est = distboost.GradientBoostingClassifier(
             n_estimators=ROUNDS, max_depth=3, random_state=0, client=client
         )
-        est.fit(X, y, eval_set=eval_set)
+        est.fit(X, y, eval_set=eval_set, bin_mapper=load_bin_mapper(data))  # as the flow does
     return est, est.evals_result_["validation_0"]["logloss"]
 
 
@@ -92,6 +92,7 @@ def test_killed_training_resumes_to_the_uninterrupted_model(tmp_path):
 
     resumed = distboost.load_model(str(run / "model.json"))
     reference, evals = uninterrupted(data)
+    assert resumed.bin_mapper_.to_dict() == reference.bin_mapper_.to_dict()  # bin_edges.json
     assert len(resumed.trees_) == len(reference.trees_) == ROUNDS
     np.testing.assert_array_equal(resumed.base_score_, reference.base_score_)
     for round_a, round_b in zip(resumed.trees_, reference.trees_):

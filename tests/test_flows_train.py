@@ -1,10 +1,10 @@
 """The train flow's logic without Prefect runs: configuration, run folders,
-checkpoints and metric history."""
+checkpoints and metric history, early stopping over a run, the prepared bins."""
 
 try:
     import _flows_fixtures
 except ImportError:  # tests/ imported as a package
-    from tests import _flows_fixtures  # noqa: F401
+    from tests import _flows_fixtures
 
 import json
 
@@ -129,3 +129,84 @@ def test_estimator_must_match_the_task():
             train_config({"estimator": "GradientBoostingRegressor"}),
             {"task": "classification", "target": "y"},
         )
+
+
+def test_prepared_bin_edges_become_the_fit_bins(tmp_path):
+    from flows._data import load_bin_mapper, read_schema
+    from flows._tabular import DataError
+
+    data = _flows_fixtures.prepared_folder(_flows_fixtures.hastie_csv(tmp_path / "raw", 300),
+                                           tmp_path / "data", categorical=["colour"])
+    schema = read_schema(data)
+    mapper = load_bin_mapper(data)
+    assert list(mapper.feature_names_in_) == ["x1", "x2", "x3", "x4", "colour"]
+    assert mapper.max_bins == 256 and mapper.categories_ == {4: ["blue", "green", "red"]}
+    assert schema["features"][-1]["categories"] == ["blue", "green", "red"]
+    saved = json.loads((data / "bin_edges.json").read_text())
+
+    def broken(change):
+        edited = json.loads(json.dumps(saved))
+        change(edited["features"])
+        (data / "bin_edges.json").write_text(json.dumps(edited))
+        with pytest.raises(DataError) as info:
+            load_bin_mapper(data)
+        return str(info.value)
+
+    assert "has no bins for feature 'x3' of schema.json" in broken(lambda f: f.pop("x3"))
+    assert "bins feature 'colour' as numeric, but schema.json says categorical" in broken(
+        lambda f: f.update(colour={"kind": "numeric", "edges": [0.5]}))
+    assert "has bins for feature 'x9', which schema.json does not list" in broken(
+        lambda f: f.update(x9={"kind": "numeric", "edges": []}))
+    assert "bin edges of feature 'x1' must be finite and strictly increasing" in broken(
+        lambda f: f["x1"].update(edges=[2.0, 1.0]))
+    (data / "bin_edges.json").unlink()
+    assert load_bin_mapper(data) is None  # an older prepared folder: the fit bins itself
+
+
+def _small_fit(n_estimators, callbacks=()):
+    import numpy as np
+
+    import distboost
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    y = (X[:, 0] + X[:, 1] ** 2 > 1).astype(int)
+    est = distboost.GradientBoostingClassifier(n_estimators=n_estimators, max_depth=2,
+                                               random_state=0)
+    return est.fit(X, y, eval_set=[(X[:100], y[:100])], callbacks=list(callbacks))
+
+
+def test_run_checkpoints_are_written_while_the_estimator_fits(tmp_path):
+    from flows._checkpoints import RunCheckpoints
+
+    seen = []
+    writer = RunCheckpoints(tmp_path, 3, 8, {}, on_checkpoint=lambda p, n: seen.append(n))
+    est = _small_fit(8, [writer])
+    assert seen == [3, 6, 8] and writer.last.name == "round-00008.json"
+    for n in seen:
+        path = tmp_path / "checkpoints" / f"round-{n:05d}.json"
+        assert len(load_history(path)["validation_0"]["logloss"]) == n
+    assert load_history(writer.last) == est.evals_result_
+
+
+def test_early_stopping_counts_the_rounds_before_a_resume(tmp_path):
+    from flows._checkpoints import (
+        RunCheckpoints,
+        best_round,
+        patience_exhausted,
+        run_model,
+    )
+
+    earlier = {"validation_0": {"logloss": [0.5, 0.4, 0.4, 0.45]}, "training": {"logloss": [1]}}
+    assert best_round(earlier) == 1  # the first of tied bests, as the library's rule
+    assert not patience_exhausted(earlier, 3) and patience_exhausted(earlier, 2)
+    assert not patience_exhausted(earlier, None) and best_round({}) is None
+    model = _small_fit(5)
+    writer = RunCheckpoints(tmp_path, 10, 20, earlier, patience=3)
+    assert writer.after_iteration(model, 4, {"validation_0": {"logloss": [0.41]}}) is True
+    assert writer.last.name == "round-00005.json"  # saved where it stops
+    assert load_history(writer.last)["validation_0"]["logloss"] == [0.5, 0.4, 0.4, 0.45, 0.41]
+    final = run_model(model, 20, writer.history, best_round(writer.history))
+    assert len(final.trees_) == 2 and final.best_iteration_ == 1
+    assert final.trees_ == model.trees_[:2] and final.n_estimators == 20
+    assert final.evals_result_ == writer.history  # the whole run's, not the last fit's

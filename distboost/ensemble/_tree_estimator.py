@@ -14,6 +14,7 @@ from .._input import to_matrix
 from .._params import ParamsMixin
 from ..engine import Engine
 from ..tree import pack_leaf_values, pack_trees, predict_leaf_vectors, predict_raw
+from ._bins import given_bins
 from ._fitted import set_data_attributes
 from .gradient_boosting import _numba_threads
 
@@ -24,7 +25,7 @@ class TreeEnsembleBase(ParamsMixin):
     _is_classifier = False
 
     # ------------------------------------------------------------------ fit
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X, y, sample_weight=None, bin_mapper=None):
         """Fit on numpy/pandas data (in this process) or Dask collections (on the cluster).
 
         Parameters
@@ -32,15 +33,22 @@ class TreeEnsembleBase(ParamsMixin):
         X : array-like, pandas DataFrame, or Dask DataFrame/Array of shape (n, d)
         y : array-like or Dask Series/Array of shape (n,)
         sample_weight : array-like or Dask Series/Array of shape (n,), optional
+        bin_mapper : distboost.binning.BinMapper, optional
+            Bins to use instead of sampling X for quantile edges (e.g.
+            ``BinMapper.from_edges`` of precomputed edges, matched to X's
+            columns by name); ``max_bins`` then does not apply.
         """
         self._validate_params()
         self.fit_timings_ = defaultdict(float)
         t0 = time.perf_counter()
         executor, parts, _, schema = _data.plan(X, y, sample_weight, None, None, self.client,
                                                 self.n_jobs, self._is_classifier)
+        bins = given_bins(bin_mapper, schema, X)
+        if bins is not None:
+            schema.categories = dict(bins.categories_)
         engine = Engine(executor, self.fit_timings_, self.out_of_core)
         with _numba_threads(self.n_jobs), _data.naming_sources(X, y, sample_weight):
-            engine.prepare(parts, [], schema, not self._is_classifier, self.max_bins)
+            engine.prepare(parts, [], schema, not self._is_classifier, self.max_bins, bins)
             _validation.check_weight_total(engine.w_max)
             self._set_data_attributes(engine, schema)
             self._fit_engine(engine)

@@ -32,13 +32,15 @@ from .._validation import (
     Interval,
     Options,
 )
-from ..booster import BoostParams, boost, pack_rounds
+from ..booster import BoostParams, BoostResult, boost, pack_rounds
+from ..callbacks import TrainingCallback
 from ..engine import Engine
 from ..grower import GrowthParams
 from ..learner import GradientLearner
 from ..losses import CLASSIFICATION_LOSSES, REGRESSION_LOSSES, make_loss
 from ..splitting import SplitParams
 from ..tree import pack_trees, predict_raw
+from ._bins import given_bins
 from ._continue import check_class_weights, check_init_model
 from ._fitted import set_data_attributes
 from ._predict import predict_any, raw_scores
@@ -120,7 +122,7 @@ class _GradientBoosting(ParamsMixin):
 
     # ------------------------------------------------------------------ fit
     def fit(self, X, y, sample_weight=None, eval_set=None, early_stopping_rounds=None,
-            sample_weight_eval_set=None, init_model=None, callbacks=None):
+            sample_weight_eval_set=None, init_model=None, callbacks=None, bin_mapper=None):
         """Fit the model: ``n_estimators`` boosting rounds (fewer with early stopping).
 
         Parameters
@@ -137,8 +139,17 @@ class _GradientBoosting(ParamsMixin):
         init_model : fitted estimator or path, optional
             Continue its training: same bins, its trees first, rounds numbered
             after its own.
-        callbacks : list of callables, optional
-            ``cb(round_index, train_metric, eval_metrics)``; return True to stop.
+        callbacks : list, optional
+            Called after each round: ``distboost.callbacks.TrainingCallback``
+            objects (``after_iteration(model, epoch, evals_log)``, with the
+            model of the rounds so far, e.g. ``TrainingCheckPoint``) and
+            functions ``cb(round_index, train_metric, eval_metrics)``. Either
+            returns True to stop.
+        bin_mapper : distboost.binning.BinMapper, optional
+            Bins to use instead of sampling X for quantile edges (e.g.
+            ``BinMapper.from_edges`` of precomputed edges, matched to X's
+            columns by name); ``max_bins`` then does not apply. A continued
+            model keeps its own bins.
         """
         self._validate_params()
         _validation.check_fit_arguments(eval_set, early_stopping_rounds, callbacks)
@@ -151,23 +162,26 @@ class _GradientBoosting(ParamsMixin):
         )
         if init_model is not None:
             check_init_model(self, init_model, schema, None if _data.is_dask(X) else y)
+        bins = given_bins(bin_mapper, schema, X, init_model)
         engine = Engine(executor, self.fit_timings_, self.out_of_core)
         with _numba_threads(self.n_jobs), _data.naming_sources(X, y, sample_weight):
             self._fit_engine(engine, parts, eval_parts, schema, init_model,
-                             early_stopping_rounds, callbacks, eval_set)
+                             early_stopping_rounds, callbacks, eval_set, bins)
         self.fit_timings_["fit"] = time.perf_counter() - t_start
         self.fit_timings_ = dict(self.fit_timings_)
         return self
 
     def _fit_engine(self, engine, parts, eval_parts, schema, init_model, early_stopping_rounds,
-                    callbacks, eval_set):
+                    callbacks, eval_set, bins=None):
         regression = not self._is_classifier
         if init_model is not None:
             schema = init_model._schema
             engine.prepare(parts, eval_parts, schema, regression, self.max_bins,
                            init_model.bin_mapper_, getattr(init_model, "classes_", None))
         else:
-            engine.prepare(parts, eval_parts, schema, regression, self.max_bins)
+            if bins is not None:
+                schema.categories = dict(bins.categories_)
+            engine.prepare(parts, eval_parts, schema, regression, self.max_bins, bins)
         _validation.check_weight_total(engine.w_max)
         self._set_data_attributes(engine, schema)
         loss = self._make_loss()
@@ -186,8 +200,15 @@ class _GradientBoosting(ParamsMixin):
         params = self._boost_params(early_stopping_rounds, self._leaf_estimation(loss))
         events = FitEvents(engine, self, params.n_rounds, len(prior_trees), loss.metric_name,
                            len(engine.eval_groups))
-        result = boost(engine, loss, n_out, params, base, prior_trees,
-                       on_round=self._round_callback(loss, callbacks), events=events)
+        result = BoostResult()  # filled round by round: callbacks see the rounds so far
+        fitted = (loss, base, prior_trees, result, engine.mapper)
+        boost(engine, loss, n_out, params, base, prior_trees,
+              on_round=self._round_callback(loss, callbacks, fitted), events=events,
+              result=result)
+        self._set_fitted(*fitted)
+
+    def _set_fitted(self, loss, base, prior_trees, result, mapper):
+        """The fitted attributes of the model of ``prior_trees`` and ``result``'s rounds."""
         self._loss = loss
         self.base_score_ = base
         self.trees_ = prior_trees + result.trees
@@ -196,11 +217,12 @@ class _GradientBoosting(ParamsMixin):
             None if result.best_iteration is None else len(prior_trees) + result.best_iteration
         )
         self.evals_result_ = {
-            f"validation_{k}": {loss.metric_name: m} for k, m in enumerate(result.eval_metrics)
+            f"validation_{k}": {loss.metric_name: list(m)}
+            for k, m in enumerate(result.eval_metrics)
         }
         if result.train_metric:
-            self.evals_result_["training"] = {loss.metric_name: result.train_metric}
-        self.bin_mapper_ = engine.mapper
+            self.evals_result_["training"] = {loss.metric_name: list(result.train_metric)}
+        self.bin_mapper_ = mapper
 
     def _set_data_attributes(self, engine, schema):
         set_data_attributes(self, engine, schema)
@@ -237,7 +259,12 @@ class _GradientBoosting(ParamsMixin):
             leaf_estimation=leaf_estimation, early_stopping_rounds=early_stopping_rounds, train_metric=bool(self.verbose),
         )
 
-    def _round_callback(self, loss, callbacks):
+    def _round_callback(self, loss, callbacks, fitted):
+        """``on_round`` of ``boost``: the verbose line, then the user's callbacks;
+        ``TrainingCallback`` objects get a model of the rounds so far (``fitted``)."""
+        objects = [cb for cb in callbacks or [] if isinstance(cb, TrainingCallback)]
+        functions = [cb for cb in callbacks or [] if not isinstance(cb, TrainingCallback)]
+
         def on_round(r, train_metric, evals):
             if self.verbose:
                 parts = [f"[{r}]"]
@@ -245,7 +272,13 @@ class _GradientBoosting(ParamsMixin):
                     parts.append(f"training-{loss.metric_name}:{train_metric:.6f}")
                 parts += [f"validation_{k}-{loss.metric_name}:{v:.6f}" for k, v in enumerate(evals)]
                 print("\t".join(parts), flush=True)
-            return any(bool(cb(r, train_metric, evals)) for cb in (callbacks or []))
+            stop = any(bool(cb(r, train_metric, evals)) for cb in functions)
+            if objects:
+                model = _snapshot(self)
+                model._set_fitted(*fitted)
+                stops = [bool(cb.after_iteration(model, r, model.evals_result_)) for cb in objects]
+                stop = stop or any(stops)
+            return stop
         return on_round
 
     def _resolve_init_model(self, init_model):

@@ -1,0 +1,214 @@
+"""Statistics of one input file, computed batch by batch (a worker task of the
+prepare flow): column counts and ranges, the first bad value of each kind with
+its row, the target's values per split, and a bin-edge sample.
+
+Each batch gets its statistics, and those of consecutive batches are merged,
+rows renumbered from the file's start; so the result is the one of the whole
+file (float sums up to rounding), whatever the batch size.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from flows._tabular import (
+    BATCH_ROWS,
+    SPLITS,
+    DataError,
+    iter_frames,
+    row_uniforms,
+    split_labels,
+    typed_frame,
+)
+
+MAX_TRACKED_VALUES = 1000
+"""Distinct values counted exactly per column; beyond this only ranges are kept."""
+_ADDED = ("rows", "missing", "infinite", "not_numeric", "count", "sum", "sum_squares")
+_FIRST_ROWS = ("first_infinite_row", "first_not_numeric_row", "first_missing_row")
+
+
+def file_statistics(
+    path: str, fmt: str, schema: dict, seed: int, fractions: dict, n_samples: int,
+    batch_rows: int = BATCH_ROWS,
+) -> dict:
+    """Statistics of one input file, with its rows' split counts and a
+    bin-edge sample (the training rows with the smallest content hashes).
+    """
+    stats: dict[str, Any] | None = None
+    for raw in iter_frames(path, fmt, batch_rows, schema["columns_needed"]):
+        missing = [c for c in schema["columns_needed"] if c not in raw.columns]
+        if missing:
+            raise DataError(f"{path} has no column(s) {missing}; every file needs the same columns")
+        batch = batch_statistics(raw, schema, seed, fractions, n_samples)
+        stats = batch if stats is None else merge_statistics(stats, batch, n_samples)
+    return _finished(stats, path)
+
+
+def batch_statistics(raw: pd.DataFrame, schema: dict, seed: int, fractions: dict,
+                     n_samples: int) -> dict:
+    """The statistics of one batch of a file's rows (rows numbered from 0)."""
+    frame, bad = typed_frame(raw, schema)
+    labels = split_labels(row_uniforms(frame, seed), fractions["validation"], fractions["test"])
+    columns = {}
+    for spec in schema["features"]:
+        name = spec["name"]
+        if spec["kind"] == "categorical":
+            columns[name] = {"missing": int(frame[name].isna().sum()),
+                             "values": _value_counts(frame[name])}
+        else:
+            columns[name] = _numeric_stats(frame[name].to_numpy(np.float64), bad[name], raw[name])
+    target = _target_statistics(frame[schema["target"]], raw[schema["target"]], schema, labels)
+    return {"rows": len(frame), "columns": columns, "target": target,
+            "bin_sample": _bin_sample(frame, schema, labels == 0, n_samples)}
+
+
+def merge_statistics(a: dict, b: dict, n_samples: int) -> dict:
+    """The statistics of batch ``a``'s rows followed by batch ``b``'s."""
+    offset = a["rows"]
+    return {
+        "rows": a["rows"] + b["rows"],
+        "columns": {name: _merge(col, b["columns"][name], offset)
+                    for name, col in a["columns"].items()},
+        "target": _merge(a["target"], b["target"], offset),
+        "bin_sample": merge_samples(a["bin_sample"], b["bin_sample"], n_samples),
+    }
+
+
+def _finished(stats: dict, path: str) -> dict:
+    """The per-file statistics the prepare flow combines (see ``flows._schema``)."""
+    target = dict(stats["target"])
+    target["distinct_overflow"] = target.pop("values") is None
+    target["per_split"] = {s: counts or {} for s, counts in target["per_split"].items()}
+    return {"path": path, "rows": stats["rows"], "columns": stats["columns"], "target": target,
+            "bin_sample": stats["bin_sample"]}
+
+
+# ------------------------------------------------------------------ one batch
+def _first(mask: np.ndarray) -> int | None:
+    idx = np.flatnonzero(mask)
+    return int(idx[0]) if idx.size else None
+
+
+def _numeric_stats(values: np.ndarray, bad: np.ndarray, raw: pd.Series) -> dict:
+    finite = values[np.isfinite(values)]
+    inf = np.isinf(values)
+    first_bad = _first(bad)
+    return {
+        "rows": len(values),
+        "missing": int(np.isnan(values).sum() - bad.sum()),
+        "infinite": int(inf.sum()),
+        "first_infinite_row": _first(inf),
+        "not_numeric": int(bad.sum()),
+        "first_not_numeric_row": first_bad,
+        "example_not_numeric": None if first_bad is None else str(raw.iloc[first_bad]),
+        "count": int(finite.size),
+        "sum": float(finite.sum()),
+        "sum_squares": float(np.square(finite).sum()),
+        "min": float(finite.min()) if finite.size else None,
+        "max": float(finite.max()) if finite.size else None,
+    }
+
+
+def _value_counts(column: pd.Series) -> dict | None:
+    counts = column.dropna().value_counts(sort=False)
+    if len(counts) > MAX_TRACKED_VALUES:
+        return None
+    return {_key(k): int(v) for k, v in counts.items()}
+
+
+def _key(value: Any) -> str:
+    """JSON-safe key of a label (integers without a trailing .0)."""
+    if isinstance(value, (float, np.floating)) and float(value).is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _target_statistics(target: pd.Series, raw: pd.Series, schema: dict, labels) -> dict:
+    """``values`` (all splits) and ``per_split`` counts are None beyond
+    ``MAX_TRACKED_VALUES`` distinct values."""
+    raw_missing = raw.isna().to_numpy()
+    typed_missing = target.isna().to_numpy()
+    bad = typed_missing & ~raw_missing
+    first_bad = _first(bad)
+    out = {
+        "missing": int(raw_missing.sum()),
+        "first_missing_row": _first(raw_missing),
+        "not_numeric": int(bad.sum()),
+        "example_not_numeric": None if first_bad is None else str(raw.iloc[first_bad]),
+        "first_not_numeric_row": first_bad,
+        "per_split": {name: _value_counts(target[labels == i]) for i, name in enumerate(SPLITS)},
+        "split_rows": {name: int((labels == i).sum()) for i, name in enumerate(SPLITS)},
+        "values": _value_counts(target),
+    }
+    if schema["target_kind"] != "text":
+        values = target.to_numpy(dtype=np.float64, na_value=np.nan)
+        out.update(_numeric_stats(values, bad, raw))
+        out["missing"] = int(raw_missing.sum())
+    return out
+
+
+def _bin_sample(frame: pd.DataFrame, schema: dict, train: np.ndarray, n_samples: int) -> tuple:
+    names = [s["name"] for s in schema["features"] if s["kind"] == "numeric"]
+    values = frame.loc[train, names].to_numpy(dtype=np.float64, na_value=np.nan)
+    return sample_candidates(values, n_samples)
+
+
+def sample_candidates(X: np.ndarray, n_samples: int) -> tuple[np.ndarray, np.ndarray]:
+    """The rows with the ``n_samples`` smallest content hashes (and the hashes).
+
+    Merging such samples by smallest hash gives the same rows whatever the
+    files or batches, so the bin edges do not depend on how the input is split.
+    """
+    h = pd.util.hash_pandas_object(pd.DataFrame(X), index=False).to_numpy(np.uint64)
+    order = np.argsort(h, kind="stable")[:n_samples]
+    return h[order], X[order]
+
+
+# ---------------------------------------------------------------- merging
+def merge_samples(a: tuple, b: tuple, n_samples: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``n_samples`` smallest hashes of two samples, ``a``'s first on ties
+    (the rows of one file stay in file order, as in a single pass)."""
+    hashes = np.concatenate([a[0], b[0]])
+    rows = np.concatenate([a[1], b[1]])
+    order = np.argsort(hashes, kind="stable")[:n_samples]
+    return hashes[order], rows[order]
+
+
+def _merge(a: dict, b: dict, offset: int) -> dict:
+    """Statistics of one column: ``a``'s rows, then ``b``'s numbered from ``offset``."""
+    out = dict(a)
+    for key in _ADDED:
+        if key in a:
+            out[key] = a[key] + b[key]
+    for key in _FIRST_ROWS:
+        if key in a and a[key] is None and b[key] is not None:
+            out[key] = b[key] + offset
+    if "example_not_numeric" in a and a["first_not_numeric_row"] is None:
+        out["example_not_numeric"] = b["example_not_numeric"]
+    if "min" in a:
+        out["min"] = _extreme(min, a["min"], b["min"])
+        out["max"] = _extreme(max, a["max"], b["max"])
+    if "values" in a:
+        out["values"] = _merge_counts(a["values"], b["values"])
+    if "per_split" in a:
+        out["per_split"] = {s: _merge_counts(a["per_split"][s], b["per_split"][s]) for s in SPLITS}
+        out["split_rows"] = {s: a["split_rows"][s] + b["split_rows"][s] for s in SPLITS}
+    return out
+
+
+def _extreme(pick, x: float | None, y: float | None) -> float | None:
+    return x if y is None else y if x is None else pick(x, y)
+
+
+def _merge_counts(a: dict | None, b: dict | None) -> dict | None:
+    """Value counts of both batches; None (too many to track) if either is or
+    the union has more than ``MAX_TRACKED_VALUES`` values."""
+    if a is None or b is None:
+        return None
+    out = dict(a)
+    for key, count in b.items():
+        out[key] = out.get(key, 0) + count
+    return None if len(out) > MAX_TRACKED_VALUES else out
