@@ -133,7 +133,7 @@ def scan(X, y, w, schema: Schema, n_samples: int, regression: bool, partition: i
         "n_rows": len(matrix),
         "w_max": float(w.max(initial=0.0)),
         "y_absmax": float(np.abs(y.astype(np.float64)).max(initial=0.0)) if regression else 1.0,
-        "candidates": sample_candidates(matrix, w, n_samples),
+        "candidates": sample_candidates(matrix, w, n_samples) if n_samples else None,
         "classes": None if (y is None or regression) else np.unique(y),
         "categories": cats,
     }

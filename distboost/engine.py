@@ -134,8 +134,9 @@ class Engine:
         mapper, classes : given when continuing a model (its bins and classes)
         """
         t0 = time.perf_counter()
+        n_samples = N_BINNING_SAMPLES if mapper is None else 0  # given bins: no sample
         scans = self.ex.map(_scan_args, "scan", [(p, i) for i, p in enumerate(train_parts)],
-                            schema, N_BINNING_SAMPLES, regression)
+                            schema, n_samples, regression)
         summaries = self.ex.map(_summary, "scan-summary", [(s,) for s in scans])
         candidates = self.ex.getitem(scans, "candidates", "sample") if mapper is None else None
         del scans  # each scan's result goes once its summary and sample are taken
@@ -297,14 +298,30 @@ class _InitStatistics:
 
 def _scan_args(part, index, schema, n_samples, regression):
     X, y, w = part
+    _release_arrow_memory()
     return _partition.scan(X, y, w, schema, n_samples, regression, index)
 
 
 def _shard_args(part, first_row, index, schema, mapper, classes, what="training data",
                 placement=None):
     X, y, w = part
+    _release_arrow_memory()
     return _partition.make_shard(X, y, w, schema, mapper, classes, first_row, index, what,
                                  placement)
+
+
+def _release_arrow_memory():
+    """Hand back what pyarrow's allocator keeps from partitions read before.
+
+    Its default pool (mimalloc or jemalloc) holds on to freed memory for
+    reuse; on a worker reading partition after partition that is 100 MB or
+    more of resident memory that Dask's monitor counts against the limit.
+    """
+    import sys
+
+    pa = sys.modules.get("pyarrow")
+    if pa is not None:
+        pa.default_memory_pool().release_unused()
 
 
 def _summary(scan: dict) -> dict:
