@@ -129,8 +129,8 @@ def _restarts(client: Any, before: dict[str, int]) -> list[str]:
     after = _worker_pids(client)
     if before == after:
         return []
-    return [f"worker processes restarted: before {sorted(before.values())}, "
-            f"after {sorted(after.values())}"]
+    return [(f"worker processes restarted: before {sorted(before.values())}, "
+             f"after {sorted(after.values())}")]
 
 
 def _workers_peak_rss_mb(client: Any) -> list[float]:

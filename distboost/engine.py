@@ -169,7 +169,7 @@ class Engine:
         self.timings["prepare"] += time.perf_counter() - t0
         return mapper, classes
 
-    def _placement(self, n_rows: int, n_features: int, classes) -> Placement:
+    def _placement(self, n_rows: int, n_features: int, classes) -> _spill.Placement:
         """Where the bin tasks put partitions: estimated from a worker's share of rows."""
         n_outputs = 1 if classes is None or len(classes) <= 2 else len(classes)
         per_row = _spill.in_memory_bytes_per_row(n_features, n_outputs)

@@ -5,7 +5,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from distboost._holder import BOTH, SMALL, STATE, History, Holder, Op
+from distboost._holder import BOTH, STATE, History, Holder, Op
 from distboost._partition import Shard
 
 

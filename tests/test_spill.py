@@ -15,11 +15,17 @@ from distboost import _spill
 from distboost._partition import Buffers, Shard
 
 
+def _status(field: str) -> int:
+    """A memory field of /proc/self/status, in bytes."""
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) * 1024
+    raise AssertionError(f"no {field}")
+
+
 def _rss_mb() -> float:
-    for line in open("/proc/self/status"):
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    raise AssertionError("no VmRSS")
+    return _status("VmRSS") / 2**20
 
 
 def test_block_rows_sizes_a_block_to_its_budget():
@@ -157,9 +163,7 @@ def test_out_of_core_must_be_auto_or_bool(data):
 
 def test_auto_decides_from_each_workers_memory_limit():
     """A worker whose share would not fit 40 % of its memory_limit keeps it on disk."""
-    from distributed import Client, get_worker
-
-    from distributed import LocalCluster
+    from distributed import Client, LocalCluster, get_worker
 
     with LocalCluster(n_workers=1, threads_per_worker=1, memory_limit="1GB", processes=False,
                       dashboard_address=None) as cluster, Client(cluster) as client:
@@ -178,9 +182,7 @@ def _peak_rss(reset: bool = False):
     """(peak RSS in bytes since the last reset, pid) of the calling process."""
     import os
 
-    for line in open("/proc/self/status"):
-        if line.startswith("VmHWM:"):
-            peak = int(line.split()[1]) * 1024
+    peak = _status("VmHWM")
     if reset:
         with open("/proc/self/clear_refs", "w") as f:
             f.write("5")  # start the peak (VmHWM) again from the current RSS
