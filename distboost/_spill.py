@@ -39,7 +39,25 @@ AUTO_FRACTION = 0.4
 training them in memory would take exceeds this fraction of the worker's
 ``memory_limit`` (the rest is the worker's baseline, one partition being read
 and binned, histograms, and Dask's own margin before it pauses a worker at
-80 %)."""
+80 %)..."""
+
+AUTO_TARGET = 0.6
+"""... or when the worker's memory now plus its share would exceed this fraction
+of ``memory_limit`` (Dask's own ``distributed.worker.memory.target``)."""
+
+
+def decide_on_disk(share_bytes: float, limit: float | None, rss: float) -> bool:
+    """``out_of_core="auto"`` on one worker: keep its rows on disk?
+
+    Parameters
+    ----------
+    share_bytes : float, the worker's share of the rows as training keeps them in memory
+    limit : float or None, the worker's ``memory_limit`` (None or 0: no limit)
+    rss : float, the worker process's resident memory now
+    """
+    if not limit:
+        return False
+    return share_bytes > AUTO_FRACTION * limit or rss + share_bytes > AUTO_TARGET * limit
 
 
 def in_memory_bytes_per_row(n_features: int, n_outputs: int = 1) -> int:
@@ -81,7 +99,7 @@ class Placement:
         if self.mode != "auto":
             return bool(self.mode)
         limit = worker_memory_limit()
-        return bool(limit) and self.share_bytes > AUTO_FRACTION * limit
+        return limit is not None and decide_on_disk(self.share_bytes, limit, _process_rss())
 
     def rows_per_block(self, n_features: int) -> int:
         return block_rows(n_features, self.n_outputs, self.block_bytes)
@@ -96,6 +114,12 @@ def worker_memory_limit() -> int | None:
     except (ImportError, ValueError):
         return None
     return worker.memory_manager.memory_limit or None
+
+
+def _process_rss() -> int:
+    import psutil
+
+    return psutil.Process().memory_info().rss
 
 
 def _mapped(directory: str, shape, dtype):

@@ -161,19 +161,24 @@ def test_out_of_core_must_be_auto_or_bool(data):
         db.GradientBoostingClassifier(out_of_core="disk").fit(data[0], data[1])
 
 
-def test_auto_decides_from_each_workers_memory_limit():
-    """A worker whose share would not fit 40 % of its memory_limit keeps it on disk."""
-    from distributed import Client, LocalCluster, get_worker
+def test_auto_rule_weighs_the_share_against_the_limit_and_what_the_worker_uses():
+    mb = 2**20
+    assert not _spill.decide_on_disk(390 * mb, 1000 * mb, 200 * mb)
+    assert _spill.decide_on_disk(410 * mb, 1000 * mb, 0)  # over 40 % of the limit
+    assert _spill.decide_on_disk(390 * mb, 1000 * mb, 211 * mb)  # 601 MB > 60 % of it
+    assert not _spill.decide_on_disk(10**12, None, 0)  # no limit: in memory
 
-    with LocalCluster(n_workers=1, threads_per_worker=1, memory_limit="1GB", processes=False,
+
+def test_auto_decides_on_each_worker_from_its_memory_limit():
+    from distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=1, threads_per_worker=1, memory_limit="2GB",
                       dashboard_address=None) as cluster, Client(cluster) as client:
         def decide(share):
             return _spill.Placement("auto", share).on_disk()
 
-        limit = client.submit(lambda: get_worker().memory_manager.memory_limit).result()
-        assert limit == 10**9
-        assert client.submit(decide, 0.39e9, pure=False).result() is False
-        assert client.submit(decide, 0.41e9, pure=False).result() is True
+        assert client.submit(decide, 0.5e9, pure=False).result() is False
+        assert client.submit(decide, 0.81e9, pure=False).result() is True
     assert _spill.Placement("auto", 1e18).on_disk() is False  # no worker: in memory
     assert _spill.Placement(True).on_disk() and not _spill.Placement(False).on_disk()
 

@@ -54,7 +54,8 @@ TREE_PARAMETERS = """\
         memory, True in files under the worker's local directory (read block
         by block; worker memory stays bounded whatever the data size), "auto"
         on disk for workers whose share would take more than 40 % of their
-        ``memory_limit``. The model is the same either way.
+        ``memory_limit``, or push them past 60 % of it. The model is the same
+        either way.
     trees_per_pass : int >= 1 or None, default None
         Trees grown together per pass over the data (None: as many as the
         memory budgets allow).

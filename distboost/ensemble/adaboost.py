@@ -92,7 +92,8 @@ class AdaBoostClassifier(TreeEnsembleBase):
         memory, True in files under the worker's local directory (read block
         by block; worker memory stays bounded whatever the data size), "auto"
         on disk for workers whose share would take more than 40 % of their
-        ``memory_limit``. The model is the same either way.
+        ``memory_limit``, or push them past 60 % of it. The model is the same
+        either way.
 
     Attributes
     ----------

@@ -399,7 +399,8 @@ _SHARED_PARAMETERS = """\
         memory, True in files under the worker's local directory (read block
         by block; worker memory stays bounded whatever the data size), "auto"
         on disk for workers whose share would take more than 40 % of their
-        ``memory_limit``. The model is the same either way.
+        ``memory_limit``, or push them past 60 % of it. The model is the same
+        either way.
     verbose : bool or int, default False
         Print the training metric (and validation metrics) every round."""
 """The parameters both gradient boosting estimators take, for their docstrings."""
