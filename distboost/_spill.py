@@ -46,6 +46,18 @@ AUTO_TARGET = 0.6
 of ``memory_limit`` (Dask's own ``distributed.worker.memory.target``)."""
 
 
+OUT_OF_CORE_PARAMETER = f"""\
+    out_of_core : "auto" or bool, default "auto"
+        Where each worker keeps its binned partitions while training: False in
+        memory, True in files under the worker's local directory (read block
+        by block; worker memory stays bounded whatever the data size), "auto"
+        on disk for workers whose share would take more than {AUTO_FRACTION:.0%} of their
+        ``memory_limit``, or push them past {AUTO_TARGET:.0%} of it. The model is the same
+        either way.
+"""
+"""The estimators' docstring entry for ``out_of_core`` (the policy is this module's)."""
+
+
 def decide_on_disk(share_bytes: float, limit: float | None, rss: float) -> bool:
     """``out_of_core="auto"`` on one worker: keep its rows on disk?
 

@@ -135,21 +135,6 @@ class DaskExecutor:
         who = self.client.who_has(futures)
         return [min(who.get(f.key, ("?",))) for f in futures]
 
-    def reduce(self, values, combine, name, *args):
-        """Combine per worker (one task each), then on the driver."""
-        groups = defaultdict(list)
-        for owner, v in zip(self._owners(values), values):
-            groups[owner].append(v)
-        self.wave += 1
-        partial = [
-            self.client.submit(
-                _call, combine, vals, *args, key=self._key(name, j),
-                workers=None if w == "?" else [w], allow_other_workers=True,
-            )
-            for j, (w, vals) in enumerate(sorted(groups.items()))
-        ]
-        return combine(self.client.gather(partial), *args)
-
     def fold(self, values, combine, name, *args):
         """Combine results two by two as they complete, for an associative ``combine``.
 

@@ -46,9 +46,6 @@ class LocalExecutor:
     def gather(self, values):
         return list(values)
 
-    def reduce(self, values, combine, name, *args):
-        return combine(list(values), *args)
-
     def fold(self, values, combine, name, *args):
         """``combine(values, *args)`` for an associative ``combine``."""
         return combine(list(values), *args)

@@ -17,6 +17,7 @@ import numpy as np
 
 from .._events import FitEvents
 from .._random import random_seed, splitmix64
+from .._spill import OUT_OF_CORE_PARAMETER
 from .._validation import (
     BOOL,
     FRACTION,
@@ -49,17 +50,10 @@ TREE_PARAMETERS = """\
         Threads of the in-process kernels (None: numba's default).
     client : dask.distributed.Client or None, default None
         The client Dask input trains on (None: the current default client).
-    out_of_core : "auto" or bool, default "auto"
-        Where each worker keeps its binned partitions while training: False in
-        memory, True in files under the worker's local directory (read block
-        by block; worker memory stays bounded whatever the data size), "auto"
-        on disk for workers whose share would take more than 40 % of their
-        ``memory_limit``, or push them past 60 % of it. The model is the same
-        either way.
-    trees_per_pass : int >= 1 or None, default None
+{out_of_core}    trees_per_pass : int >= 1 or None, default None
         Trees grown together per pass over the data (None: as many as the
         memory budgets allow).
-"""
+""".replace("{out_of_core}", OUT_OF_CORE_PARAMETER)
 """Parameters of the trees of forests and bagging, for their docstrings."""
 
 

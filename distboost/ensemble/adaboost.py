@@ -26,6 +26,7 @@ import numpy as np
 
 from .. import _exact
 from .._events import FitEvents
+from .._spill import OUT_OF_CORE_PARAMETER
 from .._validation import POSITIVE_INT, TREE_ENSEMBLE, Interval, Options
 from ..booster import grow_trees
 from ..criteria import CRITERIA, ImpurityCriterion
@@ -61,7 +62,7 @@ def samme_codes(classes: np.ndarray, n_classes: int) -> np.ndarray:
 
 
 class AdaBoostClassifier(TreeEnsembleBase):
-    """Discrete AdaBoost (SAMME; AdaBoost.M1 for two classes) or SAMME.R with
+    __doc__ = """Discrete AdaBoost (SAMME; AdaBoost.M1 for two classes) or SAMME.R with
     weighted classification trees as weak learners.
 
     Parameters
@@ -87,21 +88,14 @@ class AdaBoostClassifier(TreeEnsembleBase):
         Threads of the in-process kernels (None: numba's default).
     client : dask.distributed.Client or None, default None
         The client Dask input trains on (None: the current default client).
-    out_of_core : "auto" or bool, default "auto"
-        Where each worker keeps its binned partitions while training: False in
-        memory, True in files under the worker's local directory (read block
-        by block; worker memory stays bounded whatever the data size), "auto"
-        on disk for workers whose share would take more than 40 % of their
-        ``memory_limit``, or push them past 60 % of it. The model is the same
-        either way.
-
+{out_of_core}
     Attributes
     ----------
     estimators_ : list of Tree
     estimator_weights_ : ndarray of shape (M,), the alpha_m (1 for SAMME.R)
     estimator_errors_ : ndarray of shape (M,), the err_m
     classes_, n_classes_, feature_importances_
-    """
+    """.replace("{out_of_core}", OUT_OF_CORE_PARAMETER)
 
     _is_classifier = True
     _estimator_type = "classifier"

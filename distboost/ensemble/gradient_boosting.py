@@ -21,6 +21,7 @@ from .._events import FitEvents
 from .._input import to_matrix
 from .._params import ParamsMixin
 from .._random import random_seed
+from .._spill import OUT_OF_CORE_PARAMETER
 from .._validation import (
     BOOL,
     FRACTION,
@@ -394,15 +395,9 @@ _SHARED_PARAMETERS = """\
     client : dask.distributed.Client or None, default None
         The client Dask input trains on (None: the current default client).
         The library never starts a cluster.
-    out_of_core : "auto" or bool, default "auto"
-        Where each worker keeps its binned partitions while training: False in
-        memory, True in files under the worker's local directory (read block
-        by block; worker memory stays bounded whatever the data size), "auto"
-        on disk for workers whose share would take more than 40 % of their
-        ``memory_limit``, or push them past 60 % of it. The model is the same
-        either way.
-    verbose : bool or int, default False
-        Print the training metric (and validation metrics) every round."""
+{out_of_core}    verbose : bool or int, default False
+        Print the training metric (and validation metrics) every round.""".replace(
+    "{out_of_core}", OUT_OF_CORE_PARAMETER)
 """The parameters both gradient boosting estimators take, for their docstrings."""
 
 
