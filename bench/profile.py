@@ -63,14 +63,14 @@ def _timed_level():
 
     def wrapper(X, X_columns, stats, partition, splits, n_slots, features):
         t0 = _cpu()
-        hist = split_level(X, X_columns, stats, partition, splits, n_slots, features)
+        hist, counts = split_level(X, X_columns, stats, partition, splits, n_slots, features)
         seconds = _cpu() - t0
         built = np.where(splits.build_left, splits.left, splits.right)
         sizes = partition.stop - partition.start
-        routed = sizes[splits.tree, splits.left].sum() + sizes[splits.tree, splits.right].sum()
         depth = int(np.log2(splits.left.min() + 1))
-        LEVELS[depth] += (routed, sizes[splits.tree, built].sum(), seconds, 1)
-        return hist
+        LEVELS[depth] += (counts.sum(), sizes[splits.tree, built][splits.slot >= 0].sum(), seconds,
+                          1)
+        return hist, counts
 
     _group.split_level = wrapper
 
@@ -137,8 +137,9 @@ def report(rows, rounds, threads, n_features, model, wall, xgb):
     for depth in sorted(LEVELS):
         routed, built, seconds, calls = LEVELS[depth]
         routed, built, seconds = routed / calls, built / calls, seconds / calls
+        per = f"{seconds / (built * n_features) * 1e9:.2f}" if built else "— (counted only)"
         print(f"| {depth} | {routed / 1e6:.3f} M | {built / 1e6:.3f} M | {seconds * 1e3:.1f} "
-              f"| {seconds / max(built * n_features, 1) * 1e9:.2f} |")
+              f"| {per} |")
     if xgb is not None:
         print(f"\nxgboost hist, same data and threads: train wall {xgb[0] * per:.1f} ms/round, "
               f"CPU {xgb[1] * per:.1f} ms/round")

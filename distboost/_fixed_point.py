@@ -16,29 +16,41 @@ def quantize(values: np.ndarray, scale: float) -> np.ndarray:
     return np.rint(values * scale).astype(STAT_DTYPE)
 
 
+@numba.njit(cache=True, inline="always")
+def put_row_stats(out, i, g, h, scale_g, scale_h):
+    """out[i] = (g, h, 1) in fixed point, or (g, h) when ``out`` has two
+    columns, with the hessian then at least one unit (so that a positive
+    hessian sum means "rows present": ``splitting.GradientCriterion``)."""
+    out[i, 0] = np.int64(np.rint(g * scale_g))
+    hq = np.int64(np.rint(h * scale_h))
+    if out.shape[1] == 3:
+        out[i, 1] = hq
+        out[i, 2] = 1
+    else:
+        out[i, 1] = max(hq, 1)
+
+
 @numba.njit(parallel=True, cache=True)
 def _fill(g, h, scale_g, scale_h, out):
     n_trees, n = g.shape
     for t in range(n_trees):
         for i in numba.prange(n):
-            out[t, i, 0] = np.int64(np.rint(g[t, i] * scale_g))
-            out[t, i, 1] = np.int64(np.rint(h[t, i] * scale_h))
-            out[t, i, 2] = 1
+            put_row_stats(out[t], i, g[t, i], h[t, i], scale_g, scale_h)
 
 
 def gradient_stats(g: np.ndarray, h: np.ndarray, scales, out=None) -> np.ndarray:
-    """(g, h, 1) per row and tree in fixed point.
+    """(g, h, 1) or (g, h) per row and tree in fixed point (``put_row_stats``).
 
     Parameters
     ----------
     g, h : ndarray of shape (n_trees, n_rows), float64
     scales : (float, float)
-    out : ndarray of shape (n_trees, n_rows, 3), int64, optional
-        Where to write (a reused buffer); a new array by default.
+    out : ndarray of shape (n_trees, n_rows, 3 or 2), int64, optional
+        Where to write (a reused buffer); a new (n_trees, n_rows, 3) array by default.
 
     Returns
     -------
-    stats : ndarray of shape (n_trees, n_rows, 3), int64
+    stats : ndarray of shape (n_trees, n_rows, 3 or 2), int64
     """
     g = np.ascontiguousarray(g, dtype=np.float64)
     h = np.ascontiguousarray(np.broadcast_to(h, g.shape), dtype=np.float64)

@@ -86,12 +86,12 @@ def start_round(state: GroupState, learner, packed_trees, metric: bool, round_in
     Returns
     -------
     (GroupState, small) where small = (summed root histograms, metric sums or None,
-    seconds spent in this task)
+    seconds spent in this task, rows in each tree's root)
     """
     state = _state(state)
     t0 = time.perf_counter()
     rows = _updated(state, learner, packed_trees)
-    stats, positions, partitions, hist, sums = [], [], [], None, []
+    stats, positions, partitions, hist, sums, counts = [], [], [], None, [], 0
     for shard, row in each_shard(state.shards, rows):
         if metric:
             sums.append(learner.metric_sums(shard, row))
@@ -99,12 +99,13 @@ def start_round(state: GroupState, learner, packed_trees, metric: bool, round_in
         st, pos = shard.buffers.keep("stats", st), shard.buffers.keep("positions", pos)
         partitions.append(RowPartition.from_positions(pos, shard.buffers))
         hh = root_histograms(shard.X_binned, st, partitions[-1], features)
+        counts = counts + partitions[-1].stop[:, 0]
         stats.append(st)
         positions.append(pos)
         hist = hh if hist is None else _add(hist, hh)
     new = replace(state, rows=rows, stats=tuple(stats), positions=tuple(positions))
     _remember(new, 0, partitions)
-    return new, (hist, _sum_metric(sums) if metric else None, time.perf_counter() - t0)
+    return new, (hist, _sum_metric(sums) if metric else None, time.perf_counter() - t0, counts)
 
 
 _PARTITIONS: OrderedDict = OrderedDict()
@@ -144,18 +145,20 @@ def level(state: GroupState, split_history, n_slots, features):
     The task returns only the small result, so its output can be gathered
     without another task to pick it out.
 
-    Returns (summed histograms, seconds spent in this task).
+    Returns (summed histograms, rows in each split's (left, right) children,
+    seconds spent in this task).
     """
     t0 = time.perf_counter()
     state = _state(state)
     partitions = _partitions_before(state, split_history)
-    hist = None
+    hist, counts, splits = None, 0, split_history[-1]
     for shard, st, part in each_shard(state.shards, state.stats, partitions):
-        hh = split_level(shard.X_binned, columns(shard.X_binned, shard.buffers), st, part,
-                         split_history[-1], n_slots, features)
+        hh, cc = split_level(shard.X_binned, columns(shard.X_binned, shard.buffers), st, part,
+                             splits, n_slots, features)
         hist = hh if hist is None else _add(hist, hh)
+        counts = counts + cc
     _remember(state, len(split_history), partitions)
-    return hist, time.perf_counter() - t0
+    return hist, counts, time.perf_counter() - t0
 
 
 def finish(state: GroupState, learner, packed_trees, metric: bool):

@@ -136,6 +136,8 @@ def boost(engine, loss, n_outputs: int, params: BoostParams, base_score, prior_t
     pending, stopped = None, False
     trees = tracker.result.trees
     line = params.leaf_estimation == "line_search"
+    counts = GradientCriterion.counts_needed(params.split)  # else (g, h): one add fewer per row
+    n_stats = 3 if counts else 2
     for r in range(first, first + params.n_rounds):
         t0 = time.perf_counter()
         if engine.rebase_due(r - first):
@@ -144,18 +146,19 @@ def boost(engine, loss, n_outputs: int, params: BoostParams, base_score, prior_t
         pending_packed = None if pending is None else pack_rounds([pending], n_outputs)
         round_loss = _round_loss(engine, loss, pending_packed)
         scales = _scales(engine, round_loss, margin_bound, line)
-        learner = GradientLearner(round_loss, scales, params.seed, params.subsample, line)
+        learner = GradientLearner(round_loss, scales, params.seed, params.subsample, line, n_stats)
         masks = feature_masks(n_outputs, engine.schema.n_features, params.colsample_bytree,
                               params.seed, r)
         features = np.flatnonzero(masks.any(axis=0))
-        root, tm, evals = engine.start_round(learner, pending_packed,
-                                             want_metric and pending is not None, r, features)
+        root, root_counts, tm, evals = engine.start_round(
+            learner, pending_packed, want_metric and pending is not None, r, features)
         if pending is not None and tracker.record(r - 1, tm, evals):
             stopped = True
             break
-        criterion = GradientCriterion(params.split, scales)
+        criterion = GradientCriterion(params.split, scales, counts)
         node_features = _node_features(params, masks, r)
-        pending = grow_trees(engine, root, features, masks, criterion, params.growth, node_features)
+        pending = grow_trees(engine, root, features, masks, criterion, params.growth, node_features,
+                             root_counts)
         if line:
             pending = _line_search(engine, round_loss, pending, n_outputs, params.growth)
         trees.append(pending)
@@ -210,20 +213,22 @@ def _line_search(engine, loss, trees, n_outputs, growth: GrowthParams):
     return trees
 
 
-def grow_trees(engine, root, features, masks, criterion, growth: GrowthParams, node_features=None):
-    """Grow one batch of trees on the engine from its root histograms."""
+def grow_trees(engine, root, features, masks, criterion, growth: GrowthParams, node_features=None,
+               root_counts=None):
+    """Grow one batch of trees on the engine from its root histograms (and
+    the rows in each root, for criteria whose statistics hold no count)."""
     t0 = time.perf_counter()
     waited = 0.0
 
     def build_level(splits, n_slots):
         nonlocal waited
         t1 = time.perf_counter()
-        hist = engine.level(splits, n_slots, features)
+        out = engine.level(splits, n_slots, features)
         waited += time.perf_counter() - t1
-        return hist
+        return out
 
     trees = TreeGrower(root, build_level, engine.mapper, growth, criterion, masks,
-                       node_features).grow()
+                       node_features, root_counts).grow()
     engine.timings["split_finding"] += time.perf_counter() - t0 - waited
     return trees
 

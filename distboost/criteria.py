@@ -315,6 +315,8 @@ class ImpurityCriterion:
     def count(self, totals) -> int:
         return int(totals[self.n_classes])
 
+    size = count  # the smaller child (built, the other subtracted) has fewer rows
+
     def cover(self, totals) -> float:
         return float(totals[: self.n_classes].sum() / self.scale)
 

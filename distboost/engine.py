@@ -221,6 +221,7 @@ class Engine:
         Returns
         -------
         hist : ndarray (n_trees, n_features, 256, n_stats), the summed root histograms
+        root_counts : ndarray (n_trees,), int64, rows in each tree's root
         train_metric : float or None, metric of the model before this round
         eval_metrics : list of float (empty when ``packed_trees`` is None)
         """
@@ -233,15 +234,17 @@ class Engine:
         evals = self._evaluations(learner, packed_trees) if packed_trees is not None else []
         results, *rest = self.ex.run([op] + evals, "round-start")
         hist = _partition.sum_arrays([r[0] for r in results])
+        root_counts = sum(r[3] for r in results)
         self.timings["kernels"] += max(r[2] for r in results)
         tm = _finish_metric([r[1] for r in results], learner) if train_metric else None
         metrics = [_finish_metric(sums, learner) for sums in rest]
         self.timings["round_start"] += time.perf_counter() - t0
-        return hist, tm, metrics
+        return hist, root_counts, tm, metrics
 
     def level(self, splits, n_slots, features):
         """Route rows through ``splits`` (a ``LevelSplits``); return the summed
-        histograms of the built children.
+        histograms of the built children and the rows in each split's (left,
+        right) children, shape (n_splits, 2).
 
         The group states stay those of the round start; every level call
         carries the round's splits so far, so a rebuilt holder can route its
@@ -252,9 +255,10 @@ class Engine:
         args = (tuple(self._split_history), n_slots, features)
         (results,) = self.ex.run([Op(TRAIN, _group.level, args)], "histogram")
         hist = _partition.sum_arrays([r[0] for r in results])
-        self.timings["kernels"] += max(r[1] for r in results)
+        counts = sum(r[1] for r in results)
+        self.timings["kernels"] += max(r[2] for r in results)
         self.timings["histograms"] += time.perf_counter() - t0
-        return hist
+        return hist, counts
 
     def finish(self, learner, packed_trees, train_metric):
         """Add the last round's trees; metrics of the final model."""

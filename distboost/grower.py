@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._common import MAX_BINS, N_BITSET_WORDS, NODE_DTYPE
+from ._common import MAX_BINS, MISSING_BIN, N_BITSET_WORDS, NODE_DTYPE
 from .histogram import LevelSplits
 from .tree import Tree, bitset_from_mask
 
@@ -31,10 +31,12 @@ class GrowthParams:
 
 class _Node:
     __slots__ = (
+        "count",
         "depth",
         "feature",
         "gain",
         "goes_left",
+        "has_missing",
         "hist",
         "id",
         "left",
@@ -46,6 +48,8 @@ class _Node:
 
     def __init__(self, node_id, depth, totals):
         self.id, self.depth, self.totals = node_id, depth, totals
+        self.count = None
+        self.has_missing = True
         self.hist = None
         self.gain = -np.inf
         self.feature = self.split_bin = -1
@@ -59,11 +63,12 @@ class TreeGrower:
 
     Parameters
     ----------
-    root_hist : ndarray of shape (n_trees, n_features, 256, 3), int64
+    root_hist : ndarray of shape (n_trees, n_features, 256, n_stats), int64
     build_level : callable
-        ``build_level(splits: LevelSplits, n_slots) -> hist``: routes the rows
-        of the split nodes on every partition and returns the summed
-        histograms of the built children (slot s for ``splits`` entry s).
+        ``build_level(splits: LevelSplits, n_slots) -> (hist, counts)``: routes
+        the rows of the split nodes on every partition and returns the summed
+        histograms of the built children (``hist[splits.slot[s]]``) and the
+        rows in each split's (left, right) children.
     mapper : BinMapper
     params : GrowthParams
     criterion : e.g. ``splitting.GradientCriterion``
@@ -74,10 +79,14 @@ class TreeGrower:
         ``node_features(tree, depth, node_id) -> mask``: features a node may
         split on (column subsampling by level and by node, ``_colsample``);
         by default the tree's mask.
+    root_counts : ndarray of shape (n_trees,), optional
+        Rows in each root. Needed when the criterion's statistics hold no
+        row count (``criterion.count`` is None): node counts then come from
+        the waves, and every split is routed, the last level too.
     """
 
     def __init__(self, root_hist, build_level, mapper, params: GrowthParams, criterion,
-                 feature_masks, node_features=None):
+                 feature_masks, node_features=None, root_counts=None):
         self.node_features = node_features
         self.build_level = build_level
         self.mapper = mapper
@@ -90,6 +99,7 @@ class TreeGrower:
             f0 = int(np.flatnonzero(feature_masks[t])[0]) if feature_masks[t].any() else 0
             root = _Node(0, 0, root_hist[t, f0].sum(axis=0))
             root.hist = root_hist[t]
+            root.count = self._count(root, root_counts, t)
             self.nodes.append([root])
         self.candidates = [[] for _ in range(self.n_trees)]
         self._evaluate([(t, self.nodes[t][0]) for t in range(self.n_trees)], root_hist)
@@ -123,9 +133,19 @@ class TreeGrower:
         p = self.params
         return (p.max_depth is None or node.depth < p.max_depth) and self.criterion.splittable(node.totals)
 
+    def _count(self, node, wave_counts, k):
+        """Rows in ``node``: from its statistics, else as the workers counted them."""
+        count = self.criterion.count(node.totals)
+        return int(wave_counts[k]) if count is None else count
+
     def _split(self, chosen):
-        """Create children, then one wave: apply splits, histogram smaller children."""
-        to_build, to_derive = [], []
+        """Create children, then one wave: apply splits, histogram smaller children.
+
+        A split none of whose children may split again needs no histogram; it
+        is routed all the same when only the workers can count its children.
+        """
+        wave = []  # (tree, parent, smaller child, larger child, build the smaller?)
+        size = self.criterion.size
         for t, parent in chosen:
             f = parent.feature
             left, parent.goes_left = self.criterion.left_stats(
@@ -136,23 +156,29 @@ class TreeGrower:
             rchild = _Node(len(nodes) + 1, parent.depth + 1, parent.totals - left)
             parent.left, parent.right = lchild.id, rchild.id
             nodes += [lchild, rchild]
-            if self._splittable(lchild) or self._splittable(rchild):
-                count = self.criterion.count
-                small, large = (
-                    (lchild, rchild) if count(left) <= count(rchild.totals) else (rchild, lchild)
-                )
-                to_build.append((t, small))
-                to_derive.append((t, parent, small, large))
+            build = self._splittable(lchild) or self._splittable(rchild)
+            counted = self.criterion.count(left) is not None
+            if counted:
+                lchild.count, rchild.count = self._count(lchild, (), 0), self._count(rchild, (), 0)
             else:
+                parent.has_missing = self.criterion.has_missing(parent.hist[f])
+            if not build:
                 parent.hist = None
-        if not to_build:
+                if counted:
+                    continue
+            small, large = (lchild, rchild) if size(left) <= size(rchild.totals) else (rchild, lchild)
+            wave.append((t, parent, small, large, build))
+        if not wave:
             return
-        hist = self.build_level(*self._wave_splits(to_derive))
+        hist, counts = self.build_level(*self._wave_splits(wave))
+        for s, (t, parent, *_) in enumerate(wave):
+            self._set_child_counts(t, parent, counts[s])
         # children's histograms go straight into one block, in node order
         # (left, right), whatever child was built: the larger by subtraction
-        block = np.empty((2 * len(to_derive),) + hist.shape[1:], hist.dtype)
+        built = [w for w in wave if w[4]]
+        block = np.empty((2 * len(built),) + hist.shape[1:], hist.dtype)
         new = []
-        for slot, (t, parent, small, large) in enumerate(to_derive):
+        for slot, (t, parent, small, large, _) in enumerate(built):
             for n in sorted((small, large), key=lambda n: n.id):
                 k = len(new)
                 if n is small:
@@ -162,21 +188,35 @@ class TreeGrower:
                 n.hist = block[k]
                 new.append((t, n))
             parent.hist = None
-        self._evaluate(new, block)
+        if new:
+            self._evaluate(new, block)
+
+    def _set_child_counts(self, t, parent, counts):
+        """Children's rows as routed; without missing values in the node,
+        missing goes to the child with more rows (``splitting``)."""
+        lchild, rchild = self.nodes[t][parent.left], self.nodes[t][parent.right]
+        if lchild.count is not None:
+            return
+        lchild.count, rchild.count = int(counts[0]), int(counts[1])
+        if not parent.has_missing:
+            parent.missing_left = lchild.count >= rchild.count
+            parent.goes_left[MISSING_BIN] = parent.missing_left
 
     @staticmethod
-    def _wave_splits(to_derive):
-        """The wave's split table: each parent whose smaller child is built
-        (that child's histogram goes to slot s)."""
-        n = len(to_derive)
+    def _wave_splits(wave):
+        """The wave's split table: every routed parent; a parent whose smaller
+        child is built sends its histogram to the next free slot (-1: none)."""
+        n = len(wave)
         tree, node, feature, left, right, slot = (np.empty(n, np.int64) for _ in range(6))
         goes_left = np.zeros((n, MAX_BINS), bool)
         build_left = np.empty(n, bool)
-        for s, (t, parent, small, _) in enumerate(to_derive):
+        n_slots = 0
+        for s, (t, parent, small, _, build) in enumerate(wave):
             tree[s], node[s], feature[s] = t, parent.id, parent.feature
             goes_left[s], left[s], right[s] = parent.goes_left, parent.left, parent.right
-            build_left[s], slot[s] = small.id == parent.left, s
-        return LevelSplits(tree, node, feature, goes_left, left, right, build_left, slot), n
+            build_left[s], slot[s] = small.id == parent.left, n_slots if build else -1
+            n_slots += build
+        return LevelSplits(tree, node, feature, goes_left, left, right, build_left, slot), n_slots
 
     def _evaluate(self, pairs, block):
         """Best split of each node; nodes with positive gain become candidates.
@@ -218,7 +258,7 @@ class TreeGrower:
         for node in nodes:
             r = rec[node.id]
             r["value"] = lr * crit.node_value(node.totals)
-            r["count"], r["cover"] = crit.count(node.totals), crit.cover(node.totals)
+            r["count"], r["cover"] = node.count, crit.cover(node.totals)
             r["depth"] = node.depth
             if node.left < 0:
                 r["is_leaf"], r["feature"], r["left"], r["right"] = 1, -1, -1, -1

@@ -120,7 +120,8 @@ class LevelSplits:
     build_left : ndarray of shape (n_splits,), bool
         Which child is histogrammed (the smaller one).
     slot : ndarray of shape (n_splits,), int64
-        Output slot of the histogrammed child; -1 to route rows only.
+        Output slot of the histogrammed child; -1 for a split whose children
+        are never split or built: its rows are only counted, not moved.
     """
 
     tree: np.ndarray
@@ -144,11 +145,23 @@ def _add_row(X, r, features, st, hs):
     """hs[j, X[r, j]] += st[r] for every feature j.
 
     ``hs`` is one node's histogram flattened, (feature, bin, stat) in C order.
-    The common cases are unrolled: three statistics, and every feature (an
-    empty ``features``), which spares the loop an index load per feature.
+    The common cases are unrolled: two or three statistics, and every feature
+    (an empty ``features``), which spares the loop an index load per feature.
     """
     n_stats = st.shape[1]
-    if n_stats == 3:
+    if n_stats == 2:
+        g, h = st[r, 0], st[r, 1]
+        if len(features) == 0:
+            for j in range(X.shape[1]):
+                i = (j * MAX_BINS + np.int64(X[r, j])) * 2
+                hs[i] += g
+                hs[i + 1] += h
+        else:
+            for k in range(len(features)):
+                i = (features[k] * MAX_BINS + np.int64(X[r, features[k]])) * 2
+                hs[i] += g
+                hs[i + 1] += h
+    elif n_stats == 3:
         g, h, c = st[r, 0], st[r, 1], st[r, 2]
         if len(features) == 0:
             for j in range(X.shape[1]):
@@ -240,10 +253,12 @@ def _accumulate(X, stats, order, owner_tree, owner_slot, owner, clo, chi, block_
 
 
 @numba.njit(parallel=True, cache=True)
-def _route(X_columns, order, tmp, owner, clo, chi, block_start, tree, feature, goes_left, n_left):
+def _route(X_columns, order, tmp, owner, clo, chi, block_start, tree, feature, goes_left, move,
+           n_left):
     """Stable partition of each chunk into tmp: left rows from the chunk's
     start up, right rows from its end down (branch-free: each row is written
-    to both ends and the counts decide which write stays).
+    to both ends and the counts decide which write stays). Chunks of splits
+    that do not ``move`` their rows only count the left ones.
 
     Reads the split feature's codes from the feature-major copy: a node's
     rows are sparse, and a cache line of one feature's codes serves many of
@@ -258,6 +273,11 @@ def _route(X_columns, order, tmp, owner, clo, chi, block_start, tree, feature, g
             lo, hi = clo[c], chi[c]
             nl = 0
             nr = 0
+            if not move[s]:
+                for k in range(lo, hi):
+                    nl += np.int64(gl[codes[rows[k]]])
+                n_left[c] = nl
+                continue
             for k in range(lo, hi):
                 if k + PREFETCH_AHEAD < hi:
                     prefetch(codes, rows[k + PREFETCH_AHEAD])
@@ -271,9 +291,12 @@ def _route(X_columns, order, tmp, owner, clo, chi, block_start, tree, feature, g
 
 
 @numba.njit(parallel=True, cache=True)
-def _assemble(order, tmp, owner_start, clo, chi, n_left, tree, node, left, right, start, stop):
-    """Write each split node's chunks back: all left parts, then all right parts."""
+def _assemble(order, tmp, owner_start, clo, chi, n_left, tree, node, left, right, move, start,
+              stop):
+    """Write each moving split node's chunks back: all left parts, then all right parts."""
     for s in numba.prange(len(tree)):
+        if not move[s]:
+            continue
         t = tree[s]
         rows, buf = order[t], tmp[t]
         k = start[t, node[s]]
@@ -343,10 +366,12 @@ def root_histograms(X_binned, stats, partition: RowPartition, features):
                        partition.stop[:, 0], len(trees), features)
 
 
-def route(X_columns, partition: RowPartition, splits: LevelSplits) -> None:
-    """Move the rows of every split node into its children's ranges (in place).
+def route(X_columns, partition: RowPartition, splits: LevelSplits) -> np.ndarray:
+    """Move the rows of every split node into its children's ranges (in place;
+    splits with ``slot`` -1 only count them).
 
     ``X_columns`` is the binned matrix feature-major, shape (n_features, n_rows).
+    Returns the rows of each split's (left, right) children, shape (n_splits, 2).
     """
     partition.ensure_nodes(splits.n_nodes)
     lo = partition.start[splits.tree, splits.node]
@@ -354,11 +379,14 @@ def route(X_columns, partition: RowPartition, splits: LevelSplits) -> None:
     owner, clo, chi, block_start = _plan(lo, hi, numba.get_num_threads())
     owner_start = np.searchsorted(owner, np.arange(len(lo) + 1))
     n_left = np.empty(len(owner), np.int64)
-    tmp = partition.scratch
+    tmp, move = partition.scratch, splits.slot >= 0
     _route(X_columns, partition.order, tmp, owner, clo, chi, block_start, splits.tree,
-           splits.feature, splits.goes_left, n_left)
+           splits.feature, splits.goes_left, move, n_left)
     _assemble(partition.order, tmp, owner_start, clo, chi, n_left, splits.tree, splits.node,
-              splits.left, splits.right, partition.start, partition.stop)
+              splits.left, splits.right, move, partition.start, partition.stop)
+    left = np.zeros(len(lo), np.int64)
+    np.add.at(left, owner, n_left)
+    return np.stack([left, hi - lo - left], axis=1)
 
 
 def split_level(X_binned, X_columns, stats, partition: RowPartition, splits: LevelSplits,
@@ -370,15 +398,18 @@ def split_level(X_binned, X_columns, stats, partition: RowPartition, splits: Lev
     codes feature-major (``columns``). ``partition`` is updated in place.
     Returns ``hist`` of shape
     (n_slots, n_features, 256, n_stats), int64, where ``hist[slot[s]]`` is
-    split s's built child.
+    split s's built child, and the rows of each split's (left, right)
+    children, shape (n_splits, 2).
     """
-    route(X_columns, partition, splits)
+    counts = route(X_columns, partition, splits)
     built = np.where(splits.build_left, splits.left, splits.right)
     keep = splits.slot >= 0
     tree, built, slot = splits.tree[keep], built[keep], splits.slot[keep]
+    if n_slots == 0:
+        return np.zeros((0, X_binned.shape[1], MAX_BINS, stats.shape[2]), STAT_DTYPE), counts
     return _histograms(X_binned, stats, partition.order, tree, slot,
                        partition.start[tree, built], partition.stop[tree, built], n_slots,
-                       features)
+                       features), counts
 
 
 def replay(X_columns, partition: RowPartition, split_history) -> RowPartition:

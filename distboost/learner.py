@@ -48,7 +48,8 @@ def add_trees(shard, margin, packed_trees):
 @dataclass
 class GradientLearner:
     """Gradient boosting: row state = margins f(x) of shape (n_outputs, n_rows);
-    stats = (g, h, 1) at the current margins (seed 003; Chen & Guestrin eq. 2).
+    stats = (g, h, 1), or (g, h) with ``n_stats=2``, at the current margins
+    (seed 003; Chen & Guestrin eq. 2).
 
     Rows left out by ``subsample`` (uniforms drawn from (seed, round, global
     row id): Friedman 2002) or with zero weight get position -1.
@@ -63,6 +64,7 @@ class GradientLearner:
     seed: int = 0
     subsample: float = 1.0
     first_order: bool = False
+    n_stats: int = 3  # 2: (g, h) without the row count (``GradientCriterion(counts=False)``)
 
     def initial_state(self, shard, base_score, packed_trees):
         margin = np.repeat(np.asarray(base_score, np.float64)[:, None], shard.n_rows, axis=1)
@@ -73,7 +75,7 @@ class GradientLearner:
 
     def row_stats(self, shard, margin, round_index):
         n_trees, n = margin.shape
-        out = shard.buffers.get("stats", (n_trees, n, 3), STAT_DTYPE)
+        out = shard.buffers.get("stats", (n_trees, n, self.n_stats), STAT_DTYPE)
         if self.first_order:
             g, _ = self.loss.gradients(shard.y, margin, shard.w)
             stats = gradient_stats(g, np.broadcast_to(shard.w, g.shape), self.scales, out)

@@ -26,7 +26,7 @@ from fractions import Fraction
 import numba
 import numpy as np
 
-from ._fixed_point import gradient_stats
+from ._fixed_point import gradient_stats, put_row_stats
 
 
 def sigmoid(x: np.ndarray) -> np.ndarray:
@@ -36,11 +36,11 @@ def sigmoid(x: np.ndarray) -> np.ndarray:
 
 @numba.njit(cache=True, inline="always")
 def _logistic(x):
-    """1 / (1 + exp(-x)) for one value, without overflow."""
-    if x >= 0:
-        return 1.0 / (1.0 + np.exp(-x))
-    e = np.exp(x)
-    return e / (1.0 + e)
+    """1 / (1 + exp(-x)) for one value, without overflow: with e = exp(-|x|),
+    1 / (1 + e) for x >= 0 and e / (1 + e) below (no branch, so loops over
+    it vectorize)."""
+    e = np.exp(-abs(x))
+    return (1.0 if x >= 0 else e) / (1.0 + e)
 
 
 @numba.njit(parallel=True, cache=True)
@@ -62,12 +62,10 @@ def _binomial_gradients(y, f, w, g, h):
 
 @numba.njit(parallel=True, cache=True)
 def _binomial_stats(y, f, w, scale_g, scale_h, out):
-    """``_binomial_gradients`` quantized straight into (g, h, 1) fixed point."""
+    """``_binomial_gradients`` quantized straight into fixed point (``put_row_stats``)."""
     for i in numba.prange(len(f)):
         p = _logistic(f[i])
-        out[i, 0] = np.int64(np.rint((p - y[i]) * w[i] * scale_g))
-        out[i, 1] = np.int64(np.rint(p * (1.0 - p) * w[i] * scale_h))
-        out[i, 2] = 1
+        put_row_stats(out, i, (p - y[i]) * w[i], p * (1.0 - p) * w[i], scale_g, scale_h)
 
 
 def softmax(raw: np.ndarray) -> np.ndarray:
@@ -109,8 +107,8 @@ class Loss:
         raise NotImplementedError
 
     def fixed_point_stats(self, y, raw, w, scales, out):
-        """(g, h, 1) of every row in fixed point (``_fixed_point.gradient_stats``),
-        written into ``out`` of shape (n_outputs, n_rows, 3), int64."""
+        """(g, h, 1) or (g, h) of every row in fixed point (``_fixed_point.gradient_stats``),
+        written into ``out`` of shape (n_outputs, n_rows, 3 or 2), int64."""
         g, h = self.gradients(y, raw, w)
         return gradient_stats(g, h, scales, out)
 

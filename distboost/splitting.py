@@ -45,12 +45,14 @@ def _score(g, h, reg_lambda):
 
 @numba.njit(cache=True, inline="always")
 def _candidate_gain(gl, hl, cl, miss, missing_left, total, scale_g, scale_h, lam, mcw, min_count,
-                    parent_score):
+                    parent_score, P):
     """Gain of the split whose left side holds (gl, hl, cl) plus, if
-    ``missing_left``, the missing bin; -inf where a child is too small."""
+    ``missing_left``, the missing bin; -inf where a child is too small.
+    ``cl`` sums statistic ``P``: the row count, or the hessian (see
+    ``GradientCriterion``)."""
     if missing_left:
-        gl, hl, cl = gl + miss[G], hl + miss[H], cl + miss[C]
-    if cl < min_count or total[C] - cl < min_count:
+        gl, hl, cl = gl + miss[G], hl + miss[H], cl + miss[P]
+    if cl < min_count or total[P] - cl < min_count:
         return -np.inf, cl
     fh_l = hl / scale_h
     fh_r = (total[H] - hl) / scale_h
@@ -65,7 +67,7 @@ def _candidate_gain(gl, hl, cl, miss, missing_left, total, scale_g, scale_h, lam
 
 
 @numba.njit(cache=True)
-def _scan_order(hist_f, order, total, scale_g, scale_h, lam, mcw, min_count, parent_score):
+def _scan_order(hist_f, order, total, scale_g, scale_h, lam, mcw, min_count, parent_score, P):
     """Best split "first k bins of ``order`` left" (k >= 1), the missing bin
     tried on both sides; returns (gain, k - 1, missing_left)."""
     best_gain, best_k, best_missing_left = -np.inf, -1, False
@@ -77,34 +79,36 @@ def _scan_order(hist_f, order, total, scale_g, scale_h, lam, mcw, min_count, par
         b = order[k]
         gl += hist_f[b, G]
         hl += hist_f[b, H]
-        cl += hist_f[b, C]
+        cl += hist_f[b, P]
         for missing_left in (False, True):
-            if missing_left and miss[C] == 0:
+            if missing_left and miss[P] == 0:
                 continue
             gain, c_l = _candidate_gain(gl, hl, cl, miss, missing_left, total, scale_g, scale_h,
-                                        lam, mcw, min_count, parent_score)
+                                        lam, mcw, min_count, parent_score, P)
             if gain > best_gain:
                 best_gain, best_k = gain, k
                 # without missing values in the node, missing goes to the larger child
-                best_missing_left = missing_left if miss[C] > 0 else c_l >= total[C] - c_l
+                # (by count; without counts the grower decides once the rows are routed)
+                best_missing_left = missing_left if miss[P] > 0 else c_l >= total[P] - c_l
     return best_gain, best_k, best_missing_left
 
 
 @numba.njit(cache=True)
-def _scan_numeric(hist_f, n_bins, total, scale_g, scale_h, lam, mcw, min_count, parent_score):
+def _scan_numeric(hist_f, n_bins, total, scale_g, scale_h, lam, mcw, min_count, parent_score, P):
     """Best "bin <= b" split of one numeric feature; returns (gain, b, missing_left)."""
     return _scan_order(hist_f, np.arange(n_bins), total, scale_g, scale_h, lam, mcw, min_count,
-                       parent_score)
+                       parent_score, P)
 
 
 @numba.njit(cache=True)
-def category_order(hist_f, n_categories, scale_g, scale_h, lam):
-    """Categories present in the node, sorted by G/(H+lambda) (then by code)."""
+def category_order(hist_f, n_categories, scale_g, scale_h, lam, P):
+    """Categories present in the node (statistic ``P`` positive), sorted by
+    G/(H+lambda) (then by code)."""
     present = np.empty(n_categories, np.int64)
     ratio = np.empty(n_categories, np.float64)
     k = 0
     for c in range(n_categories):
-        if hist_f[c, C] > 0:
+        if hist_f[c, P] > 0:
             present[k] = c
             ratio[k] = (hist_f[c, G] / scale_g) / (hist_f[c, H] / scale_h + lam)
             k += 1
@@ -113,23 +117,24 @@ def category_order(hist_f, n_categories, scale_g, scale_h, lam):
 
 
 @numba.njit(cache=True)
-def _scan_categorical(hist_f, n_categories, total, scale_g, scale_h, lam, mcw, min_count, parent_score):
+def _scan_categorical(hist_f, n_categories, total, scale_g, scale_h, lam, mcw, min_count,
+                      parent_score, P):
     """Best prefix of the sorted categories; returns (gain, prefix_length, missing_left)."""
-    order = category_order(hist_f, n_categories, scale_g, scale_h, lam)
+    order = category_order(hist_f, n_categories, scale_g, scale_h, lam, P)
     gain, k, missing_left = _scan_order(hist_f, order, total, scale_g, scale_h, lam, mcw,
-                                        min_count, parent_score)
+                                        min_count, parent_score, P)
     return gain, k + 1, missing_left
 
 
 @numba.njit(parallel=True, cache=True)
-def find_best_splits(hist, totals, features, n_bins, is_categorical, scale_g, scale_h, lam, gamma, mcw, min_count):
+def find_best_splits(hist, totals, features, n_bins, is_categorical, scale_g, scale_h, lam, gamma, mcw, min_count, P=C):
     """Best split of each node.
 
     Parameters
     ----------
-    hist : ndarray of shape (n_nodes, n_features, 256, 3), int64
-    totals : ndarray of shape (n_nodes, 3), int64
-        (G, H, count) of each node.
+    hist : ndarray of shape (n_nodes, n_features, 256, n_stats), int64
+    totals : ndarray of shape (n_nodes, n_stats), int64
+        (G, H, count) or (G, H) of each node.
     features : ndarray of shape (n_nodes, n_features), bool
         Features each node may split on (column subsampling).
     n_bins : ndarray of shape (n_features,), int
@@ -137,6 +142,12 @@ def find_best_splits(hist, totals, features, n_bins, is_categorical, scale_g, sc
     is_categorical : ndarray of shape (n_features,), bool
     scale_g, scale_h : float
         Fixed-point scales of g and h.
+    min_count : int
+        Fewest rows in a child (``min_samples_leaf``).
+    P : int
+        Statistic that tells a bin's rows exist and counts them against
+        ``min_count``: the row count ``C``, or ``H`` for (G, H) statistics
+        whose hessian is at least one unit per row (then ``min_count`` is 1).
 
     Returns
     -------
@@ -158,27 +169,27 @@ def find_best_splits(hist, totals, features, n_bins, is_categorical, scale_g, sc
             if not features[node, f]:
                 continue
             if is_categorical[f]:
-                g_, b_, m_ = _scan_categorical(hist[node, f], n_bins[f], total, scale_g, scale_h, lam, mcw, min_count, parent_score)
+                g_, b_, m_ = _scan_categorical(hist[node, f], n_bins[f], total, scale_g, scale_h, lam, mcw, min_count, parent_score, P)
             else:
-                g_, b_, m_ = _scan_numeric(hist[node, f], n_bins[f], total, scale_g, scale_h, lam, mcw, min_count, parent_score)
+                g_, b_, m_ = _scan_numeric(hist[node, f], n_bins[f], total, scale_g, scale_h, lam, mcw, min_count, parent_score, P)
             g_ -= gamma
             if g_ > gain[node]:
                 gain[node], feature[node], split_bin[node], missing_left[node] = g_, f, b_, m_
     return gain, feature, split_bin, missing_left
 
 
-def left_stats(hist_f, is_cat, split_bin, missing_left, scale_g, scale_h, lam):
+def left_stats(hist_f, is_cat, split_bin, missing_left, scale_g, scale_h, lam, P=C):
     """Stats of the left child and the 256-entry direction table of a split.
 
     Returns
     -------
-    left : ndarray of shape (3,), int64
+    left : ndarray of shape (n_stats,), int64
     goes_left : ndarray of shape (256,), bool
     """
     goes_left = np.zeros(MAX_BINS, dtype=bool)
     if is_cat:
         n_cat = hist_f.shape[0] - 1
-        order = category_order(hist_f, n_cat, scale_g, scale_h, lam)
+        order = category_order(hist_f, n_cat, scale_g, scale_h, lam, P)
         goes_left[order[:split_bin]] = True
     else:
         goes_left[: split_bin + 1] = True
@@ -194,40 +205,67 @@ def leaf_value(g: float, h: float, reg_lambda: float) -> float:
 
 
 class GradientCriterion:
-    """XGBoost's split gain and leaf value on (g, h, count) histograms.
+    """XGBoost's split gain and leaf value on (g, h, count) or (g, h) histograms.
 
     The interface every criterion offers the grower: ``best_splits``,
     ``left_stats``, ``splittable``, ``node_value``, ``count`` and ``cover``.
+
+    With ``counts=False`` the statistics are (g, h) only: one add fewer per
+    row and feature in every histogram. That needs every row's fixed-point
+    hessian to be at least 1 (``_fixed_point``), so that a positive hessian
+    sum means "rows present" and the ``min_samples_leaf == 1`` test becomes
+    "hessian sum >= 1"; and ``min_child_weight > 0``, so that no empty child
+    passes. Row counts then come from the row partitions (``count`` is
+    None, and the grower asks the workers), as in XGBoost, whose histograms
+    hold no counts either.
     """
 
-    n_stats = 3
-
-    def __init__(self, params: SplitParams, scales):
+    def __init__(self, params: SplitParams, scales, counts: bool = True):
+        if not counts and (params.min_samples_leaf != 1 or params.min_child_weight <= 0):
+            raise ValueError("(g, h) statistics need min_samples_leaf == 1 and "
+                             "min_child_weight > 0; use counts=True")
         self.params = params
         self.scale_g, self.scale_h = scales
+        self.n_stats = 3 if counts else 2
+        self.P = C if counts else H  # the statistic telling that rows are present
+
+    @staticmethod
+    def counts_needed(params: SplitParams) -> bool:
+        """Whether histograms need a row count for these parameters."""
+        return params.min_samples_leaf != 1 or params.min_child_weight <= 0
 
     def best_splits(self, hist, totals, masks, mapper):
         p = self.params
         return find_best_splits(
             hist, totals, masks, mapper.n_bins_non_missing_, mapper.is_categorical_,
             self.scale_g, self.scale_h, p.reg_lambda, p.gamma, p.min_child_weight,
-            p.min_samples_leaf,
+            p.min_samples_leaf, self.P,
         )
 
     def left_stats(self, hist_f, is_cat, split_bin, missing_left):
         return left_stats(hist_f, is_cat, split_bin, missing_left, self.scale_g, self.scale_h,
-                          self.params.reg_lambda)
+                          self.params.reg_lambda, self.P)
+
+    def has_missing(self, hist_f) -> bool:
+        """Whether the node has rows in the missing bin of this feature."""
+        return bool(hist_f[MISSING_BIN, self.P] > 0)
 
     def splittable(self, totals) -> bool:
         p = self.params
-        return (totals[C] >= 2 * p.min_samples_leaf
+        return (totals[self.P] >= 2 * p.min_samples_leaf
                 and totals[H] / self.scale_h >= 2 * p.min_child_weight)
 
     def node_value(self, totals) -> float:
         return leaf_value(totals[G] / self.scale_g, totals[H] / self.scale_h, self.params.reg_lambda)
 
-    def count(self, totals) -> int:
-        return int(totals[C])
+    def size(self, totals) -> float:
+        """What decides the smaller child (built, the other subtracted): rows,
+        or without counts the hessian sum (XGBoost's choice)."""
+        return totals[self.P]
+
+    def count(self, totals) -> int | None:
+        """Rows in the node; None without counts (the grower gets them from the workers)."""
+        return int(totals[C]) if self.n_stats == 3 else None
 
     def cover(self, totals) -> float:
         return float(totals[H] / self.scale_h)

@@ -34,9 +34,15 @@ def test_level_partition_cache_is_only_a_shortcut():
     level1 = splits([0], 0, [(1, 2)], [True])
     level2 = splits([1, 2], 1, [(3, 4), (5, 6)], [True, False])  # build nodes 3 and 6
     _group._PARTITIONS.clear()
-    _group.level(state, (level1,), 1, np.arange(3))
-    with_cache, _ = _group.level(state, (level1, level2), 2, np.arange(3))
+    _, counts1, _ = _group.level(state, (level1,), 1, np.arange(3))
+    with_cache, counts, _ = _group.level(state, (level1, level2), 2, np.arange(3))
     _group._PARTITIONS.clear()
-    recomputed, _ = _group.level(state, (level1, level2), 2, np.arange(3))
+    recomputed, counts_again, _ = _group.level(state, (level1, level2), 2, np.arange(3))
     np.testing.assert_array_equal(with_cache, recomputed)
+    np.testing.assert_array_equal(counts, counts_again)
+    codes = shard.X_binned
+    left = codes[:, 0] < 10
+    assert counts1.tolist() == [[left.sum(), (~left).sum()]]
+    assert counts.tolist() == [[(left & (codes[:, 1] < 10)).sum(), (left & (codes[:, 1] >= 10)).sum()],
+                               [(~left & (codes[:, 1] < 10)).sum(), (~left & (codes[:, 1] >= 10)).sum()]]
     assert with_cache[:, 0, :, 2].sum() > 0  # rows reached nodes 3 and 6

@@ -73,12 +73,29 @@ def test_children_partition_their_parent_and_subtraction_equals_recomputing():
     part = RowPartition.from_positions(np.zeros((1, 200), np.int32))
     root = root_histograms(X, st, part, np.arange(4))[0]
     goes_left = np.arange(256) < 12  # feature 2, bins 0..11 go left
-    built = split_level(X, columns(X), st, part, _one_split(0, 0, 2, goes_left, 1, 2, True, 0), 1, np.arange(4))
+    built, counts = split_level(X, columns(X), st, part, _one_split(0, 0, 2, goes_left, 1, 2, True, 0), 1, np.arange(4))
     left_rows, right_rows = part.node_rows(0, 1), part.node_rows(0, 2)
+    assert counts.tolist() == [[len(left_rows), len(right_rows)]]
     np.testing.assert_array_equal(left_rows, np.flatnonzero(X[:, 2] < 12))
     np.testing.assert_array_equal(right_rows, np.flatnonzero(X[:, 2] >= 12))
     np.testing.assert_array_equal(built[0], _reference(X, st[0], left_rows, range(4)))
     np.testing.assert_array_equal(root - built[0], _reference(X, st[0], right_rows, range(4)))
+
+
+def test_a_split_with_no_slot_counts_its_children_without_moving_rows():
+    """slot -1: children never built or split (the last level); only their rows are counted."""
+    rng = np.random.default_rng(4)
+    X = rng.integers(0, 30, size=(300, 2)).astype(np.uint8)
+    st = _stats(rng.integers(-1000, 1000, 300), rng.integers(1, 50, 300))
+    part = RowPartition.from_positions(np.where(rng.random((1, 300)) < 0.9, 0, -1).astype(np.int32))
+    in_bag = part.node_rows(0, 0).copy()
+    goes_left = np.arange(256) < 7
+    hist, counts = split_level(X, columns(X), st, part,
+                               _one_split(0, 0, 1, goes_left, 1, 2, True, -1), 0, np.arange(2))
+    assert hist.shape == (0, 2, 256, 3)
+    n_left = int((X[in_bag, 1] < 7).sum())
+    assert counts.tolist() == [[n_left, len(in_bag) - n_left]]
+    np.testing.assert_array_equal(part.node_rows(0, 0), in_bag)  # not moved
 
 
 def _grow_levels(X, stats, positions, depth, features, seed):
@@ -108,11 +125,13 @@ def _grow_levels(X, stats, positions, depth, features, seed):
             *(np.array(cols[k], np.int64) for k in ("left", "right")),
             np.array(cols["build_left"]), np.array(cols["slot"], np.int64),
         )
-        hist = split_level(X, columns(X), stats, part, splits, len(goes), features)
+        hist, counts = split_level(X, columns(X), stats, part, splits, len(goes), features)
         for s in range(len(goes)):
             t, built = splits.tree[s], splits.left[s] if splits.build_left[s] else splits.right[s]
             rows = part.node_rows(t, built)
             np.testing.assert_array_equal(hist[s], _reference(X, stats[t], rows, features))
+            assert counts[s].tolist() == [len(part.node_rows(t, splits.left[s])),
+                                          len(part.node_rows(t, splits.right[s]))]
         history.append(splits)
         leaves = next_leaves
     return part, history

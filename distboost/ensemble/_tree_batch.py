@@ -86,10 +86,10 @@ def grow_forest(engine, spec: ForestSpec, events=None) -> ForestResult:
     for first in range(0, spec.n_estimators, batch):
         n = min(batch, spec.n_estimators - first)
         learner = _learner(spec, scales, first, n)
-        root, _, _ = engine.start_round(learner, pending, False, first, features)
+        root, root_counts, _, _ = engine.start_round(learner, pending, False, first, features)
         used = np.flatnonzero(spec.tree_masks[first: first + n].any(axis=0))
         grown = grow_trees(counting, root, used, spec.tree_masks[first: first + n],
-                           _criterion(spec, scales, first), spec.growth)
+                           _criterion(spec, scales, first), spec.growth, root_counts=root_counts)
         trees += grown
         if events is not None:
             events.round(len(trees) - 1, {}, grown, trees_grown=len(trees))

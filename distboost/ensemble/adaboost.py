@@ -165,10 +165,11 @@ class AdaBoostClassifier(TreeEnsembleBase):
         """Apply the pending weight update, then grow T_m on the class-weight histograms."""
         k = self.n_classes_
         features = np.arange(engine.schema.n_features)
-        root, _, _ = engine.start_round(AdaBoostLearner(k), pending, False, m, features)
+        root, root_counts, _, _ = engine.start_round(AdaBoostLearner(k), pending, False, m, features)
         criterion = ImpurityCriterion(k, self.criterion, AdaBoostLearner.scale)
         masks = np.ones((1, len(features)), bool)
-        return grow_trees(engine, root, features, masks, criterion, self._growth())[0]
+        return grow_trees(engine, root, features, masks, criterion, self._growth(),
+                          root_counts=root_counts)[0]
 
     def _no_better_than_guessing(self, err: float, m: int) -> bool:
         """SAMME needs err < 1 - 1/K (alpha > 0); refuse to start without it."""
