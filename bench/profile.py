@@ -137,9 +137,9 @@ def report(rows, rounds, threads, n_features, model, wall, xgb):
     for depth in sorted(LEVELS):
         routed, built, seconds, calls = LEVELS[depth]
         routed, built, seconds = routed / calls, built / calls, seconds / calls
-        per = f"{seconds / (built * n_features) * 1e9:.2f}" if built else "— (counted only)"
+        ns = f"{seconds / (built * n_features) * 1e9:.2f}" if built else "— (counted only)"
         print(f"| {depth} | {routed / 1e6:.3f} M | {built / 1e6:.3f} M | {seconds * 1e3:.1f} "
-              f"| {per} |")
+              f"| {ns} |")
     if xgb is not None:
         print(f"\nxgboost hist, same data and threads: train wall {xgb[0] * per:.1f} ms/round, "
               f"CPU {xgb[1] * per:.1f} ms/round")

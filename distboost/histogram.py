@@ -26,7 +26,7 @@ import numba
 import numpy as np
 
 from ._common import MAX_BINS, STAT_DTYPE
-from ._prefetch import prefetch
+from ._intrinsics import add_pair, prefetch
 
 CHUNK_ROWS = 16384
 """Rows per unit of work: small enough to balance threads, large enough that
@@ -149,32 +149,25 @@ def _add_row(X, r, features, st, hs):
     (an empty ``features``), which spares the loop an index load per feature.
     """
     n_stats = st.shape[1]
-    if n_stats == 2:
+    if n_stats == 2:  # (g, h): one vector add per feature
         g, h = st[r, 0], st[r, 1]
         if len(features) == 0:
             for j in range(X.shape[1]):
-                i = (j * MAX_BINS + np.int64(X[r, j])) * 2
-                hs[i] += g
-                hs[i + 1] += h
+                add_pair(hs, (j * MAX_BINS + np.int64(X[r, j])) * 2, g, h)
         else:
             for k in range(len(features)):
-                i = (features[k] * MAX_BINS + np.int64(X[r, features[k]])) * 2
-                hs[i] += g
-                hs[i + 1] += h
+                add_pair(hs, (features[k] * MAX_BINS + np.int64(X[r, features[k]])) * 2, g, h)
     elif n_stats == 3:
         g, h, c = st[r, 0], st[r, 1], st[r, 2]
         if len(features) == 0:
             for j in range(X.shape[1]):
                 i = (j * MAX_BINS + np.int64(X[r, j])) * 3
-                hs[i] += g
-                hs[i + 1] += h
+                add_pair(hs, i, g, h)
                 hs[i + 2] += c
         else:
             for k in range(len(features)):
-                j = features[k]
-                i = (j * MAX_BINS + np.int64(X[r, j])) * 3
-                hs[i] += g
-                hs[i + 1] += h
+                i = (features[k] * MAX_BINS + np.int64(X[r, features[k]])) * 3
+                add_pair(hs, i, g, h)
                 hs[i + 2] += c
     else:
         n = X.shape[1] if len(features) == 0 else len(features)

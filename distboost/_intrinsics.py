@@ -1,0 +1,65 @@
+"""Two machine operations numba does not emit by itself, for the histogram kernels.
+
+* ``prefetch`` (LLVM's ``llvm.prefetch``): histogram passes over a node's rows
+  read rows that are sorted but far apart (one node's rows are spread over
+  the whole partition), so each read would wait for memory. Asking for a row
+  some iterations ahead lets those waits overlap, as XGBoost's histogram
+  kernels do with ``PREFETCH_READ_T0``.
+* ``add_pair``: a histogram bin's (g, h) are adjacent int64s; adding a row's
+  pair as one 128-bit vector (one load and one store instead of two each)
+  makes the innermost histogram loop about a fifth faster. Integer addition,
+  so the sums are the same to the bit.
+"""
+
+from llvmlite import ir
+from numba.core import cgutils, types
+from numba.extending import intrinsic
+
+
+@intrinsic
+def prefetch(typingctx, array, index):
+    """Hint that ``array[index]`` (a 1-D array) will be read soon; no effect on results."""
+    if not isinstance(array, types.Array) or array.ndim != 1:
+        return None
+
+    def codegen(context, builder, signature, args):
+        array_type = signature.args[0]
+        ary = context.make_array(array_type)(context, builder, args[0])
+        pointer = cgutils.get_item_pointer(context, builder, array_type, ary, [args[1]],
+                                           wraparound=False)
+        i8p, i32 = ir.IntType(8).as_pointer(), ir.IntType(32)
+        fn = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]),
+            "llvm.prefetch.p0i8",
+        )
+        # read (0), keep in all cache levels (3), data cache (1)
+        builder.call(fn, [builder.bitcast(pointer, i8p), i32(0), i32(3), i32(1)])
+        return context.get_dummy_value()
+
+    return types.void(array, index), codegen
+
+
+@intrinsic
+def add_pair(typingctx, array, index, a, b):
+    """``array[index] += a; array[index + 1] += b`` as one <2 x i64> load, add and store.
+
+    ``array`` is a 1-D contiguous int64 array; ``index + 1`` must be in bounds.
+    """
+    if not (isinstance(array, types.Array) and array.ndim == 1 and array.layout == "C"
+            and array.dtype == types.int64):
+        return None
+
+    def codegen(context, builder, signature, args):
+        array_type = signature.args[0]
+        ary = context.make_array(array_type)(context, builder, args[0])
+        pointer = cgutils.get_item_pointer(context, builder, array_type, ary, [args[1]],
+                                           wraparound=False)
+        pair = ir.VectorType(ir.IntType(64), 2)
+        pointer = builder.bitcast(pointer, pair.as_pointer())
+        i32 = ir.IntType(32)
+        row = builder.insert_element(ir.Constant(pair, None), args[2], i32(0))
+        row = builder.insert_element(row, args[3], i32(1))
+        builder.store(builder.add(builder.load(pointer, align=8), row), pointer, align=8)
+        return context.get_dummy_value()
+
+    return types.void(array, index, types.int64, types.int64), codegen
