@@ -36,3 +36,15 @@ def test_content_hashes_follow_values():
 def test_random_seed():
     assert random_seed(None) == 0 and random_seed(5) == 5
     assert isinstance(random_seed(np.random.default_rng(1)), int)
+
+
+def test_gradient_stats_with_and_without_the_count():
+    """(g, h, 1) rounds to the nearest unit; (g, h) also lifts a hessian below
+    one unit to 1, so that a positive hessian sum means rows are present."""
+    from distboost._fixed_point import gradient_stats
+
+    g = np.array([[0.26, -1.5, 0.0]])
+    h = np.array([[0.74, 0.2, 0.0]])
+    assert gradient_stats(g, h, (4.0, 4.0)).tolist() == [[[1, 3, 1], [-6, 1, 1], [0, 0, 1]]]
+    two = np.empty((1, 3, 2), np.int64)
+    assert gradient_stats(g, h, (4.0, 4.0), two).tolist() == [[[1, 3], [-6, 1], [0, 1]]]

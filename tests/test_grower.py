@@ -1,0 +1,84 @@
+"""The grower on the real histogram kernels: a tree checked by hand, and the
+same trees from (g, h) statistics as from (g, h, count)."""
+
+import numpy as np
+import pytest
+
+from distboost.binning import BinMapper
+from distboost.grower import GrowthParams, TreeGrower
+from distboost.histogram import RowPartition, columns, root_histograms, split_level
+from distboost.splitting import GradientCriterion, SplitParams
+
+
+def grow(X, g, h, counts, growth, params=None, is_categorical=None):
+    """One tree grown in process from integer statistics (scales 1)."""
+    n, n_features = X.shape
+    is_categorical = np.zeros(n_features, bool) if is_categorical is None else is_categorical
+    categories = {j: np.unique(X[~np.isnan(X[:, j]), j]) for j in np.flatnonzero(is_categorical)}
+    mapper = BinMapper(256).fit(X, is_categorical, categories)
+    binned = mapper.transform(X)
+    stats = np.stack([g, h] + ([np.ones(n)] if counts else []), axis=1).astype(np.int64)[None]
+    part = RowPartition.from_positions(np.zeros((1, n), np.int32))
+    features, cols = np.arange(n_features), columns(binned)
+
+    def build_level(splits, n_slots):
+        return split_level(binned, cols, stats, part, splits, n_slots, features)
+
+    criterion = GradientCriterion(params or SplitParams(), (1.0, 1.0), counts)
+    root = root_histograms(binned, stats, part, features)
+    grower = TreeGrower(root, build_level, mapper, growth, criterion,
+                        np.ones((1, n_features), bool), root_counts=part.stop[:, 0])
+    return grower.grow()[0]
+
+
+@pytest.mark.parametrize("counts", [True, False])
+def test_a_stump_checked_by_hand(counts):
+    """x = 0 0 1 1 2 2, g = -2 -2 1 1 1 1, h = 5 5 1 1 1 1, lambda = 1.
+
+    "x <= 0": G_L = -4, H_L = 10, G_R = 4, H_R = 4, gain = (16/11 + 16/5 - 0) / 2;
+    "x <= 1": gain = (4/13 + 4/3) / 2, smaller. Leaves -G/(H + 1): 4/11 and -4/5.
+    The left child has more hessian but fewer rows (2 against 4): without
+    missing values in training, missing goes to the child with more rows.
+    """
+    X = np.array([[0.0], [0], [1], [1], [2], [2]])
+    tree = grow(X, np.array([-2, -2, 1, 1, 1, 1]), np.array([5, 5, 1, 1, 1, 1]), counts,
+                GrowthParams(max_depth=1))
+    root, left, right = tree.nodes
+    assert (root["feature"], root["bin_threshold"], root["left"], root["right"]) == (0, 0, 1, 2)
+    assert root["gain"] == pytest.approx((16 / 11 + 16 / 5) / 2)
+    assert root["missing_left"] == 0
+    assert (left["value"], right["value"]) == (pytest.approx(4 / 11), pytest.approx(-4 / 5))
+    assert (root["count"], left["count"], right["count"]) == (6, 2, 4)
+    assert (root["cover"], left["cover"], right["cover"]) == (14, 10, 4)
+
+
+@pytest.mark.parametrize("growth", [GrowthParams(max_depth=4),
+                                    GrowthParams(max_depth=None, max_leaf_nodes=9)],
+                         ids=["depth-wise", "best-first"])
+def test_without_counts_the_trees_are_the_same(growth):
+    """Counts from the routed rows and the direction rule applied after routing
+    give the very trees the count statistic gives: values, gains, counts, covers,
+    missing directions and category sets."""
+    rng = np.random.default_rng(5)
+    n = 3000
+    X = rng.normal(size=(n, 4))
+    X[:, 3] = rng.integers(0, 6, n)  # categorical
+    X[rng.random((n, 4)) < 0.03] = np.nan
+    X[:, 0] = np.where(np.isnan(X[:, 0]), 0.5, X[:, 0])  # no missing values: direction by rows
+    g = (rng.integers(-1000, 1000, n) + (np.nan_to_num(X[:, 1]) > 0) * 700
+         - np.isin(X[:, 3], [1, 4]) * 1500)
+    h = rng.integers(1, 400, n) * (1 + 5 * (X[:, 0] > 0.8))  # heavy rows on one side
+    is_cat = np.array([False, False, False, True])
+    a = grow(X, g, h, True, growth, is_categorical=is_cat)
+    b = grow(X, g, h, False, growth, is_categorical=is_cat)
+    assert a == b
+    assert len(a.nodes) > 7 and (a.nodes["is_categorical"] == 1).any()
+    assert ((a.nodes["feature"] == 0) & (a.nodes["is_leaf"] == 0)).any()
+
+
+def test_gh_statistics_need_min_samples_leaf_1_and_a_positive_min_child_weight():
+    for params in (SplitParams(min_samples_leaf=2), SplitParams(min_child_weight=0.0)):
+        assert GradientCriterion.counts_needed(params)
+        with pytest.raises(ValueError, match="min_samples_leaf == 1"):
+            GradientCriterion(params, (1.0, 1.0), counts=False)
+    assert not GradientCriterion.counts_needed(SplitParams())
