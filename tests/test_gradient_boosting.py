@@ -275,7 +275,7 @@ def test_margins_rebuilt_from_the_model_are_bit_for_bit_the_same(hastie, monkeyp
     from distboost.engine import LocalExecutor
 
     X, y, _, _ = hastie
-    params = dict(n_estimators=9, max_depth=3, subsample=0.7)
+    params = {"n_estimators": 9, "max_depth": 3, "subsample": 0.7}
     incremental = db.GradientBoostingClassifier(**params).fit(X, y)
     monkeypatch.setattr(LocalExecutor, "rebase_every", 2)
     rebuilt = db.GradientBoostingClassifier(**params).fit(X, y)
@@ -287,7 +287,7 @@ def test_thread_count_does_not_change_a_stochastic_model():
     rng = np.random.default_rng(11)
     X = rng.normal(size=(40_000, 5)).astype(np.float32)
     y = (X[:, 0] * X[:, 1] + rng.normal(size=40_000) > 0).astype(int)
-    params = dict(n_estimators=8, max_depth=5, subsample=0.8, colsample_bynode=0.6)
+    params = {"n_estimators": 8, "max_depth": 5, "subsample": 0.8, "colsample_bynode": 0.6}
     one = db.GradientBoostingClassifier(n_jobs=1, **params).fit(X, y)
     two = db.GradientBoostingClassifier(n_jobs=2, **params).fit(X, y)
     np.testing.assert_array_equal(one.predict_proba(X), two.predict_proba(X))

@@ -26,7 +26,7 @@ def test_level_partition_cache_is_only_a_shortcut():
         n = len(node_ids)
         goes_left = np.zeros((n, 256), bool)
         goes_left[:, :10] = True
-        ints = lambda v: np.array(v, np.int64)  # noqa: E731
+        ints = lambda v: np.array(v, np.int64)
         return LevelSplits(ints([0] * n), ints(node_ids), ints([feature] * n), goes_left,
                            ints([c[0] for c in children]), ints([c[1] for c in children]),
                            np.array(build_left), ints(range(n)))

@@ -17,7 +17,7 @@ def _blocks():
     """(language, code) of every fenced block except the two set-up commands."""
     text = README.read_text()
     out = []
-    for m in re.finditer(r"(<!-- ([\w-]+) -->\s*)?```(\w+)\n(.*?)\n```", text, re.S):
+    for m in re.finditer(r"(<!-- ([\w-]+) -->\s*)?```(\w+)\n(.*?)\n```", text, re.DOTALL):
         if m.group(2) in SETUP_MARKERS:
             continue
         out.append((m.group(3), m.group(4)))
@@ -27,7 +27,7 @@ def _blocks():
 def test_two_setup_commands():
     text = README.read_text()
     for marker, ending in (("main-command", "distboost demo"), ("test-command", "pytest")):
-        m = re.search(rf"<!-- {marker} -->\s*```bash\n(.*?)\n```", text, re.S)
+        m = re.search(rf"<!-- {marker} -->\s*```bash\n(.*?)\n```", text, re.DOTALL)
         assert m, marker
         command = m.group(1).strip()
         assert "\n" not in command and command.endswith(ending)
