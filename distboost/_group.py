@@ -98,11 +98,10 @@ def start_round(state: GroupState, learner, packed_trees, metric: bool, round_in
         st, pos = learner.row_stats(shard, row, round_index)
         st, pos = shard.buffers.keep("stats", st), shard.buffers.keep("positions", pos)
         partitions.append(RowPartition.from_positions(pos, shard.buffers))
-        hh = root_histograms(shard.X_binned, st, partitions[-1], features)
+        hist = root_histograms(shard.X_binned, st, partitions[-1], features, hist)
         counts = counts + partitions[-1].stop[:, 0]
         stats.append(st)
         positions.append(pos)
-        hist = hh if hist is None else _add(hist, hh)
     new = replace(state, rows=rows, stats=tuple(stats), positions=tuple(positions))
     _remember(new, 0, partitions)
     return new, (hist, _sum_metric(sums) if metric else None, time.perf_counter() - t0, counts)
@@ -153,9 +152,8 @@ def level(state: GroupState, split_history, n_slots, features):
     partitions = _partitions_before(state, split_history)
     hist, counts, splits = None, 0, split_history[-1]
     for shard, st, part in each_shard(state.shards, state.stats, partitions):
-        hh, cc = split_level(shard.X_binned, columns(shard.X_binned, shard.buffers), st, part,
-                             splits, n_slots, features)
-        hist = hh if hist is None else _add(hist, hh)
+        hist, cc = split_level(shard.X_binned, columns(shard.X_binned, shard.buffers), st, part,
+                               splits, n_slots, features, hist)
         counts = counts + cc
     _remember(state, len(split_history), partitions)
     return hist, counts, time.perf_counter() - t0
@@ -181,11 +179,6 @@ def apply(state: GroupState, fn, *args):
     """Extension point: ``fn(state, *args) -> (state, small)``."""
     state = _state(state)
     return fn(state, *args)
-
-
-def _add(total, other):
-    total += other
-    return total
 
 
 def _sum_metric(sums):

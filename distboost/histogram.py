@@ -316,29 +316,36 @@ def _sum_blocks(blocks, out):
 
 
 # ------------------------------------------------------------------- passes
-def _histograms(X_binned, stats, order, tree, slot, lo, hi, n_slots, features):
-    """hist[slot[i]] = statistics of rows order[tree[i], lo[i]:hi[i]], summed."""
+def _histograms(X_binned, stats, order, tree, slot, lo, hi, n_slots, features, out=None):
+    """hist[slot[i]] = statistics of rows order[tree[i], lo[i]:hi[i]], summed;
+    added to ``out`` when given (the histograms of a worker's other partitions),
+    which is then returned."""
     n_threads = numba.get_num_threads()
     # with many nodes, each thread takes whole nodes: no per-thread copies to sum
     shared = n_threads > 1 and len(lo) >= NODES_PER_THREAD * n_threads
     owner, clo, chi, block_start = _plan(lo, hi, n_threads, shared)
-    n_buffers = 1 if shared else len(block_start) - 1
-    blocks = np.zeros((n_buffers, n_slots, X_binned.shape[1], MAX_BINS, stats.shape[2]),
-                      STAT_DTYPE)
+    shape = (n_slots, X_binned.shape[1], MAX_BINS, stats.shape[2])
     features = np.asarray(features, np.int64)
     if len(features) == X_binned.shape[1] and (features == np.arange(len(features))).all():
         features = features[:0]  # every feature: the kernel's unrolled case
+    if shared or len(block_start) == 2:  # one buffer: accumulate straight into the output
+        if out is None:
+            out = np.zeros(shape, STAT_DTYPE)
+        _accumulate(X_binned, stats, order, tree, slot, owner, clo, chi, block_start, features,
+                    out[None])
+        return out
+    blocks = np.zeros((len(block_start) - 1, *shape), STAT_DTYPE)
     _accumulate(X_binned, stats, order, tree, slot, owner, clo, chi, block_start, features,
                 blocks)
-    if blocks.shape[0] == 1:
-        return blocks[0]
-    out = np.zeros(blocks.shape[1:], blocks.dtype)
+    if out is None:
+        out = np.zeros(shape, STAT_DTYPE)
     _sum_blocks(blocks, out)
     return out
 
 
-def root_histograms(X_binned, stats, partition: RowPartition, features):
-    """Histograms of every tree's root (slot t for tree t).
+def root_histograms(X_binned, stats, partition: RowPartition, features, out=None):
+    """Histograms of every tree's root (slot t for tree t), added to ``out``
+    when given.
 
     Parameters
     ----------
@@ -356,7 +363,7 @@ def root_histograms(X_binned, stats, partition: RowPartition, features):
     """
     trees = np.arange(stats.shape[0], dtype=np.int64)
     return _histograms(X_binned, stats, partition.order, trees, trees, partition.start[:, 0],
-                       partition.stop[:, 0], len(trees), features)
+                       partition.stop[:, 0], len(trees), features, out)
 
 
 def route(X_columns, partition: RowPartition, splits: LevelSplits) -> np.ndarray:
@@ -383,7 +390,7 @@ def route(X_columns, partition: RowPartition, splits: LevelSplits) -> np.ndarray
 
 
 def split_level(X_binned, X_columns, stats, partition: RowPartition, splits: LevelSplits,
-                n_slots: int, features):
+                n_slots: int, features, out=None):
     """Route the rows of every split node to its children, then histogram the
     built children (each now one contiguous range of rows).
 
@@ -391,18 +398,16 @@ def split_level(X_binned, X_columns, stats, partition: RowPartition, splits: Lev
     codes feature-major (``columns``). ``partition`` is updated in place.
     Returns ``hist`` of shape
     (n_slots, n_features, 256, n_stats), int64, where ``hist[slot[s]]`` is
-    split s's built child, and the rows of each split's (left, right)
-    children, shape (n_splits, 2).
+    split s's built child (added to ``out`` when given), and the rows of each
+    split's (left, right) children, shape (n_splits, 2).
     """
     counts = route(X_columns, partition, splits)
     built = np.where(splits.build_left, splits.left, splits.right)
     keep = splits.slot >= 0
     tree, built, slot = splits.tree[keep], built[keep], splits.slot[keep]
-    if n_slots == 0:
-        return np.zeros((0, X_binned.shape[1], MAX_BINS, stats.shape[2]), STAT_DTYPE), counts
     return _histograms(X_binned, stats, partition.order, tree, slot,
                        partition.start[tree, built], partition.stop[tree, built], n_slots,
-                       features), counts
+                       features, out), counts
 
 
 def replay(X_columns, partition: RowPartition, split_history) -> RowPartition:
