@@ -61,9 +61,9 @@ def _timed(owner, name, label):
 def _timed_level():
     split_level = _group.split_level
 
-    def wrapper(X, X_columns, stats, partition, splits, n_slots, features):
+    def wrapper(X, X_columns, stats, partition, splits, n_slots, features, out=None):
         t0 = _cpu()
-        hist, counts = split_level(X, X_columns, stats, partition, splits, n_slots, features)
+        hist, counts = split_level(X, X_columns, stats, partition, splits, n_slots, features, out)
         seconds = _cpu() - t0
         built = np.where(splits.build_left, splits.left, splits.right)
         sizes = partition.stop - partition.start
