@@ -16,6 +16,14 @@ from numba.core import cgutils, types
 from numba.extending import intrinsic
 
 
+def _element_pointer(context, builder, signature, args):
+    """LLVM pointer to ``array[index]`` (the first two arguments), no wraparound."""
+    array_type = signature.args[0]
+    ary = context.make_array(array_type)(context, builder, args[0])
+    return cgutils.get_item_pointer(context, builder, array_type, ary, [args[1]],
+                                    wraparound=False)
+
+
 @intrinsic
 def prefetch(typingctx, array, index):
     """Hint that ``array[index]`` (a 1-D array) will be read soon; no effect on results."""
@@ -23,10 +31,7 @@ def prefetch(typingctx, array, index):
         return None
 
     def codegen(context, builder, signature, args):
-        array_type = signature.args[0]
-        ary = context.make_array(array_type)(context, builder, args[0])
-        pointer = cgutils.get_item_pointer(context, builder, array_type, ary, [args[1]],
-                                           wraparound=False)
+        pointer = _element_pointer(context, builder, signature, args)
         i8p, i32 = ir.IntType(8).as_pointer(), ir.IntType(32)
         fn = cgutils.get_or_insert_function(
             builder.module, ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]),
@@ -50,12 +55,9 @@ def add_pair(typingctx, array, index, a, b):
         return None
 
     def codegen(context, builder, signature, args):
-        array_type = signature.args[0]
-        ary = context.make_array(array_type)(context, builder, args[0])
-        pointer = cgutils.get_item_pointer(context, builder, array_type, ary, [args[1]],
-                                           wraparound=False)
         pair = ir.VectorType(ir.IntType(64), 2)
-        pointer = builder.bitcast(pointer, pair.as_pointer())
+        pointer = builder.bitcast(_element_pointer(context, builder, signature, args),
+                                  pair.as_pointer())
         i32 = ir.IntType(32)
         row = builder.insert_element(ir.Constant(pair, None), args[2], i32(0))
         row = builder.insert_element(row, args[3], i32(1))
