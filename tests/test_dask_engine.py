@@ -247,3 +247,30 @@ def test_non_numeric_column_on_dask(frame, dask_client):
     ddf = dd.from_pandas(frame.assign(city="Seoul"), npartitions=2)
     with pytest.raises(TypeError, match="column 'city'"):
         db.GradientBoostingClassifier(client=dask_client).fit(ddf[FEATURES + ["city"]], ddf["label"])
+
+
+def test_the_driver_finds_splits_on_one_thread_unless_told(frame, parquet_dirs, dask_client):
+    """On Dask the driver's kernels are small: n_jobs=None means one thread there
+    (idle OpenMP threads spinning would take CPU from workers on the same machine);
+    in process it means numba's default, and an explicit n_jobs is kept."""
+    import numba
+
+    from distboost.callbacks import TrainingCallback
+
+    class Threads(TrainingCallback):
+        def __init__(self):
+            self.seen = set()
+
+        def after_iteration(self, model, epoch, evals_log):
+            self.seen.add(numba.get_num_threads())
+            return False
+
+    ddf = dd.read_parquet(parquet_dirs[3])
+    default = numba.config.NUMBA_NUM_THREADS
+    for n_jobs, data, want in ((None, ddf, 1), (2, ddf, min(2, default)),
+                               (None, frame, default)):
+        seen = Threads()
+        db.GradientBoostingClassifier(n_estimators=2, n_jobs=n_jobs, client=dask_client).fit(
+            data[FEATURES], data["label"], callbacks=[seen])
+        assert seen.seen == {want}
+    assert numba.get_num_threads() == default

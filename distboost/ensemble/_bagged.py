@@ -47,7 +47,8 @@ TREE_PARAMETERS = """\
         Seed of every draw (each a function of seed, tree and row id, so the
         forest does not depend on the partitioning).
     n_jobs : int >= 1 or None, default None
-        Threads of the in-process kernels (None: numba's default).
+        Threads of the in-process kernels (None: numba's default); on Dask,
+        of this process's split finding (None: 1, the workers do the rest).
     client : dask.distributed.Client or None, default None
         The client Dask input trains on (None: the current default client).
 {out_of_core}    trees_per_pass : int >= 1 or None, default None

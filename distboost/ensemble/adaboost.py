@@ -85,7 +85,8 @@ class AdaBoostClassifier(TreeEnsembleBase):
     random_state : int, RandomState or None, default None
         Ignored (AdaBoost draws nothing); kept for the scikit-learn contract.
     n_jobs : int >= 1 or None, default None
-        Threads of the in-process kernels (None: numba's default).
+        Threads of the in-process kernels (None: numba's default); on Dask,
+        of this process's split finding (None: 1, the workers do the rest).
     client : dask.distributed.Client or None, default None
         The client Dask input trains on (None: the current default client).
 {out_of_core}
