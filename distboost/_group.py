@@ -73,15 +73,25 @@ def set_rows(state: GroupState, learner, base_score, packed_trees) -> GroupState
     return replace(state, rows=rows, stats=(), positions=())
 
 
+def _added(shard, learner, row, packed_trees):
+    """One partition's row state after adding ``packed_trees`` (if any)."""
+    if packed_trees is None:
+        return row
+    return shard.buffers.keep("rows", learner.update(shard, row, packed_trees))
+
+
 def _updated(state, learner, packed_trees):
     if packed_trees is None:
         return state.rows
-    return tuple(s.buffers.keep("rows", learner.update(s, r, packed_trees))
+    return tuple(_added(s, learner, r, packed_trees)
                  for s, r in each_shard(state.shards, state.rows))
 
 
 def start_round(state: GroupState, learner, packed_trees, metric: bool, round_index, features):
     """Add the previous round's trees, then start the next: stats, root histograms.
+
+    Each partition goes through all of it before the next one starts, so that
+    its rows are still in cache from one pass to the next.
 
     Returns
     -------
@@ -90,9 +100,10 @@ def start_round(state: GroupState, learner, packed_trees, metric: bool, round_in
     """
     state = _state(state)
     t0 = time.perf_counter()
-    rows = _updated(state, learner, packed_trees)
-    stats, positions, partitions, hist, sums, counts = [], [], [], None, [], 0
-    for shard, row in each_shard(state.shards, rows):
+    rows, stats, positions, partitions, hist, sums, counts = [], [], [], [], None, [], 0
+    for shard, row in each_shard(state.shards, state.rows):
+        row = _added(shard, learner, row, packed_trees)
+        rows.append(row)
         if metric:
             sums.append(learner.metric_sums(shard, row))
         st, pos = learner.row_stats(shard, row, round_index)
@@ -102,7 +113,7 @@ def start_round(state: GroupState, learner, packed_trees, metric: bool, round_in
         counts = counts + partitions[-1].stop[:, 0]
         stats.append(st)
         positions.append(pos)
-    new = replace(state, rows=rows, stats=tuple(stats), positions=tuple(positions))
+    new = replace(state, rows=tuple(rows), stats=tuple(stats), positions=tuple(positions))
     _remember(new, 0, partitions)
     return new, (hist, _sum_metric(sums) if metric else None, time.perf_counter() - t0, counts)
 
