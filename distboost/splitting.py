@@ -18,6 +18,7 @@ split is a set of categories.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numba
@@ -54,13 +55,14 @@ def _candidate_gain(gl, hl, cl, miss, missing_left, total, scale_g, scale_h, lam
         gl, hl, cl = gl + miss[G], hl + miss[H], cl + miss[P]
     if cl < min_count or total[P] - cl < min_count:
         return -np.inf, cl
-    fh_l = hl / scale_h
-    fh_r = (total[H] - hl) / scale_h
+    # the scales are powers of two: multiplying by their inverses is exact
+    fh_l = hl * (1.0 / scale_h)
+    fh_r = (total[H] - hl) * (1.0 / scale_h)
     if fh_l < mcw or fh_r < mcw:
         return -np.inf, cl
     gain = 0.5 * (
-        _score(gl / scale_g, fh_l, lam)
-        + _score((total[G] - gl) / scale_g, fh_r, lam)
+        _score(gl * (1.0 / scale_g), fh_l, lam)
+        + _score((total[G] - gl) * (1.0 / scale_g), fh_r, lam)
         - parent_score
     )
     return gain, cl
@@ -141,7 +143,8 @@ def find_best_splits(hist, totals, features, n_bins, is_categorical, scale_g, sc
         Non-missing bins (numeric) or categories (categorical) per feature.
     is_categorical : ndarray of shape (n_features,), bool
     scale_g, scale_h : float
-        Fixed-point scales of g and h.
+        Fixed-point scales of g and h, powers of two (divisions by them are
+        multiplications by their exact inverses).
     min_count : int
         Fewest rows in a child (``min_samples_leaf``).
     P : int
@@ -224,6 +227,9 @@ class GradientCriterion:
         if not counts and (params.min_samples_leaf != 1 or params.min_child_weight <= 0):
             raise ValueError("(g, h) statistics need min_samples_leaf == 1 and "
                              "min_child_weight > 0; use counts=True")
+        if any(math.frexp(s)[0] != 0.5 for s in scales):
+            raise ValueError(f"fixed-point scales must be powers of two, got {tuple(scales)} "
+                             f"(booster.fixed_point_scales makes them)")
         self.params = params
         self.scale_g, self.scale_h = scales
         self.n_stats = 3 if counts else 2

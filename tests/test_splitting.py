@@ -102,3 +102,10 @@ def test_criterion_object_matches_kernels():
     assert crit.cover(totals) == 4.0 and crit.count(totals) == 5
     assert crit.splittable(totals)
     assert not crit.splittable(np.array([0, 4, 5]))  # hessian 1 < 2 * min_child_weight
+
+
+def test_fixed_point_scales_must_be_powers_of_two():
+    """The scan multiplies by the scales' inverses, exact only for powers of two."""
+    GradientCriterion(SplitParams(), (2.0**-3, 2.0**40))
+    with pytest.raises(ValueError, match="powers of two"):
+        GradientCriterion(SplitParams(), (3.0, 1.0))
