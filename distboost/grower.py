@@ -99,7 +99,9 @@ class TreeGrower:
             f0 = int(np.flatnonzero(feature_masks[t])[0]) if feature_masks[t].any() else 0
             root = _Node(0, 0, root_hist[t, f0].sum(axis=0))
             root.hist = root_hist[t]
-            root.count = self._count(root, root_counts, t)
+            root.count = self.criterion.count(root.totals)  # None: the workers count
+            if root.count is None:
+                root.count = int(root_counts[t])
             self.nodes.append([root])
         self.candidates = [[] for _ in range(self.n_trees)]
         self._evaluate([(t, self.nodes[t][0]) for t in range(self.n_trees)], root_hist)
@@ -133,11 +135,6 @@ class TreeGrower:
         p = self.params
         return (p.max_depth is None or node.depth < p.max_depth) and self.criterion.splittable(node.totals)
 
-    def _count(self, node, wave_counts, k):
-        """Rows in ``node``: from its statistics, else as the workers counted them."""
-        count = self.criterion.count(node.totals)
-        return int(wave_counts[k]) if count is None else count
-
     def _split(self, chosen):
         """Create children, then one wave: apply splits, histogram smaller children.
 
@@ -157,14 +154,12 @@ class TreeGrower:
             parent.left, parent.right = lchild.id, rchild.id
             nodes += [lchild, rchild]
             build = self._splittable(lchild) or self._splittable(rchild)
-            counted = self.criterion.count(left) is not None
-            if counted:
-                lchild.count, rchild.count = self._count(lchild, (), 0), self._count(rchild, (), 0)
-            else:
+            lchild.count, rchild.count = self.criterion.count(left), self.criterion.count(rchild.totals)
+            if lchild.count is None:  # counted by the wave
                 parent.has_missing = self.criterion.has_missing(parent.hist[f])
             if not build:
                 parent.hist = None
-                if counted:
+                if lchild.count is not None:
                     continue
             small, large = (lchild, rchild) if size(left) <= size(rchild.totals) else (rchild, lchild)
             wave.append((t, parent, small, large, build))
