@@ -137,7 +137,6 @@ def boost(engine, loss, n_outputs: int, params: BoostParams, base_score, prior_t
     trees = tracker.result.trees
     line = params.leaf_estimation == "line_search"
     counts = GradientCriterion.counts_needed(params.split)  # else (g, h): one add fewer per row
-    n_stats = 3 if counts else 2
     for r in range(first, first + params.n_rounds):
         t0 = time.perf_counter()
         if engine.rebase_due(r - first):
@@ -146,7 +145,9 @@ def boost(engine, loss, n_outputs: int, params: BoostParams, base_score, prior_t
         pending_packed = None if pending is None else pack_rounds([pending], n_outputs)
         round_loss = _round_loss(engine, loss, pending_packed)
         scales = _scales(engine, round_loss, margin_bound, line)
-        learner = GradientLearner(round_loss, scales, params.seed, params.subsample, line, n_stats)
+        criterion = GradientCriterion(params.split, scales, counts)
+        learner = GradientLearner(round_loss, scales, params.seed, params.subsample, line,
+                                  criterion.n_stats)
         masks = feature_masks(n_outputs, engine.schema.n_features, params.colsample_bytree,
                               params.seed, r)
         features = np.flatnonzero(masks.any(axis=0))
@@ -155,7 +156,6 @@ def boost(engine, loss, n_outputs: int, params: BoostParams, base_score, prior_t
         if pending is not None and tracker.record(r - 1, tm, evals):
             stopped = True
             break
-        criterion = GradientCriterion(params.split, scales, counts)
         node_features = _node_features(params, masks, r)
         pending = grow_trees(engine, root, features, masks, criterion, params.growth, node_features,
                              root_counts)

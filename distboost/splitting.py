@@ -224,7 +224,7 @@ class GradientCriterion:
     """
 
     def __init__(self, params: SplitParams, scales, counts: bool = True):
-        if not counts and (params.min_samples_leaf != 1 or params.min_child_weight <= 0):
+        if not counts and self.counts_needed(params):
             raise ValueError("(g, h) statistics need min_samples_leaf == 1 and "
                              "min_child_weight > 0; use counts=True")
         if any(math.frexp(s)[0] != 0.5 for s in scales):
