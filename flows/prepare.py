@@ -209,6 +209,21 @@ def remove_stale_staging(out: Path) -> None:
             shutil.rmtree(stale, ignore_errors=True) if stale.is_dir() else stale.unlink()
 
 
+def _scan(address, fmt, files, schema, seed, fractions, progress, batch_rows):
+    """First pass: per-file statistics, their total, and the schema they complete."""
+    per_file = scan_statistics(address, fmt, files, schema, seed, fractions, progress, batch_rows)
+    stats = combine_statistics(schema, per_file)
+    return finish_schema(schema, stats, per_file), stats, per_file
+
+
+def _publish(staging: Path, out: Path, schema: dict, stats: dict, edges: dict) -> None:
+    """Write the prepared folder's JSON files into ``staging``, then move it to ``out``."""
+    _write_json(staging / "statistics.json", stats)
+    _write_json(staging / "bin_edges.json", edges)
+    _write_json(staging / MARKER, schema)
+    publish(staging, out)
+
+
 @flow(name="distboost-prepare")
 def prepare(
     source: str,
@@ -273,21 +288,15 @@ def prepare(
     staging = out.with_name(f".{out.name}.partial-{uuid.uuid4().hex[:8]}")
     with dask_client(scheduler, cluster) as client:
         address = client.scheduler.address
-        per_file = scan_statistics(
-            address, fmt, files, schema, seed, fractions, progress, batch_rows
-        )
-        stats = combine_statistics(schema, per_file)
-        schema = finish_schema(schema, stats, per_file)
+        schema, stats, per_file = _scan(address, fmt, files, schema, seed, fractions, progress,
+                                        batch_rows)
         staging.mkdir(parents=True)
         try:
             rows = write_splits(
                 address, fmt, files, schema, seed, fractions, str(staging), progress, batch_rows
             )
             schema.update(seed=seed, fractions=fractions, split_rows=rows, files=files)
-            _write_json(staging / "statistics.json", stats)
-            _write_json(staging / "bin_edges.json", bin_edges(schema, per_file, max_bins))
-            _write_json(staging / MARKER, schema)
-            publish(staging, out)
+            _publish(staging, out, schema, stats, bin_edges(schema, per_file, max_bins))
         finally:
             if staging.exists():
                 shutil.rmtree(staging, ignore_errors=True)
