@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from . import _exact
+from ._common import MAX_BINS, STAT_DTYPE
+from ._partition import Buffers
 from .histogram import RowPartition, columns, replay, root_histograms, split_level
 
 
@@ -25,6 +27,19 @@ class GroupState:
     rows: tuple = ()  # per partition: the learner's row state (e.g. margins)
     stats: tuple = ()
     positions: tuple = ()
+    scratch: Buffers = field(default_factory=Buffers, compare=False, repr=False)  # histogram memory
+
+
+def _histogram_memory(state: GroupState, name: str, n_slots: int, stats):
+    """Zeroed histograms for ``n_slots`` nodes, in memory the group reuses.
+
+    A wave's histograms are sent off (or, in process, copied by the grower)
+    before the next wave of the same kind starts, so one buffer per kind
+    (``"root"``, ``"level"``) serves every round: fresh memory would cost a
+    page fault per 4 KiB written, every wave.
+    """
+    n_features = state.shards[0].X_binned.shape[1]
+    return state.scratch.zeros(name, (n_slots, n_features, MAX_BINS, stats.shape[2]), STAT_DTYPE)
 
 
 def bundle(*shards) -> GroupState:
@@ -109,6 +124,8 @@ def start_round(state: GroupState, learner, packed_trees, metric: bool, round_in
         st, pos = learner.row_stats(shard, row, round_index)
         st, pos = shard.buffers.keep("stats", st), shard.buffers.keep("positions", pos)
         partitions.append(RowPartition.from_positions(pos, shard.buffers))
+        if hist is None:
+            hist = _histogram_memory(state, "root", st.shape[0], st)
         hist = root_histograms(shard.X_binned, st, partitions[-1], features, hist)
         counts = counts + partitions[-1].stop[:, 0]
         stats.append(st)
@@ -161,7 +178,8 @@ def level(state: GroupState, split_history, n_slots, features):
     t0 = time.perf_counter()
     state = _state(state)
     partitions = _partitions_before(state, split_history)
-    hist, counts, splits = None, 0, split_history[-1]
+    hist = _histogram_memory(state, "level", n_slots, state.stats[0])
+    counts, splits = 0, split_history[-1]
     for shard, st, part in each_shard(state.shards, state.stats, partitions):
         hist, cc = split_level(shard.X_binned, columns(shard.X_binned, shard.buffers), st, part,
                                splits, n_slots, features, hist)

@@ -15,6 +15,7 @@ reset, from which a rebuilt holder reaches the same state bit for bit.
 
 from __future__ import annotations
 
+import pickle
 from dataclasses import dataclass
 
 from . import _group
@@ -87,6 +88,10 @@ class Holder:
             numba.set_num_threads(max(1, min(self.n_threads, numba.config.NUMBA_NUM_THREADS)))
         return [self._run(op) for op in ops]
 
+    def call(self, packed_ops):
+        """``run`` for a remote caller: ops and results ``pack``-ed."""
+        return pack(self.run(unpack(packed_ops)))
+
     def _run(self, op: Op):
         try:
             out = op.fn(self.states[op.set_key], *op.args)
@@ -100,6 +105,45 @@ class Holder:
             return None
         self.states[op.set_key], small = out
         return small
+
+
+def pack(obj):
+    """``obj`` pickled as (header, buffers): arrays of ``OUT_OF_BAND_BYTES`` or
+    more as out-of-band buffers (PEP 574), sent as they are, never copied into
+    the header; smaller ones inside it.
+
+    A wave's ops are packed once for every holder, and a holder's results
+    into one message, which Dask's comms send without inspecting each object.
+    As Dask does, objects pickle by reference unless that fails or they come
+    from ``__main__``: then by value (cloudpickle).
+    """
+    buffers = []
+
+    def out_of_band(buffer):
+        if buffer.raw().nbytes < OUT_OF_BAND_BYTES:
+            return True  # in the header
+        buffers.append(buffer.raw())
+        return False
+
+    try:
+        header = pickle.dumps(obj, protocol=5, buffer_callback=out_of_band)
+        if b"__main__" not in header:
+            return header, buffers
+    except Exception:
+        pass
+    import cloudpickle
+
+    buffers.clear()
+    return cloudpickle.dumps(obj, protocol=5, buffer_callback=out_of_band), buffers
+
+
+OUT_OF_BAND_BYTES = 1 << 16
+
+
+def unpack(packed):
+    """The object ``pack`` packed."""
+    header, buffers = packed
+    return pickle.loads(header, buffers=buffers)
 
 
 class History:

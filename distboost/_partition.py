@@ -42,6 +42,22 @@ class Buffers:
             array = self._arrays[name] = np.empty(shape, dtype)
         return array
 
+    def zeros(self, name: str, shape, dtype) -> np.ndarray:
+        """A zeroed array of this shape and dtype, in memory reused from call to call.
+
+        The memory grows along the first axis as needed and the result is a
+        view of it, valid until the next call with the same ``name``.
+        """
+        shape, dtype = tuple(shape), np.dtype(dtype)
+        array = self._arrays.get(name)
+        if array is None or array.shape[1:] != shape[1:] or array.dtype != dtype \
+                or array.shape[0] < shape[0]:
+            array = self._arrays[name] = np.zeros(shape, dtype)
+            return array
+        view = array[: shape[0]]
+        view.fill(0)
+        return view
+
     def keep(self, name: str, value):
         """Keep a learner's freshly computed per-row ``value`` (here: as it is).
 

@@ -86,10 +86,10 @@ class GradientLearner:
     def _positions(self, shard, n_trees, round_index):
         """0 (the root) for rows in this round's sample with positive weight, else -1."""
         positions = shard.buffers.get("positions", (n_trees, shard.n_rows), np.int32)
-        active = shard.w > 0
+        active = np.greater(shard.w, 0, out=shard.buffers.get("active", shard.w.shape, bool))
         if self.subsample < 1.0:
             active &= row_uniforms(self.seed, round_index, shard.first_row, shard.n_rows) < self.subsample
-        np.copyto(positions, np.where(active, np.int32(0), np.int32(-1)))
+        np.subtract(active, np.int32(1), out=positions, dtype=np.int32)  # 0 or -1, no temporary
         return positions
 
     def metric_sums(self, shard, margin):

@@ -3,6 +3,8 @@
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 
 import dask.dataframe as dd
 import numpy as np
@@ -199,6 +201,30 @@ def test_an_error_in_a_holder_reaches_the_caller(frame, dask_client):
         engine.apply(_refuse, "refuse", "no thanks")
     assert len(engine.groups) == 2  # not mistaken for lost holders
     assert not any(n for _, n in _settled(dask_client).values())  # the failed fit's holders went
+
+
+def _thread(state, seconds):
+    time.sleep(seconds)
+    return state, threading.current_thread().name
+
+
+def test_short_waves_run_on_the_workers_event_loops(frame, dask_client):
+    from distboost._data import plan
+    from distboost.dask_engine import LOOP_CALL_SECONDS
+    from distboost.engine import Engine
+
+    ddf = dd.from_pandas(frame, npartitions=2)
+    ex, parts, evals, schema = plan(ddf[FEATURES], ddf["target"], None, None, None, dask_client, None)
+    engine = Engine(ex)
+    engine.prepare(parts, evals, schema, True, 255)
+    try:
+        threads = [engine.apply(_thread, "probe", s) for s in (0, 0, LOOP_CALL_SECONDS + 0.05, 0)]
+    finally:
+        ex.close()
+    where = [{"Actor" if "-Dask-Actor-" in name else name for name in names} for names in threads]
+    # a wave's first call runs in the actor threads, calls after a short one on the
+    # workers' event loops (their main threads), a call after a long one in the threads again
+    assert where == [{"Actor"}, {"MainThread"}, {"MainThread"}, {"Actor"}]
 
 
 # ------------------------------------------------------------------ bad input

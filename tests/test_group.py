@@ -1,10 +1,12 @@
 """Per-worker-group task functions."""
 
+from dataclasses import replace
+
 import numpy as np
 
 from distboost import _group
 from distboost._input import Schema
-from distboost._partition import make_shard
+from distboost._partition import Buffers, make_shard
 from distboost.binning import BinMapper
 from distboost.histogram import LevelSplits
 from distboost.learner import GradientLearner
@@ -36,6 +38,7 @@ def test_level_partition_cache_is_only_a_shortcut():
     _group._PARTITIONS.clear()
     _, counts1, _ = _group.level(state, (level1,), 1, np.arange(3))
     with_cache, counts, _ = _group.level(state, (level1, level2), 2, np.arange(3))
+    with_cache = with_cache.copy()  # the next wave reuses the group's histogram memory
     _group._PARTITIONS.clear()
     recomputed, counts_again, _ = _group.level(state, (level1, level2), 2, np.arange(3))
     np.testing.assert_array_equal(with_cache, recomputed)
@@ -46,3 +49,29 @@ def test_level_partition_cache_is_only_a_shortcut():
     assert counts.tolist() == [[(left & (codes[:, 1] < 10)).sum(), (left & (codes[:, 1] >= 10)).sum()],
                                [(~left & (codes[:, 1] < 10)).sum(), (~left & (codes[:, 1] >= 10)).sum()]]
     assert with_cache[:, 0, :, 2].sum() > 0  # rows reached nodes 3 and 6
+
+
+def test_waves_reuse_the_group_histogram_memory_and_start_from_zero():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(300, 2))
+    schema = Schema(["a", "b"], np.zeros(2, bool))
+    mapper = BinMapper(16).fit(X, schema.is_categorical, {})
+    shard = make_shard(X, X[:, 0], None, schema, mapper, None, 0, 0)
+    state = _group.set_rows(_group.bundle(shard), GradientLearner(SquaredError()), np.zeros(1), None)
+    learner = GradientLearner(SquaredError(), (2.0**40, 2.0**40))
+    goes_left = np.zeros((1, 256), bool)
+    goes_left[0, :8] = True
+    ints = lambda v: np.array(v, np.int64)
+    split = LevelSplits(ints([0]), ints([0]), ints([0]), goes_left, ints([1]), ints([2]),
+                        np.array([True]), ints([0]))
+
+    state, (root, *_) = _group.start_round(state, learner, None, False, 0, np.arange(2))
+    root_again = _group.start_round(state, learner, None, False, 1, np.arange(2))[1][0]
+    assert np.shares_memory(root, root_again)  # the same memory, round after round
+    first = _group.level(state, (split,), 1, np.arange(2))[0]
+    kept = first.copy()
+    second = _group.level(state, (split,), 1, np.arange(2))[0]
+    assert np.shares_memory(first, second)
+    np.testing.assert_array_equal(second, kept)  # zeroed before each wave, not added to
+    fresh = replace(state, scratch=Buffers())
+    np.testing.assert_array_equal(_group.level(fresh, (split,), 1, np.arange(2))[0], kept)

@@ -5,7 +5,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from distboost._holder import BOTH, STATE, History, Holder, Op
+from distboost._holder import BOTH, OUT_OF_BAND_BYTES, STATE, History, Holder, Op, pack, unpack
 from distboost._partition import Shard
 
 
@@ -77,3 +77,28 @@ def test_replaying_the_history_rebuilds_the_same_state(returns):
     rebuilt.run(history.replay(["train"]))
     assert rebuilt.states == live.states
     assert live.states["train"].rows[0] > 3**4  # every op counted, in order
+
+
+def test_pack_sends_large_arrays_out_of_band_and_small_ones_in_the_header():
+    large = np.arange(OUT_OF_BAND_BYTES // 8, dtype=np.int64)
+    small = np.arange(3.0)
+    header, buffers = pack([(large, small, 0.5)])
+    assert len(buffers) == 1 and np.shares_memory(np.frombuffer(buffers[0], np.int64), large)
+    assert len(header) < 1000
+    (got_large, got_small, half), = unpack((header, buffers))
+    np.testing.assert_array_equal(got_large, large)
+    assert np.shares_memory(got_large, large)  # read from the buffer, not copied
+    np.testing.assert_array_equal(got_small, small)
+    assert half == 0.5
+
+
+def test_pack_sends_what_plain_pickle_cannot_by_value():
+    offset = 3
+    header, buffers = pack([lambda v: v + offset])  # a closure: by value (cloudpickle)
+    assert unpack((header, buffers))[0](1) == 4
+
+
+def test_a_holder_answers_packed_calls_as_run_answers_plain_ones():
+    holder = Holder([("train", 2)], _shard(0), _shard(1))
+    ops = [Op("train", _n_shards)]
+    assert unpack(holder.call(pack(ops))) == holder.run(ops) == [2]

@@ -64,6 +64,20 @@ def test_keep_moves_arrays_into_files_and_leaves_lent_ones(tmp_path):
     assert Buffers().keep("rows", plain) is plain
 
 
+def test_zeros_reuses_its_memory_zeroed_and_grows_when_asked_for_more():
+    buffers = Buffers()
+    first = buffers.zeros("hist", (2, 3), np.int64)
+    first += 7
+    smaller = buffers.zeros("hist", (1, 3), np.int64)
+    assert np.shares_memory(smaller, first) and smaller.shape == (1, 3)
+    assert not smaller.any() and first[1].tolist() == [7, 7, 7]  # only the view is zeroed
+    smaller += 1
+    larger = buffers.zeros("hist", (4, 3), np.int64)
+    assert not np.shares_memory(larger, first) and not larger.any()
+    assert np.shares_memory(buffers.zeros("hist", (3, 3), np.int64), larger)
+    assert not np.shares_memory(buffers.zeros("hist", (3, 2), np.int64), larger)  # other shape
+
+
 def test_disk_blocks_split_a_partition_and_pickle_back_to_disk(tmp_path):
     import pickle
 
