@@ -125,16 +125,22 @@ def pack(obj):
         buffers.append(buffer.raw())
         return False
 
-    try:
-        header = pickle.dumps(obj, protocol=5, buffer_callback=out_of_band)
-        if b"__main__" not in header:
-            return header, buffers
-    except Exception:
-        pass
-    import cloudpickle
+    header = _by_reference(obj, out_of_band)
+    if header is None:
+        import cloudpickle
 
-    buffers.clear()
-    return cloudpickle.dumps(obj, protocol=5, buffer_callback=out_of_band), buffers
+        buffers.clear()
+        header = cloudpickle.dumps(obj, protocol=5, buffer_callback=out_of_band)
+    return header, buffers
+
+
+def _by_reference(obj, buffer_callback):
+    """``obj`` pickled by reference, or None where only by value will do."""
+    try:
+        header = pickle.dumps(obj, protocol=5, buffer_callback=buffer_callback)
+    except (pickle.PicklingError, AttributeError, TypeError):  # e.g. a local function
+        return None
+    return None if b"__main__" in header else header
 
 
 OUT_OF_BAND_BYTES = 1 << 16
