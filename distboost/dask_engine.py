@@ -15,6 +15,7 @@ import asyncio
 import operator
 import time
 import uuid
+import weakref
 from collections import defaultdict
 
 import numba
@@ -91,6 +92,8 @@ class DaskExecutor:
         self._recipes: dict[str, tuple] = {}
         self._binned: dict[str, list] = {}
         self._short: dict[str, bool] = {}  # per wave name: its last call was short
+        self._calls = _Calls(client)
+        weakref.finalize(self, self._calls.close)  # an executor dropped without close()
 
     def _key(self, name, i):
         return (f"distboost-{name}-r{self.round}", self.token, self.wave, i)
@@ -242,9 +245,10 @@ class DaskExecutor:
             raise
 
     def close(self):
-        """Release every holder (their workers drop the fit's data)."""
+        """Release every holder (their workers drop the fit's data) and the connections."""
         for g in self.groups:
             g.release()
+        self._calls.close()
 
     def _run(self, ops, name):
         results, todo = {}, self.groups
@@ -277,32 +281,23 @@ class DaskExecutor:
     def _call(self, groups, op_lists, on_loop=False):
         """``Holder.call`` on every group at once; per group, its smalls or the error raised.
 
-        Straight to each holder's worker through the client's connection pool
-        (what an Actor proxy does on a client with ``direct_to_workers=True``)
-        unless the client was told not to reach workers directly
-        (``direct_to_workers=False``): then the scheduler relays the calls.
         ``on_loop`` runs the calls on the workers' event loops instead of
         their actor threads (one thread hand-over less each way).
         """
-        if self.client.direct_to_workers is False:
-            def rpc(address):
-                return ProxyRPC(self.client.scheduler, address)
-        else:
-            rpc = self.client.rpc
         packed = {}
         for ops in op_lists:  # packed once, whatever the number of holders sent them
             if ops and tuple(map(id, ops)) not in packed:
                 header, buffers = pack(ops)  # buffers need Dask's serialization, bytes do not
                 packed[tuple(map(id, ops))] = to_serialize((header, buffers)) if buffers else (header, ())
+        kwargs = {"separate_thread": not on_loop}
+        send = self._calls.sender()
 
         async def call(g, ops):
             # errors are returned, not raised here: a raised error's traceback would
             # hold this frame, and through it the executor, in a reference cycle
             if not ops:
                 return []
-            reply = asyncio.ensure_future(rpc(g.address).actor_execute(
-                actor=g.future.key, function="call", args=[packed[tuple(map(id, ops))]],
-                kwargs={"separate_thread": not on_loop}))
+            reply = asyncio.ensure_future(send(g, packed[tuple(map(id, ops))], kwargs))
             while not reply.done():  # don't wait out connection timeouts for a dead worker
                 if g.future.status == "error":
                     reply.cancel()
@@ -317,7 +312,79 @@ class DaskExecutor:
             return await asyncio.gather(*(call(g, ops) for g, ops in zip(groups, op_lists)),
                                         return_exceptions=True)
 
-        return self.client.sync(wave)
+        return self._calls.run(wave)
+
+
+class _Calls:
+    """How a wave's actor calls reach the holders' workers.
+
+    Over connections of the fit's own, opened with the client's security
+    settings and driven by an event loop run in the calling thread, so that
+    a wave costs no hand-over to the client's event-loop thread and back. In
+    a thread that already runs an event loop (a notebook) through the
+    client's loop and connection pool instead (what an Actor proxy does),
+    and through the scheduler when the client was told not to reach
+    workers directly (``direct_to_workers=False``).
+    """
+
+    def __init__(self, client):
+        self.client = client
+        self._loop = None
+        self._comms: dict[str, object] = {}
+
+    def _own_loop(self) -> bool:
+        if self.client.direct_to_workers is False:
+            return False
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return True
+        return False
+
+    def sender(self):
+        """``async send(group, payload, kwargs) -> answer`` for the next wave."""
+        if self._own_loop():
+            return self._send
+        if self.client.direct_to_workers is False:
+            def rpc(address):
+                return ProxyRPC(self.client.scheduler, address)
+        else:
+            rpc = self.client.rpc
+        return lambda g, payload, kwargs: rpc(g.address).actor_execute(
+            actor=g.future.key, function="call", args=[payload], kwargs=kwargs)
+
+    def run(self, wave):
+        """Run the coroutine function ``wave`` to its end."""
+        if not self._own_loop():
+            return self.client.sync(wave)
+        if self._loop is None:
+            self._loop = asyncio.new_event_loop()
+        return self._loop.run_until_complete(wave())
+
+    async def _send(self, g, payload, kwargs):
+        from distributed.comm import connect
+        from distributed.core import send_recv
+
+        comm = self._comms.pop(g.address, None)
+        if comm is None or comm.closed():
+            comm = await connect(g.address, **self.client.connection_args)
+        try:
+            answer = await send_recv(comm, op="actor_execute", actor=g.future.key, function="call",
+                                     args=[payload], kwargs=kwargs)
+        except BaseException:
+            comm.abort()  # a cut exchange leaves the connection unusable
+            raise
+        self._comms[g.address] = comm  # reused only after a whole exchange
+        return answer
+
+    def close(self):
+        """Close the fit's connections and event loop."""
+        for comm in self._comms.values():
+            comm.abort()
+        self._comms.clear()
+        if self._loop is not None:
+            self._loop.close()
+            self._loop = None
 
 
 LOOP_CALL_SECONDS = 0.1

@@ -77,6 +77,9 @@ class LocalExecutor:
     def n_workers(self) -> int:
         return 1
 
+    def close(self):
+        """Nothing to release: the holder goes with this executor."""
+
 
 class _Local:
     """The in-process holder, and its sets (as ``dask_engine._Group`` has them)."""
@@ -107,6 +110,16 @@ class Engine:
         self.out_of_core = out_of_core
         self.n_eval_sets = 0
         self.placement: list[dict] = []
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def close(self):
+        """Release the fit's holders and connections (``with Engine(...) as engine:``)."""
+        self.ex.close()
 
     @property
     def groups(self) -> list:

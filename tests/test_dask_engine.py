@@ -1,5 +1,7 @@
 """Training on a real LocalCluster from real Parquet files."""
 
+import asyncio
+import gc
 import subprocess
 import sys
 import textwrap
@@ -151,6 +153,25 @@ def test_client_without_direct_connections_to_workers(frame, parquet_dirs, dask_
         dist = db.GradientBoostingRegressor(client=relayed, **params).fit(
             ddf[FEATURES], ddf["target"])
     _same_model(local, dist)
+
+
+def test_fit_inside_a_running_event_loop(frame, parquet_dirs, dask_client, caplog):
+    """A notebook runs its cells inside an event loop: the waves then go through
+    the client's loop (the executor cannot run its own there); same model, and
+    no connection is left open after either fit."""
+    ddf = dd.read_parquet(parquet_dirs[3])
+    params = {"n_estimators": 3, "max_depth": 3}
+    local = db.GradientBoostingRegressor(**params).fit(frame[FEATURES], frame["target"])
+
+    async def in_a_cell():
+        return db.GradientBoostingRegressor(client=dask_client, **params).fit(ddf[FEATURES], ddf["target"])
+
+    with caplog.at_level("WARNING", logger="distributed"):
+        _same_model(local, asyncio.run(in_a_cell()))
+        _same_model(local, db.GradientBoostingRegressor(client=dask_client, **params).fit(
+            ddf[FEATURES], ddf["target"]))
+        gc.collect()
+    assert "dangling" not in caplog.text
 
 
 def _worker_holdings(dask_worker):

@@ -46,8 +46,8 @@ class TreeEnsembleBase(ParamsMixin):
         bins = given_bins(bin_mapper, schema, X)
         if bins is not None:
             schema.categories = dict(bins.categories_)
-        engine = Engine(executor, self.fit_timings_, self.out_of_core)
-        with (_numba_threads(self.n_jobs, _data.is_dask(X)),
+        with (Engine(executor, self.fit_timings_, self.out_of_core) as engine,
+              _numba_threads(self.n_jobs, _data.is_dask(X)),
               _data.naming_sources(X, y, sample_weight)):
             engine.prepare(parts, [], schema, not self._is_classifier, self.max_bins, bins)
             _validation.check_weight_total(engine.w_max)

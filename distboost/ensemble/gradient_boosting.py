@@ -164,8 +164,8 @@ class _GradientBoosting(ParamsMixin):
         if init_model is not None:
             check_init_model(self, init_model, schema, None if _data.is_dask(X) else y)
         bins = given_bins(bin_mapper, schema, X, init_model)
-        engine = Engine(executor, self.fit_timings_, self.out_of_core)
-        with (_numba_threads(self.n_jobs, _data.is_dask(X)),
+        with (Engine(executor, self.fit_timings_, self.out_of_core) as engine,
+              _numba_threads(self.n_jobs, _data.is_dask(X)),
               _data.naming_sources(X, y, sample_weight)):
             self._fit_engine(engine, parts, eval_parts, schema, init_model,
                              early_stopping_rounds, callbacks, eval_set, bins)
