@@ -246,29 +246,30 @@ class TreeGrower:
 
     # ---------------------------------------------------------------- output
     def _make_tree(self, t) -> Tree:
-        nodes = self.nodes[t]
+        nodes = self.nodes[t]  # in id order
+        crit, lr, mapper = self.criterion, self.params.learning_rate, self.mapper
         rec = np.zeros(len(nodes), NODE_DTYPE)
-        bitsets = []
-        crit, lr = self.criterion, self.params.learning_rate
-        for node in nodes:
-            r = rec[node.id]
-            r["value"] = lr * crit.node_value(node.totals)
-            r["count"], r["cover"] = node.count, crit.cover(node.totals)
-            r["depth"] = node.depth
-            if node.left < 0:
-                r["is_leaf"], r["feature"], r["left"], r["right"] = 1, -1, -1, -1
-                r["cat_index"] = -1
-                continue
-            r["feature"], r["left"], r["right"] = node.feature, node.left, node.right
-            r["gain"], r["missing_left"] = node.gain, node.missing_left
-            if self.mapper.is_categorical_[node.feature]:
-                r["is_categorical"], r["cat_index"] = 1, len(bitsets)
-                r["threshold"] = 0.0
-                bitsets.append(bitset_from_mask(node.goes_left))
-            else:
-                r["cat_index"] = -1
-                r["bin_threshold"] = node.split_bin
-                r["threshold"] = self.mapper.bin_threshold_value(node.feature, node.split_bin)
+        rec["value"] = [lr * crit.node_value(n.totals) for n in nodes]
+        rec["count"] = [n.count for n in nodes]
+        rec["cover"] = [crit.cover(n.totals) for n in nodes]
+        rec["depth"] = [n.depth for n in nodes]
+        rec["is_leaf"] = [n.left < 0 for n in nodes]
+        rec["feature"] = rec["left"] = rec["right"] = rec["cat_index"] = -1
+        split = [n for n in nodes if n.left >= 0]
+        at = [n.id for n in split]
+        rec["feature"][at] = [n.feature for n in split]
+        rec["left"][at] = [n.left for n in split]
+        rec["right"][at] = [n.right for n in split]
+        rec["gain"][at] = [n.gain for n in split]
+        rec["missing_left"][at] = [n.missing_left for n in split]
+        categorical = [n for n in split if mapper.is_categorical_[n.feature]]
+        numeric = [n for n in split if not mapper.is_categorical_[n.feature]]
+        rec["is_categorical"][[n.id for n in categorical]] = 1
+        rec["cat_index"][[n.id for n in categorical]] = np.arange(len(categorical))
+        bitsets = [bitset_from_mask(n.goes_left) for n in categorical]
+        rec["bin_threshold"][[n.id for n in numeric]] = [n.split_bin for n in numeric]
+        rec["threshold"][[n.id for n in numeric]] = [
+            mapper.bin_threshold_value(n.feature, n.split_bin) for n in numeric]
         bits = np.array(bitsets, np.uint64).reshape(-1, N_BITSET_WORDS)
         vectors = None
         if hasattr(crit, "node_vector"):  # e.g. class frequencies of classification trees
