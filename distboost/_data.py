@@ -9,7 +9,7 @@ import dask
 import numpy as np
 
 from . import _sources, _validation
-from ._input import infer_schema
+from ._input import W_COLUMN, Y_COLUMN, infer_schema
 from .dask_engine import DaskExecutor, resolve_client
 from .engine import LocalExecutor
 
@@ -99,7 +99,6 @@ def _check_dask_fit(X, y) -> None:
         raise ValueError("Complex data not supported: X has complex columns; pass real numbers")
 
 
-Y_COLUMN, W_COLUMN = "__distboost_target__", "__distboost_weight__"
 
 
 def _joined_parts(X, y, w):
@@ -167,15 +166,6 @@ class _Unoptimized:
 
     def optimize(self, fuse=False):
         return self.collection
-
-
-def split_joined(X, y, w):
-    """Undo ``_joined_parts`` inside a task."""
-    if isinstance(y, str) and y == Y_COLUMN:
-        y_values = X[Y_COLUMN]
-        w_values = X[W_COLUMN] if isinstance(w, str) and w == W_COLUMN else w
-        return X.drop(columns=[c for c in (Y_COLUMN, W_COLUMN) if c in X.columns]), y_values, w_values
-    return X, y, w
 
 
 def _zip_parts(X, y, w):

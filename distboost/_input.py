@@ -183,3 +183,16 @@ def check_weights(w: np.ndarray, partition: int | None = None) -> np.ndarray:
             f"sample_weight{_where(partition)} must be finite and >= 0; row {i} is {show_value(w[i])}"
         )
     return w
+
+
+Y_COLUMN, W_COLUMN = "__distboost_target__", "__distboost_weight__"
+"""Columns the target and weights travel in when joined to X's partitions (``_data``)."""
+
+
+def split_joined(X, y, w):
+    """Undo ``_data._joined_parts`` inside a task: (X, y, w) of one partition."""
+    if isinstance(y, str) and y == Y_COLUMN:
+        y_values = X[Y_COLUMN]
+        w_values = X[W_COLUMN] if isinstance(w, str) and w == W_COLUMN else w
+        return X.drop(columns=[c for c in (Y_COLUMN, W_COLUMN) if c in X.columns]), y_values, w_values
+    return X, y, w

@@ -14,6 +14,7 @@ from ._input import (
     check_target,
     check_weights,
     observed_categories,
+    split_joined,
     to_matrix,
     to_vector,
 )
@@ -103,8 +104,6 @@ class Shard:
 
 def _as_inputs(X, y, w, schema, partition, regression):
     import pandas as pd
-
-    from ._data import split_joined
 
     X, y, w = split_joined(X, y, w)
     if isinstance(X, pd.DataFrame) or hasattr(X, "shape"):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import defaultdict
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -25,6 +26,50 @@ from .binning import BinMapper, merge_candidates
 logger = logging.getLogger("distboost")
 
 N_BINNING_SAMPLES = 200_000
+
+
+@runtime_checkable
+class Executor(Protocol):
+    """What the engine asks of an executor: tasks over partitions before the
+    holders exist, then waves of ``Op`` on the holders.
+
+    ``LocalExecutor`` runs everything in this process; ``dask_engine.DaskExecutor``
+    on a Dask cluster. ``groups`` are the holders' handles, each with ``sets``:
+    per set key (``"train"``, ``"eval0"``, ...) the indices of the partitions it holds.
+    """
+
+    groups: list
+
+    def map(self, fn, name: str, per_part, *common) -> list:
+        """``fn(*args, *common)`` for each partition's ``args`` (results or futures)."""
+
+    def getitem(self, values, item, name: str) -> list:
+        """``value[item]`` of each of ``values``."""
+
+    def gather(self, values) -> list:
+        """The results behind ``values``."""
+
+    def fold(self, values, combine, name: str, *args):
+        """``combine`` (associative) over ``values``, two by two or at once."""
+
+    def bin(self, set_key: str, fn, name: str, per_part, *common) -> None:
+        """Bin one set's partitions (``fn`` per partition), kept until ``place``."""
+
+    def place(self, name: str) -> None:
+        """Hand the binned partitions to holders (``groups``)."""
+
+    def run(self, ops, name: str) -> list:
+        """One wave: ``ops`` on every holder having their sets; per op, the
+        small results of those holders."""
+
+    def set_round(self, round_index: int) -> None:
+        """The round the next waves belong to (names them)."""
+
+    def n_workers(self) -> int:
+        """Workers the partitions are spread over."""
+
+    def close(self) -> None:
+        """Release the holders and whatever reaches them."""
 
 
 class LocalExecutor:
@@ -104,7 +149,7 @@ class Engine:
     waves: the part no transport could remove), and whatever the booster adds.
     """
 
-    def __init__(self, executor, timings: dict | None = None, out_of_core="auto"):
+    def __init__(self, executor: Executor, timings: dict | None = None, out_of_core="auto"):
         self.ex = executor
         self.timings = timings if timings is not None else defaultdict(float)
         self.out_of_core = out_of_core
@@ -234,6 +279,7 @@ class Engine:
         Returns
         -------
         hist : ndarray (n_trees, n_features, 256, n_stats), the summed root histograms
+            (in process: the holder's memory, valid until the next round start)
         root_counts : ndarray (n_trees,), int64, rows in each tree's root
         train_metric : float or None, metric of the model before this round
         eval_metrics : list of float (empty when ``packed_trees`` is None)
@@ -256,7 +302,8 @@ class Engine:
 
     def level(self, splits, n_slots, features):
         """Route rows through ``splits`` (a ``LevelSplits``); return the summed
-        histograms of the built children and the rows in each split's (left,
+        histograms of the built children (in process: the holder's memory,
+        valid until the next level) and the rows in each split's (left,
         right) children, shape (n_splits, 2).
 
         The group states stay those of the round start; every level call

@@ -16,7 +16,7 @@ from ..engine import Engine
 from ..tree import pack_leaf_values, pack_trees, predict_leaf_vectors, predict_raw
 from ._bins import given_bins
 from ._fitted import set_data_attributes
-from .gradient_boosting import _numba_threads
+from ._threads import numba_threads
 
 
 class TreeEnsembleBase(ParamsMixin):
@@ -47,7 +47,7 @@ class TreeEnsembleBase(ParamsMixin):
         if bins is not None:
             schema.categories = dict(bins.categories_)
         with (Engine(executor, self.fit_timings_, self.out_of_core) as engine,
-              _numba_threads(self.n_jobs, _data.is_dask(X)),
+              numba_threads(self.n_jobs, _data.is_dask(X)),
               _data.naming_sources(X, y, sample_weight)):
             engine.prepare(parts, [], schema, not self._is_classifier, self.max_bins, bins)
             _validation.check_weight_total(engine.w_max)

@@ -13,7 +13,6 @@ import time
 from collections import defaultdict
 from typing import ClassVar
 
-import numba
 import numpy as np
 
 from .. import _data, _validation, line_search
@@ -45,6 +44,7 @@ from ._bins import given_bins
 from ._continue import check_class_weights, check_init_model
 from ._fitted import set_data_attributes
 from ._predict import predict_any, raw_scores
+from ._threads import numba_threads
 
 
 class _GradientBoosting(ParamsMixin):
@@ -165,7 +165,7 @@ class _GradientBoosting(ParamsMixin):
             check_init_model(self, init_model, schema, None if _data.is_dask(X) else y)
         bins = given_bins(bin_mapper, schema, X, init_model)
         with (Engine(executor, self.fit_timings_, self.out_of_core) as engine,
-              _numba_threads(self.n_jobs, _data.is_dask(X)),
+              numba_threads(self.n_jobs, _data.is_dask(X)),
               _data.naming_sources(X, y, sample_weight)):
             self._fit_engine(engine, parts, eval_parts, schema, init_model,
                              early_stopping_rounds, callbacks, eval_set, bins)
@@ -557,25 +557,3 @@ def _snapshot(est):
     clone = type(est)(**est.get_params(deep=False))
     clone.__dict__.update({k: v for k, v in est.__dict__.items() if k.endswith("_") or k.startswith("_")})
     return clone
-
-
-class _numba_threads:
-    """Context: numba kernels use ``n`` threads (None: numba's default; on Dask
-    (``distributed``), 1).
-
-    On Dask this process only finds splits, in kernels of a fraction of a
-    millisecond: more threads gain nothing there, while OpenMP's idle threads
-    spin after every parallel region, taking CPU from workers that share the
-    machine (a LocalCluster: 2-worker W1 rounds 10 % faster with one thread).
-    """
-
-    def __init__(self, n, distributed: bool = False):
-        self.n = n if n is not None or not distributed else 1
-
-    def __enter__(self):
-        self.saved = numba.get_num_threads()
-        if self.n:
-            numba.set_num_threads(max(1, min(int(self.n), numba.config.NUMBA_NUM_THREADS)))
-
-    def __exit__(self, *exc):
-        numba.set_num_threads(self.saved)

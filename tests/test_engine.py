@@ -1,0 +1,91 @@
+"""The engine's waves give the same results whatever executor runs them.
+
+The same rows go through ``Engine`` once with the in-process executor (one
+holder) and once with the Dask executor (a holder per worker, partitions
+spread over two workers): every wave's summed histograms, row counts and
+metrics must be equal to the bit, since the sums are integers.
+"""
+
+import dask.dataframe as dd
+import numpy as np
+import pandas as pd
+import pytest
+
+from distboost import _data
+from distboost.booster import fixed_point_scales
+from distboost.dask_engine import DaskExecutor
+from distboost.engine import Engine, Executor, LocalExecutor
+from distboost.histogram import LevelSplits
+from distboost.learner import GradientLearner
+from distboost.losses import SquaredError
+
+N = 2000
+
+
+@pytest.fixture(scope="module")
+def frame():
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(N, 4))
+    X[rng.random(X.shape) < 0.05] = np.nan
+    df = pd.DataFrame(X, columns=list("abcd"))
+    df["y"] = np.nan_to_num(X[:, 0]) - np.nan_to_num(X[:, 1]) ** 2 + rng.normal(0, 0.1, N)
+    return df
+
+
+def _waves(engine, parts, evals, schema):
+    """prepare, initial rows, a round start and two levels; what each returned."""
+    loss = SquaredError()
+    engine.prepare(parts, evals, schema, True, 32)
+    base = engine.init_score(loss)
+    engine.set_rows(GradientLearner(loss), base, None)
+    scales = fixed_point_scales(loss.gradient_bounds(engine.y_absmax, engine.w_max, 0.0), engine.n_rows)
+    learner = GradientLearner(loss, scales, n_stats=2)
+    features = np.arange(schema.n_features)
+    root, root_counts, metric, _ = engine.start_round(learner, None, True, 0, features)
+    root = root.copy()  # in process, valid until the next wave of its kind
+    goes_left = np.zeros((1, 256), bool)
+    goes_left[0, :16] = True
+    ints = lambda v: np.array(v, np.int64)
+    level1 = LevelSplits(ints([0]), ints([0]), ints([0]), goes_left, ints([1]), ints([2]),
+                         np.array([True]), ints([0]))
+    hist1, counts1 = engine.level(level1, 1, features)
+    hist1 = hist1.copy()
+    level2 = LevelSplits(ints([0, 0]), ints([1, 2]), ints([1, 1]), np.repeat(goes_left, 2, axis=0),
+                         ints([3, 5]), ints([4, 6]), np.array([True, False]), ints([0, -1]))
+    hist2, counts2 = engine.level(level2, 1, features)
+    return [base, root, root_counts, metric, hist1, counts1, hist2, counts2]
+
+
+def test_local_and_dask_executors_give_the_same_waves(frame, dask_client):
+    X, y = frame[list("abcd")], frame["y"]
+    ex, parts, evals, schema = _data.plan(X, y, None, None, None, None, None)
+    assert isinstance(ex, LocalExecutor) and isinstance(ex, Executor)
+    with Engine(ex) as engine:
+        local = _waves(engine, parts, evals, schema)
+
+    ddf = dd.from_pandas(frame, npartitions=4)
+    ex, parts, evals, schema = _data.plan(ddf[list("abcd")], ddf["y"], None, None, None,
+                                          dask_client, None)
+    assert isinstance(ex, DaskExecutor) and isinstance(ex, Executor)
+    with Engine(ex) as engine:
+        distributed = _waves(engine, parts, evals, schema)
+        assert len(engine.groups) == 2  # both workers hold rows
+
+    names = ["base score", "root histogram", "root counts", "metric", "level 1 histogram",
+             "level 1 counts", "level 2 histogram", "level 2 counts"]
+    for name, a, b in zip(names, local, distributed):
+        np.testing.assert_array_equal(a, b, err_msg=name)
+    assert local[2].tolist() == [N]  # every row in the root
+    assert local[5].sum() == N and local[7].sum() == N  # each level routes every row
+    assert local[6][0].any()  # node 3 (built) has rows
+    # node 1 holds every row of feature 0's bins 0..15: there its histogram is the root's
+    np.testing.assert_array_equal(local[4][0, 0, :16], local[1][0, 0, :16])
+
+
+def test_an_executor_missing_part_of_the_protocol_is_not_one():
+    class NoClose(LocalExecutor):
+        close = None
+
+    assert not isinstance(object(), Executor)
+    assert isinstance(LocalExecutor(), Executor)
+    assert not isinstance(NoClose(), Executor)
