@@ -12,7 +12,7 @@ The per-row work itself is the learner's (``learner``).
 from __future__ import annotations
 
 import time
-from collections import OrderedDict
+import weakref
 from dataclasses import dataclass, field, replace
 
 from . import _exact
@@ -21,13 +21,45 @@ from ._partition import Buffers
 from .histogram import RowPartition, columns, replay, root_histograms, split_level
 
 
+class GroupMemory:
+    """What a group keeps from wave to wave besides its states.
+
+    ``buffers``: histogram memory every wave reuses (``_histogram_memory``).
+    The rows of the trees being grown, partitioned by node after the latest
+    level (``remember``, ``partitions``), keyed by the round-start state: only
+    a shortcut, since on a miss (a new holder, a recomputed state) the
+    partitions are rebuilt from the roots by replaying the round's splits, so
+    results never depend on it. Nothing is kept when pickled.
+    """
+
+    def __init__(self):
+        self.buffers = Buffers()
+        self._partitions = None  # (weak reference to the round-start state, depth, partitions)
+
+    def remember(self, state, depth: int, partitions) -> None:
+        self._partitions = (weakref.ref(state), depth, partitions)
+
+    def partitions(self, state, depth: int):
+        """The partitions remembered for ``state`` after ``depth`` levels, or None."""
+        if self._partitions is None:
+            return None
+        ref, kept_depth, partitions = self._partitions
+        return partitions if ref() is state and kept_depth == depth else None
+
+    def forget(self) -> None:
+        self._partitions = None
+
+    def __reduce__(self):
+        return GroupMemory, ()
+
+
 @dataclass(frozen=True)
 class GroupState:
     shards: tuple
     rows: tuple = ()  # per partition: the learner's row state (e.g. margins)
     stats: tuple = ()
     positions: tuple = ()
-    scratch: Buffers = field(default_factory=Buffers, compare=False, repr=False)  # histogram memory
+    memory: GroupMemory = field(default_factory=GroupMemory, compare=False, repr=False)
 
 
 def _histogram_memory(state: GroupState, name: str, n_slots: int, stats):
@@ -39,7 +71,8 @@ def _histogram_memory(state: GroupState, name: str, n_slots: int, stats):
     page fault per 4 KiB written, every wave.
     """
     n_features = state.shards[0].X_binned.shape[1]
-    return state.scratch.zeros(name, (n_slots, n_features, MAX_BINS, stats.shape[2]), STAT_DTYPE)
+    return state.memory.buffers.zeros(name, (n_slots, n_features, MAX_BINS, stats.shape[2]),
+                                      STAT_DTYPE)
 
 
 def bundle(*shards) -> GroupState:
@@ -131,32 +164,15 @@ def start_round(state: GroupState, learner, packed_trees, metric: bool, round_in
         stats.append(st)
         positions.append(pos)
     new = replace(state, rows=tuple(rows), stats=tuple(stats), positions=tuple(positions))
-    _remember(new, 0, partitions)
+    new.memory.remember(new, 0, partitions)
     return new, (hist, _sum_metric(sums) if metric else None, time.perf_counter() - t0, counts)
-
-
-_PARTITIONS: OrderedDict = OrderedDict()
-"""Per worker: the rows of the trees being grown, partitioned by node after
-the latest level, keyed by the round-start state. Only a shortcut: on a miss
-(a new worker, a recomputed state) the partitions are rebuilt from the root
-by replaying the round's splits, so results never depend on it."""
-_PARTITIONS_KEPT = 8
-
-
-def _remember(state, depth, partitions):
-    key = id(state)
-    _PARTITIONS[key] = (state, depth, partitions)
-    _PARTITIONS.move_to_end(key)
-    while len(_PARTITIONS) > _PARTITIONS_KEPT:
-        _PARTITIONS.popitem(last=False)
 
 
 def _partitions_before(state, split_history):
     """Each shard's rows partitioned by node after all levels but the last."""
-    depth = len(split_history) - 1
-    cached = _PARTITIONS.get(id(state))
-    if cached is not None and cached[0] is state and cached[1] == depth:
-        return cached[2]
+    cached = state.memory.partitions(state, len(split_history) - 1)
+    if cached is not None:
+        return cached
     return [
         replay(columns(shard.X_binned, shard.buffers), RowPartition.from_positions(pos),
                split_history[:-1])
@@ -184,7 +200,7 @@ def level(state: GroupState, split_history, n_slots, features):
         hist, cc = split_level(shard.X_binned, columns(shard.X_binned, shard.buffers), st, part,
                                splits, n_slots, features, hist)
         counts = counts + cc
-    _remember(state, len(split_history), partitions)
+    state.memory.remember(state, len(split_history), partitions)
     return hist, counts, time.perf_counter() - t0
 
 

@@ -192,14 +192,3 @@ def make_shard(X, y, w, schema: Schema, mapper: BinMapper, classes, first_row: i
 def _rows(X, start: int, stop: int):
     """Rows ``start:stop`` of a DataFrame or an array."""
     return X.iloc[start:stop] if hasattr(X, "iloc") else X[start:stop]
-
-
-def sum_arrays(arrays):
-    """Sum of a list of freshly gathered histograms (exact: integers).
-
-    The first array is reused for the total: callers pass results they own.
-    """
-    total = arrays[0]
-    for a in arrays[1:]:
-        total += a
-    return total

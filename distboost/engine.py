@@ -292,7 +292,7 @@ class Engine:
                 BOTH, fresh_round=True, light=light)
         evals = self._evaluations(learner, packed_trees) if packed_trees is not None else []
         results, *rest = self.ex.run([op] + evals, "round-start")
-        hist = _partition.sum_arrays([r[0] for r in results])
+        hist = _sum_histograms([r[0] for r in results])
         root_counts = sum(r[3] for r in results)
         self.timings["kernels"] += max(r[2] for r in results)
         tm = _finish_metric([r[1] for r in results], learner) if train_metric else None
@@ -314,7 +314,7 @@ class Engine:
         self._split_history.append(splits)
         args = (tuple(self._split_history), n_slots, features)
         (results,) = self.ex.run([Op(TRAIN, _group.level, args)], "histogram")
-        hist = _partition.sum_arrays([r[0] for r in results])
+        hist = _sum_histograms([r[0] for r in results])
         counts = sum(r[1] for r in results)
         self.timings["kernels"] += max(r[2] for r in results)
         self.timings["histograms"] += time.perf_counter() - t0
@@ -388,6 +388,17 @@ def _release_arrow_memory():
 def _summary(scan: dict) -> dict:
     """The small part of a scan result (everything but the sample rows)."""
     return {k: v for k, v in scan.items() if k != "candidates"}
+
+
+def _sum_histograms(arrays):
+    """Sum of a list of freshly gathered histograms (exact: integers).
+
+    The first array is reused for the total: callers pass results they own.
+    """
+    total = arrays[0]
+    for a in arrays[1:]:
+        total += a
+    return total
 
 
 def _finish_metric(sums, learner) -> float:

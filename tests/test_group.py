@@ -6,7 +6,7 @@ import numpy as np
 
 from distboost import _group
 from distboost._input import Schema
-from distboost._partition import Buffers, make_shard
+from distboost._partition import make_shard
 from distboost.binning import BinMapper
 from distboost.histogram import LevelSplits
 from distboost.learner import GradientLearner
@@ -35,11 +35,11 @@ def test_level_partition_cache_is_only_a_shortcut():
 
     level1 = splits([0], 0, [(1, 2)], [True])
     level2 = splits([1, 2], 1, [(3, 4), (5, 6)], [True, False])  # build nodes 3 and 6
-    _group._PARTITIONS.clear()
+    state.memory.forget()
     _, counts1, _ = _group.level(state, (level1,), 1, np.arange(3))
     with_cache, counts, _ = _group.level(state, (level1, level2), 2, np.arange(3))
     with_cache = with_cache.copy()  # the next wave reuses the group's histogram memory
-    _group._PARTITIONS.clear()
+    state.memory.forget()
     recomputed, counts_again, _ = _group.level(state, (level1, level2), 2, np.arange(3))
     np.testing.assert_array_equal(with_cache, recomputed)
     np.testing.assert_array_equal(counts, counts_again)
@@ -73,5 +73,5 @@ def test_waves_reuse_the_group_histogram_memory_and_start_from_zero():
     second = _group.level(state, (split,), 1, np.arange(2))[0]
     assert np.shares_memory(first, second)
     np.testing.assert_array_equal(second, kept)  # zeroed before each wave, not added to
-    fresh = replace(state, scratch=Buffers())
+    fresh = replace(state, memory=_group.GroupMemory())
     np.testing.assert_array_equal(_group.level(fresh, (split,), 1, np.arange(2))[0], kept)
