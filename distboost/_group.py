@@ -98,24 +98,16 @@ def each_shard(shards, *per_shard):
 
 def placement(state: GroupState) -> dict:
     """Rows of the group kept in memory and on disk."""
-    state = _state(state)
     disk = sum(s.n_rows for s in state.shards if s.buffers.on_disk)
     return {"memory_rows": sum(s.n_rows for s in state.shards) - disk, "disk_rows": disk}
 
 
-def _state(value) -> GroupState:
-    """A wave's output is a (state, result) pair; the next wave takes either."""
-    return value[0] if isinstance(value, tuple) else value
-
-
 def exact_sums(state: GroupState, fn):
     """Per partition: ``fn(shard)`` -> list of arrays, summed exactly."""
-    state = _state(state)
     return [_exact.exact_sums(fn(s)) for (s,) in each_shard(state.shards)]
 
 
 def set_rows(state: GroupState, learner, base_score, packed_trees) -> GroupState:
-    state = _state(state)
     rows = tuple(s.buffers.keep("rows", learner.initial_state(s, base_score, packed_trees))
                  for (s,) in each_shard(state.shards))
     return replace(state, rows=rows, stats=(), positions=())
@@ -146,7 +138,6 @@ def start_round(state: GroupState, learner, packed_trees, metric: bool, round_in
     (GroupState, small) where small = (summed root histograms, metric sums or None,
     seconds spent in this task, rows in each tree's root)
     """
-    state = _state(state)
     t0 = time.perf_counter()
     rows, stats, positions, partitions, hist, sums, counts = [], [], [], [], None, [], 0
     for shard, row in each_shard(state.shards, state.rows):
@@ -192,7 +183,6 @@ def level(state: GroupState, split_history, n_slots, features):
     seconds spent in this task).
     """
     t0 = time.perf_counter()
-    state = _state(state)
     partitions = _partitions_before(state, split_history)
     hist = _histogram_memory(state, "level", n_slots, state.stats[0])
     counts, splits = 0, split_history[-1]
@@ -206,7 +196,6 @@ def level(state: GroupState, split_history, n_slots, features):
 
 def finish(state: GroupState, learner, packed_trees, metric: bool):
     """Add the last trees; metric sums of the final model."""
-    state = _state(state)
     rows = _updated(state, learner, packed_trees)
     sums = [learner.metric_sums(s, r) for s, r in each_shard(state.shards, rows)] if metric else []
     return replace(state, rows=rows, stats=(), positions=()), (_sum_metric(sums) if metric else None)
@@ -214,7 +203,6 @@ def finish(state: GroupState, learner, packed_trees, metric: bool):
 
 def evaluate(state: GroupState, learner, packed_trees):
     """Eval-set groups: add trees, return (state, metric sums)."""
-    state = _state(state)
     rows = _updated(state, learner, packed_trees)
     sums = [learner.metric_sums(s, r) for s, r in each_shard(state.shards, rows)]
     return replace(state, rows=rows), _sum_metric(sums)
@@ -222,7 +210,6 @@ def evaluate(state: GroupState, learner, packed_trees):
 
 def apply(state: GroupState, fn, *args):
     """Extension point: ``fn(state, *args) -> (state, small)``."""
-    state = _state(state)
     return fn(state, *args)
 
 
