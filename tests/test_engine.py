@@ -25,11 +25,9 @@ N = 2000
 @pytest.fixture(scope="module")
 def frame():
     rng = np.random.default_rng(5)
-    X = rng.normal(size=(N, 4))
-    X[rng.random(X.shape) < 0.05] = np.nan
-    df = pd.DataFrame(X, columns=list("abcd"))
-    df["y"] = np.nan_to_num(X[:, 0]) - np.nan_to_num(X[:, 1]) ** 2 + rng.normal(0, 0.1, N)
-    return df
+    X = np.where(rng.random((N, 4)) < 0.05, np.nan, rng.normal(size=(N, 4)))  # 5 % missing
+    y = np.nan_to_num(X[:, 0]) - np.nan_to_num(X[:, 1]) ** 2 + rng.normal(0, 0.1, N)
+    return pd.DataFrame(X, columns=list("abcd")).assign(y=y)
 
 
 def _waves(engine, parts, evals, schema):
