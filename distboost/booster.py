@@ -139,9 +139,6 @@ def boost(engine, loss, n_outputs: int, params: BoostParams, base_score, prior_t
     counts = GradientCriterion.counts_needed(params.split)  # else (g, h): one add fewer per row
     for r in range(first, first + params.n_rounds):
         t0 = time.perf_counter()
-        if engine.rebase_due(r - first):
-            engine.set_rows(GradientLearner(loss), base_score,
-                            pack_rounds(list(prior_trees) + trees[:-1], n_outputs))
         pending_packed = None if pending is None else pack_rounds([pending], n_outputs)
         round_loss = _round_loss(engine, loss, pending_packed)
         scales = _scales(engine, round_loss, margin_bound, line)

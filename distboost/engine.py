@@ -75,8 +75,6 @@ class Executor(Protocol):
 class LocalExecutor:
     """Runs everything in this process: all partitions in one ``Holder``."""
 
-    rebase_every = None  # no task lineage to cut
-
     def __init__(self, n_jobs: int | None = None):
         self.n_jobs = n_jobs
         self.groups = []
@@ -244,15 +242,6 @@ class Engine:
                             "%d in memory", p["worker"], p["disk_rows"], p["memory_rows"])
 
     # ------------------------------------------------------------ row state
-    def rebase_due(self, rounds_done: int) -> bool:
-        """Time to rebuild row states from the model (``set_rows``)?
-
-        Only for an executor whose row states hang on a chain of tasks
-        (``rebase_every``); holders of either executor here need none.
-        """
-        every = getattr(self.ex, "rebase_every", None)
-        return bool(every) and rounds_done > 0 and rounds_done % every == 0
-
     def exact_sums(self, fn) -> list[float]:
         """Sums over every row of the arrays ``fn(shard)`` returns, exactly."""
         (per_group,) = self.ex.run([Op(TRAIN, _group.exact_sums, (fn,))], "sums")

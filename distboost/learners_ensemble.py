@@ -89,18 +89,12 @@ class AdaBoostLearner:
     n_classes: int
     scale: float = ADABOOST_SCALE
 
-    def initial_state(self, shard, total_weight, history):
-        """w_i = sample weight / total, then every round's update in ``history``
-        (a list of ``AdaBoostUpdate``), with the same float operations as the
-        incremental path, so a rebuilt state is bit for bit the same."""
-        w = shard.w / total_weight
-        for update in history or ():
-            if update.kind == "SAMME":
-                w = w * np.exp(update.alpha * (tree_classes(shard, update.packed) != shard.y))
-            else:
-                w = w * np.exp(samme_r_exponent(shard, update))
-            w = w / update.z
-        return w, None
+    def initial_state(self, shard, total_weight, packed_trees=None):
+        """w_i = sample weight / total (ESL Algorithm 10.1, step 1). AdaBoost
+        always starts from scratch: ``packed_trees`` must be None."""
+        if packed_trees is not None:
+            raise ValueError("AdaBoost weights start from the sample weights, not from trees")
+        return shard.w / total_weight, None
 
     def update(self, shard, row, update: AdaBoostUpdate):
         w, last = row

@@ -269,19 +269,6 @@ def test_single_class_and_bad_parameters():
         db.GradientBoostingRegressor().predict(np.zeros((1, 1)))
 
 
-def test_margins_rebuilt_from_the_model_are_bit_for_bit_the_same(hastie, monkeypatch):
-    # on Dask, margins are rebuilt from the model now and then (bounding task
-    # chains); that must not change a single bit of the model
-    from distboost.engine import LocalExecutor
-
-    X, y, _, _ = hastie
-    params = {"n_estimators": 9, "max_depth": 3, "subsample": 0.7}
-    incremental = db.GradientBoostingClassifier(**params).fit(X, y)
-    monkeypatch.setattr(LocalExecutor, "rebase_every", 2)
-    rebuilt = db.GradientBoostingClassifier(**params).fit(X, y)
-    assert all(a[0] == b[0] for a, b in zip(incremental.trees_, rebuilt.trees_))
-
-
 def test_thread_count_does_not_change_a_stochastic_model():
     # more rows than one chunk, so two threads really split the work
     rng = np.random.default_rng(11)

@@ -136,13 +136,9 @@ class AdaBoostClassifier(TreeEnsembleBase):
         if total_weight <= 0:
             raise ValueError("sample_weight sums to zero; nothing to fit")
         engine.set_rows(AdaBoostLearner(k), total_weight, None)  # 1. w_i = 1/N
-        trees, alphas, errors, pending, history = [], [], [], None, []
+        trees, alphas, errors, pending = [], [], [], None
         events = FitEvents(engine, self, self.n_estimators, metric="weighted_error")
         for m in range(self.n_estimators):
-            if engine.rebase_due(m) and pending is not None:
-                # weights from the model so far: cuts the chain of tasks behind them
-                engine.set_rows(AdaBoostLearner(k), total_weight, history)
-                pending = None
             tree = self._fit_weak_learner(engine, pending, m)  # 2(a), after m-1's 2(d)
             err, w_sum, wu_sum = self._round_error(engine, tree)  # 2(b)
             if self._no_better_than_guessing(err, m):
@@ -156,7 +152,6 @@ class AdaBoostClassifier(TreeEnsembleBase):
             if err <= 0.0:
                 break  # a perfect weak learner: the weights cannot change any more
             pending = self._weight_update(tree, err, alpha, w_sum, wu_sum)  # 2(d)
-            history.append(pending)
         events.end(len(trees))
         self._set_model_attributes(trees, k)
         self.estimator_weights_ = np.asarray(alphas)
