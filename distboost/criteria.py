@@ -61,7 +61,7 @@ def _weighted_impurity(c, kind):
 
 
 @numba.njit(cache=True)
-def category_order(hist_f, n_categories, majority):
+def class_category_order(hist_f, n_categories, majority):
     """Categories present in the node, sorted by the frequency of class ``majority``."""
     n_classes = hist_f.shape[1] - 1
     present = np.empty(n_categories, np.int64)
@@ -164,7 +164,7 @@ def find_best_impurity_splits(hist, totals, features, n_bins, is_categorical, ki
             if not features[node, f]:
                 continue
             if is_categorical[f]:
-                order = category_order(hist[node, f], n_bins[f], majority)
+                order = class_category_order(hist[node, f], n_bins[f], majority)
                 g_, b_, m_ = _scan(hist[node, f], order, total, kind, min_count, parent)
             else:
                 order = np.arange(n_bins[f])
@@ -290,7 +290,7 @@ class ImpurityCriterion:
         goes_left = np.zeros(MAX_BINS, dtype=bool)
         if is_cat:
             majority = int(np.argmax(hist_f[:, : self.n_classes].sum(axis=0)))
-            order = category_order(hist_f, hist_f.shape[0] - 1, majority)
+            order = class_category_order(hist_f, hist_f.shape[0] - 1, majority)
             goes_left[order[:split_bin]] = True
         else:
             goes_left[: split_bin + 1] = True

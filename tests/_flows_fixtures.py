@@ -42,7 +42,7 @@ TEST_CLUSTER = {
 
 
 def subprocess_env(prefect_home: str | Path) -> dict[str, str]:
-    """Environment for running ``python -m distboost.cli`` in a child process."""
+    """Environment for running ``python -m flows.cli`` in a child process."""
     env = dict(os.environ)
     env.update(QUIET)
     env["PREFECT_HOME"] = str(prefect_home)
@@ -107,11 +107,11 @@ def prepared_folder(raw: Path, out: Path, target: str = "y", categorical=()) -> 
 
 
 def run_cli(args: list[str], timeout: float = 300, **kwargs):
-    """``python -m distboost.cli ARGS`` in a child process; returns CompletedProcess."""
+    """``python -m flows.cli ARGS`` in a child process; returns CompletedProcess."""
     import subprocess
 
     return subprocess.run(
-        [sys.executable, "-m", "distboost.cli", "--no-progress", *args],
+        [sys.executable, "-m", "flows.cli", "--no-progress", *args],
         env=subprocess_env(shared_prefect_home()),
         cwd=REPO,
         capture_output=True,

@@ -23,7 +23,7 @@ import pandas as pd
 import pytest
 
 import distboost as db
-from distboost import cli
+from flows import cli
 
 
 @pytest.fixture(scope="module")
@@ -193,7 +193,7 @@ def test_sigterm_stops_the_cluster_and_prefect_server_the_cli_started(tmp_path):
     raw = fx.hastie_csv(tmp_path / "raw", n_rows=3000, n_files=3)
     out = tmp_path / "data"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "distboost.cli", "--no-progress", "prepare", str(raw), "--out",
+        [sys.executable, "-m", "flows.cli", "--no-progress", "prepare", str(raw), "--out",
          str(out), "--target", "y", "--categorical", "colour", "--workers", "1",
          "--dashboard-address", ":0"],
         env=fx.subprocess_env(fx.shared_prefect_home()), cwd=fx.REPO,

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from distboost import cli
+from flows import cli
 
 
 def test_parser_reads_every_command():
@@ -81,7 +81,7 @@ def test_prefect_environment_keeps_user_settings(tmp_path, monkeypatch):
 def _distboost_command() -> list[str]:
     """The installed ``distboost`` script, as the README runs it."""
     script = Path(sys.executable).parent / "distboost"
-    return [str(script)] if script.is_file() else [sys.executable, "-m", "distboost.cli"]
+    return [str(script)] if script.is_file() else [sys.executable, "-m", "flows.cli"]
 
 
 @pytest.mark.slow
@@ -218,7 +218,7 @@ def test_flow_run_url_is_printed_with_a_prefect_server(tmp_path):
         env = fx.subprocess_env(home)
         env["PREFECT_API_URL"] = api
         result = subprocess.run(
-            [sys.executable, "-m", "distboost.cli", "--no-progress", "prepare", str(raw),
+            [sys.executable, "-m", "flows.cli", "--no-progress", "prepare", str(raw),
              "--out", str(tmp_path / "data"), "--target", "y", "--categorical", "colour",
              "--workers", "1", "--dashboard-address", ":0"],
             env=env, cwd=fx.REPO, capture_output=True, text=True, timeout=300, check=False,

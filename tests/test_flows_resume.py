@@ -61,7 +61,7 @@ def test_killed_training_resumes_to_the_uninterrupted_model(tmp_path):
         [
             sys.executable,
             "-m",
-            "distboost.cli",
+            "flows.cli",
             "--no-progress",
             "train",
             str(data),
