@@ -23,11 +23,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import line_search
-from ._colsample import NodeFeatures
 from ._events import named_metrics
-from ._random import splitmix64
 from .grower import GrowthParams, TreeGrower
 from .learner import GradientLearner
+from .sampling import NodeFeatures, feature_masks
 from .splitting import GradientCriterion, SplitParams
 from .tree import pack_trees
 
@@ -70,20 +69,6 @@ def fixed_point_scales(bounds, n_rows: int) -> tuple[float, float]:
             )
         scales.append(1.0 if m <= 0 else 2.0 ** math.floor(61 - math.log2(m * max(n_rows, 1))))
     return tuple(scales)
-
-
-def feature_masks(n_trees, n_features, fraction, seed, round_index) -> np.ndarray:
-    """Features each tree of a round may use (column subsampling by tree)."""
-    masks = np.ones((n_trees, n_features), bool)
-    if fraction >= 1.0:
-        return masks
-    k = max(1, round(fraction * n_features))
-    for t in range(n_trees):
-        key = int(splitmix64(np.uint64((seed * 1_000_003 + round_index * 131 + t) & (2**63 - 1))))
-        chosen = np.random.default_rng(key).choice(n_features, size=k, replace=False)
-        masks[t] = False
-        masks[t, chosen] = True
-    return masks
 
 
 class _Tracker:

@@ -28,7 +28,6 @@ import numba
 import numpy as np
 
 from ._common import MAX_BINS, MISSING_BIN
-from ._random import splitmix64
 from .splitting import GradientCriterion, SplitParams
 
 CRITERIA = {"gini": 0, "entropy": 1, "log_loss": 1, "misclassification": 2}
@@ -175,84 +174,6 @@ def find_best_impurity_splits(hist, totals, features, n_bins, is_categorical, ki
         if gain[node] <= tolerance * w:
             gain[node] = -np.inf
     return gain, feature, split_bin, missing_left
-
-
-@numba.njit(cache=True)
-def draw_node_features(keys, allowed, non_constant, max_features):
-    """Random feature subsets of the nodes of a forest (seed 001, step 2).
-
-    Each node walks its own random permutation of the features (a function of
-    its key only) and keeps the first ``max_features`` that are allowed and
-    not constant in the node; constant features do not count, as in
-    scikit-learn, so a node with an informative feature is never left without
-    one to split on.
-
-    Parameters
-    ----------
-    keys : ndarray of shape (n_nodes,), uint64
-    allowed, non_constant : ndarray of shape (n_nodes, n_features), bool
-    max_features : int
-
-    Returns
-    -------
-    masks : ndarray of shape (n_nodes, n_features), bool
-    """
-    n_nodes, n_features = allowed.shape
-    masks = np.zeros((n_nodes, n_features), np.bool_)
-    perm = np.empty(n_features, np.int64)
-    for node in range(n_nodes):
-        z = keys[node]
-        for j in range(n_features):
-            perm[j] = j
-        for j in range(n_features - 1, 0, -1):  # Fisher-Yates
-            z = splitmix64(z + np.uint64(0x9E3779B97F4A7C15))
-            r = np.int64(z % np.uint64(j + 1))
-            perm[j], perm[r] = perm[r], perm[j]
-        taken = 0
-        for j in range(n_features):
-            f = perm[j]
-            if taken >= max_features:
-                break
-            if allowed[node, f] and non_constant[node, f]:
-                masks[node, f] = True
-                taken += 1
-    return masks
-
-
-def node_keys(seed: int, nodes) -> np.ndarray:
-    """One uint64 key per (tree, node) pair: its random stream for features."""
-    keys = np.empty(len(nodes), np.uint64)
-    for k, (tree, node) in enumerate(nodes):
-        mixed = (seed * 0x9E3779B1 + tree * 0x85EBCA77 + node * 0xC2B2AE3D + 0x27D4EB2F) % 2**64
-        keys[k] = splitmix64(np.uint64(mixed))
-    return keys
-
-
-class NodeFeatureSampler:
-    """Per-node random feature subsets for the grower's ``node_features`` hook.
-
-    Parameters
-    ----------
-    max_features : int or None
-        Features tried per node; None: all.
-    seed : int
-    first_tree : int
-        Global index of the batch's first tree: draws depend on (seed, global
-        tree index, node id) only, not on how trees are batched.
-    count_stat : int
-        Position of the row count in the stats vector (to find constant features).
-    """
-
-    def __init__(self, max_features, seed, first_tree, count_stat):
-        self.max_features, self.seed = max_features, seed
-        self.first_tree, self.count_stat = first_tree, count_stat
-
-    def __call__(self, masks, hist, nodes):
-        if self.max_features is None or self.max_features >= masks.shape[1]:
-            return masks
-        non_constant = (hist[..., self.count_stat] > 0).sum(axis=2) > 1
-        keys = node_keys(self.seed, [(self.first_tree + t, n) for t, n in nodes])
-        return draw_node_features(keys, masks, non_constant, self.max_features)
 
 
 class ImpurityCriterion:

@@ -77,7 +77,7 @@ class TreeGrower:
         Features each tree may split on (column subsampling by tree).
     node_features : callable, optional
         ``node_features(tree, depth, node_id) -> mask``: features a node may
-        split on (column subsampling by level and by node, ``_colsample``);
+        split on (column subsampling by level and by node, ``sampling``);
         by default the tree's mask.
     root_counts : ndarray of shape (n_trees,), optional
         Rows in each root. Needed when the criterion's statistics hold no

@@ -7,11 +7,9 @@ from distboost._common import MAX_BINS, MISSING_BIN
 from distboost.binning import BinMapper
 from distboost.criteria import (
     ImpurityCriterion,
-    NodeFeatureSampler,
     VarianceCriterion,
-    draw_node_features,
-    node_keys,
 )
+from distboost.sampling import NodeFeatureSampler, draw_node_features, node_keys
 
 # six points on one feature, one per bin; weights as after some boosting
 BINS = np.arange(6)

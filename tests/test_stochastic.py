@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from distboost import GradientBoostingClassifier, GradientBoostingRegressor
-from distboost._colsample import NodeFeatures
+from distboost.sampling import NodeFeatures
 
 
 def data(n=1200, d=8, seed=0):

@@ -16,7 +16,7 @@ from typing import ClassVar
 import numpy as np
 
 from .._events import FitEvents
-from .._random import random_seed, splitmix64
+from .._random import random_seed
 from .._spill import OUT_OF_CORE_PARAMETER
 from .._validation import (
     BOOL,
@@ -29,6 +29,7 @@ from .._validation import (
 )
 from ..criteria import CRITERIA
 from ..grower import GrowthParams
+from ..sampling import tree_feature_masks
 from ._predict import predict_any
 from ._tree_batch import ForestSpec, grow_forest
 from ._tree_estimator import TreeEnsembleBase
@@ -90,19 +91,6 @@ def sampling_rate(max_samples, n_rows: int, bootstrap: bool) -> float:
         return float(max_samples)
     raise ValueError(f"max_samples must be an int in [1, n_rows] or a float in (0, 1], "
                      f"got {max_samples!r}")
-
-
-def tree_feature_masks(n_trees, n_features, k, seed, bootstrap_features=False) -> np.ndarray:
-    """Features of each tree (random subspaces), a function of (seed, tree) only."""
-    masks = np.ones((n_trees, n_features), bool)
-    if k >= n_features and not bootstrap_features:
-        return masks
-    for t in range(n_trees):
-        key = int(splitmix64(np.uint64((seed * 0x9E3779B1 + t * 0x7F4A7C15 + 0x51) % 2**64)))
-        chosen = np.random.default_rng(key).choice(n_features, size=k, replace=bootstrap_features)
-        masks[t] = False
-        masks[t, chosen] = True
-    return masks
 
 
 class BaggedTreesBase(TreeEnsembleBase):

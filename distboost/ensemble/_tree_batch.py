@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import _exact
 from ..booster import fixed_point_scales, grow_trees
-from ..criteria import ImpurityCriterion, NodeFeatureSampler, VarianceCriterion
+from ..criteria import ImpurityCriterion, VarianceCriterion
 from ..grower import GrowthParams
 from ..learners_ensemble import (
     MAX_MULTIPLICITY,
@@ -25,6 +25,7 @@ from ..learners_ensemble import (
     OutOfBagBatch,
     out_of_bag_results,
 )
+from ..sampling import NodeFeatureSampler
 from ..tree import pack_trees
 
 STATS_BUDGET = 192 * 2**20
