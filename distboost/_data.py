@@ -99,8 +99,6 @@ def _check_dask_fit(X, y) -> None:
         raise ValueError("Complex data not supported: X has complex columns; pass real numbers")
 
 
-
-
 def _joined_parts(X, y, w):
     """Partitions of X with y (and w) as extra columns, or None if they don't align.
 

@@ -62,7 +62,7 @@ class GroupState:
     memory: GroupMemory = field(default_factory=GroupMemory, compare=False, repr=False)
 
 
-def _histogram_memory(state: GroupState, name: str, n_slots: int, stats):
+def _histogram_memory(state: GroupState, name: str, n_slots: int, n_stats: int):
     """Zeroed histograms for ``n_slots`` nodes, in memory the group reuses.
 
     A wave's histograms are sent off (or, in process, copied by the grower)
@@ -71,8 +71,7 @@ def _histogram_memory(state: GroupState, name: str, n_slots: int, stats):
     page fault per 4 KiB written, every wave.
     """
     n_features = state.shards[0].X_binned.shape[1]
-    return state.memory.buffers.zeros(name, (n_slots, n_features, MAX_BINS, stats.shape[2]),
-                                      STAT_DTYPE)
+    return state.memory.buffers.zeros(name, (n_slots, n_features, MAX_BINS, n_stats), STAT_DTYPE)
 
 
 def bundle(*shards) -> GroupState:
@@ -149,7 +148,7 @@ def start_round(state: GroupState, learner, packed_trees, metric: bool, round_in
         st, pos = shard.buffers.keep("stats", st), shard.buffers.keep("positions", pos)
         partitions.append(RowPartition.from_positions(pos, shard.buffers))
         if hist is None:
-            hist = _histogram_memory(state, "root", st.shape[0], st)
+            hist = _histogram_memory(state, "root", st.shape[0], st.shape[2])
         hist = root_histograms(shard.X_binned, st, partitions[-1], features, hist)
         counts = counts + partitions[-1].stop[:, 0]
         stats.append(st)
@@ -184,7 +183,7 @@ def level(state: GroupState, split_history, n_slots, features):
     """
     t0 = time.perf_counter()
     partitions = _partitions_before(state, split_history)
-    hist = _histogram_memory(state, "level", n_slots, state.stats[0])
+    hist = _histogram_memory(state, "level", n_slots, state.stats[0].shape[2])
     counts, splits = 0, split_history[-1]
     for shard, st, part in each_shard(state.shards, state.stats, partitions):
         hist, cc = split_level(shard.X_binned, columns(shard.X_binned, shard.buffers), st, part,

@@ -284,20 +284,20 @@ class DaskExecutor:
         ``on_loop`` runs the calls on the workers' event loops instead of
         their actor threads (one thread hand-over less each way).
         """
+        keys = [tuple(map(id, ops)) for ops in op_lists]
         packed = {}
-        for ops in op_lists:  # packed once, whatever the number of holders sent them
-            if ops and tuple(map(id, ops)) not in packed:
+        for key, ops in zip(keys, op_lists):  # packed once, whatever the number of holders
+            if ops and key not in packed:
                 header, buffers = pack(ops)  # buffers need Dask's serialization, bytes do not
-                packed[tuple(map(id, ops))] = to_serialize((header, buffers)) if buffers else (header, ())
+                packed[key] = to_serialize((header, buffers)) if buffers else (header, ())
         kwargs = {"separate_thread": not on_loop}
-        send = self._calls.sender()
 
-        async def call(g, ops):
+        async def call(send, g, ops, key):
             # errors are returned, not raised here: a raised error's traceback would
             # hold this frame, and through it the executor, in a reference cycle
             if not ops:
                 return []
-            reply = asyncio.ensure_future(send(g, packed[tuple(map(id, ops))], kwargs))
+            reply = asyncio.ensure_future(send(g, packed[key], kwargs))
             while not reply.done():  # don't wait out connection timeouts for a dead worker
                 if g.future.status == "error":
                     reply.cancel()
@@ -308,12 +308,12 @@ class DaskExecutor:
             answer = reply.result()
             return unpack(answer["result"]) if answer["status"] == "OK" else answer["exception"]
 
-        async def wave():
-            return await asyncio.gather(*(call(g, ops) for g, ops in zip(groups, op_lists)),
+        async def wave(send):
+            return await asyncio.gather(*(call(send, g, ops, key)
+                                          for g, ops, key in zip(groups, op_lists, keys)),
                                         return_exceptions=True)
 
         return self._calls.run(wave)
-
 
 class _Calls:
     """How a wave's actor calls reach the holders' workers.
@@ -332,34 +332,28 @@ class _Calls:
         self._loop = None
         self._comms: dict[str, object] = {}
 
-    def _own_loop(self) -> bool:
+    def run(self, wave):
+        """``wave(send)`` to its end, ``async send(group, payload, kwargs) -> answer``
+        reaching the holders the way this thread and client allow."""
         if self.client.direct_to_workers is False:
-            return False
+            return self.client.sync(wave, self._relayed)
         try:
             asyncio.get_running_loop()
-        except RuntimeError:
-            return True
-        return False
+        except RuntimeError:  # no loop in this thread: run one of the fit's own
+            if self._loop is None:
+                self._loop = asyncio.new_event_loop()
+            return self._loop.run_until_complete(wave(self._send))
+        return self.client.sync(wave, self._pooled)
 
-    def sender(self):
-        """``async send(group, payload, kwargs) -> answer`` for the next wave."""
-        if self._own_loop():
-            return self._send
-        if self.client.direct_to_workers is False:
-            def rpc(address):
-                return ProxyRPC(self.client.scheduler, address)
-        else:
-            rpc = self.client.rpc
-        return lambda g, payload, kwargs: rpc(g.address).actor_execute(
+    def _pooled(self, g, payload, kwargs):
+        """Through the client's connection pool (what an Actor proxy does)."""
+        return self.client.rpc(g.address).actor_execute(
             actor=g.future.key, function="call", args=[payload], kwargs=kwargs)
 
-    def run(self, wave):
-        """Run the coroutine function ``wave`` to its end."""
-        if not self._own_loop():
-            return self.client.sync(wave)
-        if self._loop is None:
-            self._loop = asyncio.new_event_loop()
-        return self._loop.run_until_complete(wave())
+    def _relayed(self, g, payload, kwargs):
+        """Through the scheduler."""
+        return ProxyRPC(self.client.scheduler, g.address).actor_execute(
+            actor=g.future.key, function="call", args=[payload], kwargs=kwargs)
 
     async def _send(self, g, payload, kwargs):
         from distributed.comm import connect
