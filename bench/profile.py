@@ -32,7 +32,8 @@ sys.path.insert(0, str(BENCH_DIR))
 import w1
 
 import distboost as db
-from distboost import _group, grower, histogram, learner
+from distboost import grower, histogram, learner
+from distboost.engine import group as _group
 
 STEPS = collections.defaultdict(float)
 LEVELS = collections.defaultdict(lambda: np.zeros(4))  # depth -> routed, built, seconds, calls

@@ -45,7 +45,7 @@ from fractions import Fraction
 import numba
 import numpy as np
 
-from ._group import GroupState, each_shard
+from .engine.group import GroupState, each_shard
 
 MAX_SHIP = 2048
 """Rows of a query's final range shipped to the driver (over all partitions)."""

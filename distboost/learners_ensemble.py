@@ -27,8 +27,8 @@ import numpy as np
 from . import _exact
 from ._common import STAT_DTYPE
 from ._fixed_point import quantize
-from ._group import each_shard
 from ._random import row_uniforms
+from .engine.group import each_shard
 from .tree import leaf_ids_binned, predict_binned
 
 MAX_MULTIPLICITY = 32

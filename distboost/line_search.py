@@ -30,8 +30,8 @@ import numba
 import numpy as np
 
 from . import _exact
-from ._group import each_shard
 from ._select import plain_state, weighted_quantiles
+from .engine.group import each_shard
 from .tree import Tree, leaf_indices_binned, predict_binned
 
 _UNIT = 1 << 1200  # _exact's sums are integers in units of 2**-1200

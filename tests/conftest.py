@@ -1,6 +1,6 @@
 """Shared fixtures: one real LocalCluster for the session, dashboards off."""
 
-import itertools
+import contextlib
 import os
 
 import numpy as np
@@ -30,28 +30,21 @@ def dask_client():
 
 
 @pytest.fixture
-def partitioned(monkeypatch):
+def partitioned():
     """``partitioned(k)``: in-process fits see their rows as k partitions.
 
     The engine really runs on k partitions (in this process), which is how
-    partition-independence is checked without a cluster.
+    partition-independence is checked without a cluster
+    (``distboost.engine.local_partitions``).
     """
-    from distboost import _data
+    from distboost.engine import local_partitions
 
-    real = _data.plan
+    with contextlib.ExitStack() as stack:
+        def use(n_parts):
+            stack.close()
+            stack.enter_context(local_partitions(n_parts))
 
-    def use(n_parts):
-        def plan(X, y, w, *args):
-            ex, parts, evals, schema = real(X, y, w, *args)
-            ((Xa, ya, wa),) = parts
-            bounds = np.linspace(0, len(ya), n_parts + 1).astype(int)
-            parts = [(Xa[i:j], ya[i:j], None if wa is None else wa[i:j])
-                     for i, j in itertools.pairwise(bounds)]
-            return ex, parts, evals, schema
-
-        monkeypatch.setattr(_data, "plan", plan)
-
-    return use
+        yield use
 
 
 @pytest.fixture(scope="module")

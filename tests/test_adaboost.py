@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from distboost import AdaBoostClassifier, load_model
-from distboost._partition import Shard
+from distboost.engine.shard import Shard
 from distboost.learners_ensemble import AdaBoostLearner, AdaBoostUpdate
 
 dd = pytest.importorskip("dask.dataframe")

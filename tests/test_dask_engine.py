@@ -211,8 +211,7 @@ def _refuse(state, message):
 
 
 def test_an_error_in_a_holder_reaches_the_caller(frame, dask_client):
-    from distboost._data import plan
-    from distboost.engine import Engine
+    from distboost.engine import Engine, plan
 
     ddf = dd.from_pandas(frame, npartitions=2)
     ex, parts, evals, schema = plan(ddf[FEATURES], ddf["target"], None, None, None, dask_client, None)
@@ -230,9 +229,8 @@ def _thread(state, seconds):
 
 
 def test_short_waves_run_on_the_workers_event_loops(frame, dask_client):
-    from distboost._data import plan
-    from distboost.dask_engine import LOOP_CALL_SECONDS
-    from distboost.engine import Engine
+    from distboost.engine import Engine, plan
+    from distboost.engine.dask import LOOP_CALL_SECONDS
 
     ddf = dd.from_pandas(frame, npartitions=2)
     ex, parts, evals, schema = plan(ddf[FEATURES], ddf["target"], None, None, None, dask_client, None)

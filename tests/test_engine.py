@@ -11,10 +11,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from distboost import _data
 from distboost.booster import fixed_point_scales
-from distboost.dask_engine import DaskExecutor
-from distboost.engine import Engine, Executor, LocalExecutor
+from distboost.engine import Engine, Executor, LocalExecutor, local_partitions, plan
+from distboost.engine.dask import DaskExecutor
 from distboost.histogram import LevelSplits
 from distboost.learner import GradientLearner
 from distboost.losses import SquaredError
@@ -54,16 +53,45 @@ def _waves(engine, parts, evals, schema):
     return [base, root, root_counts, metric, hist1, counts1, hist2, counts2]
 
 
+def test_local_partitions_cut_in_memory_rows_into_runs_within_its_block(frame):
+    X, y = frame[list("abcd")], frame["y"]
+    w = np.arange(N, dtype=float)
+    with local_partitions(3):
+        _, parts, _, _ = plan(X, y, w, None, None, None, None)
+    assert [len(p[1]) for p in parts] == [666, 667, 667]  # linspace(0, 2000, 4) truncated
+    assert [p[0].index[0] for p in parts] == [0, 666, 1333]
+    assert [p[2][0] for p in parts] == [0.0, 666.0, 1333.0]  # weights follow their rows
+    _, parts, _, _ = plan(X, y, w, None, None, None, None)
+    assert len(parts) == 1  # outside the block: one partition again
+    for bad in (0, -2, 1.5, True):
+        with pytest.raises(ValueError, match="n_partitions must be a positive int"), \
+                local_partitions(bad):
+            pass
+
+
+def test_local_partitions_give_the_same_waves(frame):
+    X, y = frame[list("abcd")], frame["y"]
+    runs = []
+    for k in (1, 5):
+        with local_partitions(k):
+            ex, parts, evals, schema = plan(X, y, None, None, None, None, None)
+        assert len(parts) == k
+        with Engine(ex) as engine:
+            runs.append(_waves(engine, parts, evals, schema))
+    for a, b in zip(*runs):
+        np.testing.assert_array_equal(a, b)
+
+
 def test_local_and_dask_executors_give_the_same_waves(frame, dask_client):
     X, y = frame[list("abcd")], frame["y"]
-    ex, parts, evals, schema = _data.plan(X, y, None, None, None, None, None)
+    ex, parts, evals, schema = plan(X, y, None, None, None, None, None)
     assert isinstance(ex, LocalExecutor) and isinstance(ex, Executor)
     with Engine(ex) as engine:
         local = _waves(engine, parts, evals, schema)
 
     ddf = dd.from_pandas(frame, npartitions=4)
-    ex, parts, evals, schema = _data.plan(ddf[list("abcd")], ddf["y"], None, None, None,
-                                          dask_client, None)
+    ex, parts, evals, schema = plan(ddf[list("abcd")], ddf["y"], None, None, None,
+                                    dask_client, None)
     assert isinstance(ex, DaskExecutor) and isinstance(ex, Executor)
     with Engine(ex) as engine:
         distributed = _waves(engine, parts, evals, schema)

@@ -4,10 +4,10 @@ from dataclasses import replace
 
 import numpy as np
 
-from distboost import _group
 from distboost._input import Schema
-from distboost._partition import make_shard
 from distboost.binning import BinMapper
+from distboost.engine import group as _group
+from distboost.engine.shard import make_shard
 from distboost.histogram import LevelSplits
 from distboost.learner import GradientLearner
 from distboost.losses import SquaredError

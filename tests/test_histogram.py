@@ -189,7 +189,7 @@ def test_replay_rebuilds_the_partition_without_histograms():
 
 
 def test_columns_are_the_codes_feature_major_and_kept_per_shard():
-    from distboost._partition import Buffers
+    from distboost.engine.buffers import Buffers
 
     X = np.arange(12, dtype=np.uint8).reshape(4, 3)
     buffers = Buffers()

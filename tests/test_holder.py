@@ -5,8 +5,17 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from distboost._holder import BOTH, OUT_OF_BAND_BYTES, STATE, History, Holder, Op, pack, unpack
-from distboost._partition import Shard
+from distboost.engine.holder import (
+    BOTH,
+    OUT_OF_BAND_BYTES,
+    STATE,
+    History,
+    Holder,
+    Op,
+    pack,
+    unpack,
+)
+from distboost.engine.shard import Shard
 
 
 def _shard(index):

@@ -1,6 +1,6 @@
 """Out-of-core training: partitions binned into files, read block by block.
 
-Small blocks (``_spill.BLOCK_BYTES`` lowered) cut even tiny data into many
+Small blocks (``spill.BLOCK_BYTES`` lowered) cut even tiny data into many
 blocks, so every pass crosses block boundaries; the models must equal those
 trained in memory, for every learner.
 """
@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 import distboost as db
-from distboost import _spill
-from distboost._partition import Buffers, Shard
+from distboost.engine import spill as _spill
+from distboost.engine.buffers import Buffers, DiskBuffers
+from distboost.engine.shard import Shard, disk_blocks
 
 
 def _status(field: str) -> int:
@@ -37,7 +38,7 @@ def test_block_rows_sizes_a_block_to_its_budget():
 
 
 def test_disk_buffers_keep_values_and_hand_pages_back(tmp_path):
-    buffers = _spill.DiskBuffers(str(tmp_path))
+    buffers = DiskBuffers(str(tmp_path))
     a = buffers.get("a", (64 * 2**20 // 8,), np.float64)
     assert list(tmp_path.iterdir()) == []  # mapped, then unlinked: nothing left behind
     before = _rss_mb()
@@ -52,7 +53,7 @@ def test_disk_buffers_keep_values_and_hand_pages_back(tmp_path):
 
 
 def test_keep_moves_arrays_into_files_and_leaves_lent_ones(tmp_path):
-    buffers = _spill.DiskBuffers(str(tmp_path))
+    buffers = DiskBuffers(str(tmp_path))
     lent = buffers.get("stats", (5,), np.int64)
     assert buffers.keep("stats", lent) is lent
     kept = buffers.keep("rows", (np.arange(4.0), np.ones(2, np.int64)))
@@ -84,7 +85,7 @@ def test_disk_blocks_split_a_partition_and_pickle_back_to_disk(tmp_path):
     X = np.random.default_rng(0).normal(size=(2500, 3)).astype(np.float32)
     mapper = db.binning.BinMapper(16).fit(X, np.zeros(3, bool), {})
     y, w = np.arange(2500.0), np.ones(2500)
-    blocks = _spill.disk_blocks(lambda a, b: X[a:b], 2500, y, w, mapper, 100, 7, str(tmp_path), 1024)
+    blocks = disk_blocks(lambda a, b: X[a:b], 2500, y, w, mapper, 100, 7, str(tmp_path), 1024)
     assert [b.n_rows for b in blocks] == [1024, 1024, 452]
     assert [b.first_row for b in blocks] == [100, 1124, 2148]
     assert all(b.index == 7 and b.buffers.on_disk for b in blocks)

@@ -17,7 +17,6 @@ import numpy as np
 
 from .._events import FitEvents
 from .._random import random_seed
-from .._spill import OUT_OF_CORE_PARAMETER
 from .._validation import (
     BOOL,
     FRACTION,
@@ -28,6 +27,7 @@ from .._validation import (
     Options,
 )
 from ..criteria import CRITERIA
+from ..engine.spill import OUT_OF_CORE_PARAMETER
 from ..grower import GrowthParams
 from ..sampling import tree_feature_masks
 from ._predict import predict_any

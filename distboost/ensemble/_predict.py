@@ -12,8 +12,8 @@ import uuid
 import numba
 import numpy as np
 
-from .._data import is_dask
 from .._input import to_matrix
+from ..engine.inputs import is_dask
 from ..tree import pack_trees, predict_raw
 
 

@@ -9,10 +9,10 @@ from collections import defaultdict
 
 import numpy as np
 
-from .. import _data, _validation
+from .. import _validation
 from .._input import to_matrix
 from .._params import ParamsMixin
-from ..engine import Engine
+from ..engine import Engine, inputs
 from ..tree import pack_leaf_values, pack_trees, predict_leaf_vectors, predict_raw
 from ._bins import given_bins
 from ._fitted import set_data_attributes
@@ -41,14 +41,14 @@ class TreeEnsembleBase(ParamsMixin):
         self._validate_params()
         self.fit_timings_ = defaultdict(float)
         t0 = time.perf_counter()
-        executor, parts, _, schema = _data.plan(X, y, sample_weight, None, None, self.client,
+        executor, parts, _, schema = inputs.plan(X, y, sample_weight, None, None, self.client,
                                                 self.n_jobs, self._is_classifier)
         bins = given_bins(bin_mapper, schema, X)
         if bins is not None:
             schema.categories = dict(bins.categories_)
         with (Engine(executor, self.fit_timings_, self.out_of_core) as engine,
-              numba_threads(self.n_jobs, _data.is_dask(X)),
-              _data.naming_sources(X, y, sample_weight)):
+              numba_threads(self.n_jobs, inputs.is_dask(X)),
+              inputs.naming_sources(X, y, sample_weight)):
             engine.prepare(parts, [], schema, not self._is_classifier, self.max_bins, bins)
             _validation.check_weight_total(engine.w_max)
             self._set_data_attributes(engine, schema)
@@ -92,7 +92,7 @@ class TreeEnsembleBase(ParamsMixin):
 
     def _predict_labels(self, fn, X):
         """Class labels from ``fn(in-memory X) -> labels``; lazy for Dask X."""
-        if _data.is_dask(X):
+        if inputs.is_dask(X):
             from ._predict import map_collection
 
             return map_collection(fn, X, None)

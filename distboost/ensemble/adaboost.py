@@ -26,10 +26,10 @@ import numpy as np
 
 from .. import _exact
 from .._events import FitEvents
-from .._spill import OUT_OF_CORE_PARAMETER
 from .._validation import POSITIVE_INT, TREE_ENSEMBLE, Interval, Options
 from ..booster import grow_trees
 from ..criteria import CRITERIA, ImpurityCriterion
+from ..engine.spill import OUT_OF_CORE_PARAMETER
 from ..grower import GrowthParams
 from ..learners_ensemble import AdaBoostLearner, AdaBoostUpdate, round_sums
 from ..tree import pack_trees

@@ -15,12 +15,11 @@ from typing import ClassVar
 
 import numpy as np
 
-from .. import _data, _validation, line_search
+from .. import _validation, line_search
 from .._events import FitEvents
 from .._input import to_matrix
 from .._params import ParamsMixin
 from .._random import random_seed
-from .._spill import OUT_OF_CORE_PARAMETER
 from .._validation import (
     BOOL,
     FRACTION,
@@ -34,7 +33,8 @@ from .._validation import (
 )
 from ..booster import BoostParams, BoostResult, boost, pack_rounds
 from ..callbacks import TrainingCallback
-from ..engine import Engine
+from ..engine import Engine, inputs
+from ..engine.spill import OUT_OF_CORE_PARAMETER
 from ..grower import GrowthParams
 from ..learner import GradientLearner
 from ..losses import CLASSIFICATION_LOSSES, REGRESSION_LOSSES, make_loss
@@ -157,16 +157,16 @@ class _GradientBoosting(ParamsMixin):
         init_model = self._resolve_init_model(init_model)
         self.fit_timings_ = defaultdict(float)
         t_start = time.perf_counter()
-        executor, parts, eval_parts, schema = _data.plan(
+        executor, parts, eval_parts, schema = inputs.plan(
             X, y, sample_weight, eval_set, sample_weight_eval_set, self.client, self.n_jobs,
             self._is_classifier,
         )
         if init_model is not None:
-            check_init_model(self, init_model, schema, None if _data.is_dask(X) else y)
+            check_init_model(self, init_model, schema, None if inputs.is_dask(X) else y)
         bins = given_bins(bin_mapper, schema, X, init_model)
         with (Engine(executor, self.fit_timings_, self.out_of_core) as engine,
-              numba_threads(self.n_jobs, _data.is_dask(X)),
-              _data.naming_sources(X, y, sample_weight)):
+              numba_threads(self.n_jobs, inputs.is_dask(X)),
+              inputs.naming_sources(X, y, sample_weight)):
             self._fit_engine(engine, parts, eval_parts, schema, init_model,
                              early_stopping_rounds, callbacks, eval_set, bins)
         self.fit_timings_["fit"] = time.perf_counter() - t_start
@@ -533,7 +533,7 @@ class GradientBoostingClassifier(_GradientBoosting):
         def fn(part):
             return self.classes_[np.argmax(self._proba_from_raw(self._raw(part)), axis=1)]
 
-        if _data.is_dask(X):
+        if inputs.is_dask(X):
             from ._predict import map_collection
 
             return map_collection(fn, X, None)

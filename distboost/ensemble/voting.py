@@ -20,8 +20,9 @@ from typing import ClassVar
 
 import numpy as np
 
-from .. import _data, _validation
+from .. import _validation
 from .._params import ParamsMixin
+from ..engine import inputs
 from ._predict import map_collection, predict_any
 
 
@@ -105,7 +106,7 @@ class _Voting(ParamsMixin):
 
     def _check_members_take(self, X):
         """Before training anything: every member must accept this kind of data."""
-        if not _data.is_dask(X):
+        if not inputs.is_dask(X):
             return
         for name, est in self.estimators:
             if not _is_distboost(est):
@@ -221,7 +222,7 @@ class VotingClassifier(_Voting):
         def fn(part):
             return self.classes_[np.argmax(self._votes(part), axis=1)]
 
-        return map_collection(fn, X, None) if _data.is_dask(X) else fn(X)
+        return map_collection(fn, X, None) if inputs.is_dask(X) else fn(X)
 
     @property
     def predict_proba(self):

@@ -24,7 +24,7 @@ from distributed import as_completed, wait
 from distributed.actor import ProxyRPC
 from distributed.protocol import to_serialize
 
-from ._holder import History, Holder, pack, unpack
+from .holder import History, Holder, pack, unpack
 
 
 def resolve_client(client=None):

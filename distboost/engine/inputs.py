@@ -3,15 +3,17 @@ collections; and the list of partitions (X, y, w) the engine consumes."""
 
 from __future__ import annotations
 
+import itertools
 from contextlib import contextmanager
+from contextvars import ContextVar
 
 import dask
 import numpy as np
 
-from . import _sources, _validation
-from ._input import W_COLUMN, Y_COLUMN, infer_schema
-from .dask_engine import DaskExecutor, resolve_client
-from .engine import LocalExecutor
+from .. import _sources, _validation
+from .._input import W_COLUMN, Y_COLUMN, infer_schema
+from .dask import DaskExecutor, resolve_client
+from .local import LocalExecutor
 
 
 def is_dask(obj) -> bool:
@@ -36,6 +38,43 @@ def _meta(X):
     if isinstance(X, da.Array):
         return np.empty((0, X.shape[1]), dtype=X.dtype)
     return X._meta
+
+
+_LOCAL_PARTITIONS: ContextVar[int] = ContextVar("distboost_local_partitions", default=1)
+
+
+@contextmanager
+def local_partitions(n_partitions: int):
+    """In-process fits inside this block see their rows as ``n_partitions`` partitions.
+
+    The engine then really runs on that many partitions in this process (one
+    shard each, in one holder), as it would with a Dask collection of that
+    many partitions: the model must be the same whatever ``n_partitions``,
+    which is how partition-independence is checked without a cluster.
+    Context-local, like ``sklearn.config_context``; Dask collections keep
+    their own partitions.
+
+    Examples
+    --------
+    >>> from distboost.engine import local_partitions
+    >>> with local_partitions(4):
+    ...     model.fit(X, y)  # doctest: +SKIP
+    """
+    if isinstance(n_partitions, bool) or not isinstance(n_partitions, int) or n_partitions < 1:
+        raise ValueError(f"n_partitions must be a positive int, got {n_partitions!r}")
+    token = _LOCAL_PARTITIONS.set(n_partitions)
+    try:
+        yield
+    finally:
+        _LOCAL_PARTITIONS.reset(token)
+
+
+def _split_rows(X, y, w, n_partitions: int) -> list:
+    """(X, y, w) as ``n_partitions`` consecutive runs of rows (as equal as can be)."""
+    bounds = np.linspace(0, len(y), n_partitions + 1).astype(int)
+    rows = (lambda a, i, j: a.iloc[i:j]) if hasattr(X, "iloc") else (lambda a, i, j: a[i:j])
+    return [(rows(X, i, j), y[i:j], None if w is None else w[i:j])
+            for i, j in itertools.pairwise(bounds)]
 
 
 def plan(X, y, sample_weight, eval_set, eval_sample_weight, client, n_jobs, classifier=False):
@@ -77,7 +116,8 @@ def plan(X, y, sample_weight, eval_set, eval_sample_weight, client, n_jobs, clas
             raise ValueError(f"eval_set[{k}] has {Xe.shape[1]} features, but the training "
                              f"data have {X.shape[1]}; pass the same columns")
         eval_parts.append([(Xe, ye, we)])
-    return LocalExecutor(n_jobs), [(X, y, sample_weight)], eval_parts, schema
+    parts = _split_rows(X, y, sample_weight, _LOCAL_PARTITIONS.get())
+    return LocalExecutor(n_jobs), parts, eval_parts, schema
 
 
 def _check_dask_fit(X, y) -> None:

@@ -1,5 +1,5 @@
 """Per-group functions: a group is the list of partitions held by one worker
-(kept by that worker's ``_holder.Holder``). One call per group and wave runs
+(kept by that worker's ``holder.Holder``). One call per group and wave runs
 the per-partition work on each member and sums their histograms, so a wave
 costs one call per worker and ships one histogram per worker.
 
@@ -15,10 +15,10 @@ import time
 import weakref
 from dataclasses import dataclass, field, replace
 
-from . import _exact
-from ._common import MAX_BINS, STAT_DTYPE
-from ._partition import Buffers
-from .histogram import RowPartition, columns, replay, root_histograms, split_level
+from .. import _exact
+from .._common import MAX_BINS, STAT_DTYPE
+from ..histogram import RowPartition, columns, replay, root_histograms, split_level
+from .buffers import Buffers
 
 
 class GroupMemory:
@@ -76,7 +76,7 @@ def _histogram_memory(state: GroupState, name: str, n_slots: int, n_stats: int):
 
 def bundle(*shards) -> GroupState:
     """A group of binned partitions; a partition kept on disk is a list of block
-    shards (``_spill.disk_blocks``), and its blocks join the group one by one."""
+    shards (``shard.disk_blocks``), and its blocks join the group one by one."""
     flat = []
     for s in shards:
         flat.extend(s if isinstance(s, list) else [s])

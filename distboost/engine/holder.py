@@ -1,8 +1,8 @@
 """What one worker keeps during a fit, and the calls that change it.
 
-A ``Holder`` keeps the group states (``_group.GroupState``) of the partitions
+A ``Holder`` keeps the group states (``group.GroupState``) of the partitions
 one worker holds: the training set's and each evaluation set's. The engine
-talks to it in waves; a wave is a list of ``Op``: a ``_group`` function to run
+talks to it in waves; a wave is a list of ``Op``: a ``group`` function to run
 on one set's state, and whether it returns a new state, a small result or
 both. In process the holder is a plain object; on Dask it is an Actor living
 on the worker that binned its partitions, so a tree level costs one actor call
@@ -18,7 +18,7 @@ from __future__ import annotations
 import pickle
 from dataclasses import dataclass
 
-from . import _group
+from .group import bundle
 
 STATE, SMALL, BOTH = "state", "small", "both"
 """What an op's function returns: a new state, a small result, or (state, small)."""
@@ -32,7 +32,7 @@ class Op:
     ----------
     set_key : str
         ``"train"`` or ``"eval0"``, ``"eval1"``, ...
-    fn : picklable callable from ``_group``
+    fn : picklable callable from ``group``
     args : tuple
     returns : STATE, SMALL or BOTH
     resets : bool
@@ -67,7 +67,7 @@ class Holder:
     layout : list of (set_key, n_partitions)
         How ``shards`` divide into sets, in order.
     *shards : Shard
-        The binned partitions (``_partition.make_shard``).
+        The binned partitions (``shard.make_shard``).
     n_threads : int or None
         Numba threads for the kernels (the worker's thread count); None leaves
         numba's setting alone.
@@ -76,7 +76,7 @@ class Holder:
     def __init__(self, layout, *shards, n_threads=None):
         self.states, k = {}, 0
         for set_key, n in layout:
-            self.states[set_key] = _group.bundle(*shards[k: k + n])
+            self.states[set_key] = bundle(*shards[k: k + n])
             k += n
         self.n_threads = n_threads
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._input import (
+from .._input import (
     Schema,
     check_target,
     check_weights,
@@ -18,59 +18,8 @@ from ._input import (
     to_matrix,
     to_vector,
 )
-from .binning import BinMapper, sample_candidates
-
-
-class Buffers:
-    """Arrays a shard's passes reuse from round to round.
-
-    Writing into freshly allocated memory costs more than the arithmetic of
-    a pass (the operating system supplies and zeroes every new page), so the
-    per-row statistics and the row partitions of each round reuse the arrays
-    of the round before. Nothing is kept when a shard is pickled.
-    """
-
-    on_disk = False
-
-    def __init__(self):
-        self._arrays = {}
-
-    def get(self, name: str, shape, dtype) -> np.ndarray:
-        """An array of this shape and dtype (contents undefined), reused when possible."""
-        shape, dtype = tuple(shape), np.dtype(dtype)
-        array = self._arrays.get(name)
-        if array is None or array.shape != shape or array.dtype != dtype:
-            array = self._arrays[name] = np.empty(shape, dtype)
-        return array
-
-    def zeros(self, name: str, shape, dtype) -> np.ndarray:
-        """A zeroed array of this shape and dtype, in memory reused from call to call.
-
-        The memory grows along the first axis as needed and the result is a
-        view of it, valid until the next call with the same ``name``.
-        """
-        shape, dtype = tuple(shape), np.dtype(dtype)
-        array = self._arrays.get(name)
-        if array is None or array.shape[1:] != shape[1:] or array.dtype != dtype \
-                or array.shape[0] < shape[0]:
-            array = self._arrays[name] = np.zeros(shape, dtype)
-            return array
-        view = array[: shape[0]]
-        view.fill(0)
-        return view
-
-    def keep(self, name: str, value):
-        """Keep a learner's freshly computed per-row ``value`` (here: as it is).
-
-        ``_spill.DiskBuffers`` moves it into a file instead.
-        """
-        return value
-
-    def release(self) -> None:
-        """Hand back memory after a pass over the shard (nothing to do in memory)."""
-
-    def __reduce__(self):
-        return Buffers, ()
+from ..binning import BinMapper, sample_candidates
+from .buffers import Buffers, DiskBuffers, local_directory
 
 
 @dataclass(frozen=True)
@@ -94,10 +43,8 @@ class Shard:
 
     def __reduce__(self):
         """In memory: the arrays. On disk: the arrays too, written to the local
-        disk of whichever process unpickles them (``_spill.portable``)."""
+        disk of whichever process unpickles them (``portable``)."""
         if self.buffers.on_disk:
-            from ._spill import portable
-
             return portable(self)
         return Shard, (self.X_binned, self.y, self.w, self.first_row, self.index)
 
@@ -175,13 +122,11 @@ def make_shard(X, y, w, schema: Schema, mapper: BinMapper, classes, first_row: i
 
     Returns a ``Shard`` in memory, or, when ``placement`` (a
     ``_placement.Placement``) puts the partition on disk, a list of block
-    shards whose arrays are files (``_spill.disk_blocks``).
+    shards whose arrays are files (``disk_blocks``).
     """
     X, y, w = _as_inputs(X, y, w, schema, partition, classes is None)
     y = encode_target(y, classes, partition, what)
     if placement is not None and placement.on_disk():
-        from ._spill import disk_blocks, local_directory
-
         rows = placement.rows_per_block(schema.n_features)
         return disk_blocks(lambda a, b: to_matrix(_rows(X, a, b), schema, partition), len(y), y, w,
                            mapper, first_row, partition, local_directory(), rows)
@@ -192,3 +137,52 @@ def make_shard(X, y, w, schema: Schema, mapper: BinMapper, classes, first_row: i
 def _rows(X, start: int, stop: int):
     """Rows ``start:stop`` of a DataFrame or an array."""
     return X.iloc[start:stop] if hasattr(X, "iloc") else X[start:stop]
+
+
+def disk_blocks(matrix_of, n_rows: int, y: np.ndarray, w: np.ndarray, mapper, first_row: int,
+                partition: int, directory: str, rows_per_block: int) -> list[Shard]:
+    """Bin a partition block by block into shards kept on disk.
+
+    Parameters
+    ----------
+    matrix_of : callable (start, stop) -> float matrix of those rows
+    n_rows : int
+    y, w : ndarray of shape (n_rows,), encoded target and weights
+    mapper : BinMapper
+    first_row : int, the partition's first global row id
+    partition : int
+    directory : str, where the files go (a worker's local directory)
+    rows_per_block : int
+
+    Returns
+    -------
+    list of Shard, one per block, each with its own ``DiskBuffers``
+    """
+    blocks = []
+    for start in range(0, n_rows, rows_per_block):
+        stop = min(start + rows_per_block, n_rows)
+        buffers = DiskBuffers(directory)
+        matrix = matrix_of(start, stop)
+        codes = mapper.transform(matrix, out=buffers.get("codes", matrix.shape, np.uint8))
+        block_y = buffers.keep("y", np.ascontiguousarray(y[start:stop], np.float64))
+        block_w = buffers.keep("w", np.ascontiguousarray(w[start:stop], np.float64))
+        blocks.append(Shard(codes, block_y, block_w, first_row + start, partition, buffers))
+        buffers.release()
+    return blocks
+
+
+def portable(shard: Shard):
+    """How a block kept on disk pickles (``Shard.__reduce__``): by value, and
+    back into files where it is unpickled (e.g. on another worker, when Dask
+    moves it), so that neither side holds more than the block in memory."""
+    arrays = (shard.X_binned.copy(), shard.y.copy(), shard.w.copy())
+    shard.release()
+    return _on_disk, (*arrays, shard.first_row, shard.index)
+
+
+def _on_disk(X_binned, y, w, first_row, index) -> Shard:
+    buffers = DiskBuffers(local_directory())
+    shard = Shard(buffers.keep("codes", X_binned), buffers.keep("y", y), buffers.keep("w", w),
+                  first_row, index, buffers)
+    buffers.release()
+    return shard

@@ -1,12 +1,12 @@
 """The training state of all partitions, and the waves of work on it.
 
 Partitions are binned once into ``Shard`` objects and bundled into groups,
-one per worker, kept by a ``_holder.Holder`` (the training set's and the
+one per worker, kept by a ``holder.Holder`` (the training set's and the
 evaluation sets' partitions of that worker). Every wave is one call per
 holder: it applies the wave's ``_group`` functions to its partitions and sums
 their histograms, so only one histogram per worker travels to the driver.
 Where the holders live is the executor's business: ``LocalExecutor`` keeps one
-in this process, ``dask_engine.DaskExecutor`` one Dask Actor per worker.
+in this process, ``dask.DaskExecutor`` one Dask Actor per worker.
 """
 
 from __future__ import annotations
@@ -14,121 +14,21 @@ from __future__ import annotations
 import logging
 import time
 from collections import defaultdict
-from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from . import _exact, _group, _partition, _spill
-from ._holder import BOTH, SMALL, STATE, Holder, Op
-from ._input import Schema, merge_categories
-from .binning import BinMapper, merge_candidates
+from .. import _exact
+from .._input import Schema, merge_categories
+from ..binning import BinMapper, merge_candidates
+from . import group as _group
+from . import spill
+from .executor import Executor
+from .holder import BOTH, SMALL, STATE, Op
+from .shard import make_shard, scan
 
 logger = logging.getLogger("distboost")
 
 N_BINNING_SAMPLES = 200_000
-
-
-@runtime_checkable
-class Executor(Protocol):
-    """What the engine asks of an executor: tasks over partitions before the
-    holders exist, then waves of ``Op`` on the holders.
-
-    ``LocalExecutor`` runs everything in this process; ``dask_engine.DaskExecutor``
-    on a Dask cluster. ``groups`` are the holders' handles, each with ``sets``:
-    per set key (``"train"``, ``"eval0"``, ...) the indices of the partitions it holds.
-    """
-
-    groups: list
-
-    def map(self, fn, name: str, per_part, *common) -> list:
-        """``fn(*args, *common)`` for each partition's ``args`` (results or futures)."""
-
-    def getitem(self, values, item, name: str) -> list:
-        """``value[item]`` of each of ``values``."""
-
-    def gather(self, values) -> list:
-        """The results behind ``values``."""
-
-    def fold(self, values, combine, name: str, *args):
-        """``combine`` (associative) over ``values``, two by two or at once."""
-
-    def bin(self, set_key: str, fn, name: str, per_part, *common) -> None:
-        """Bin one set's partitions (``fn`` per partition), kept until ``place``."""
-
-    def place(self, name: str) -> None:
-        """Hand the binned partitions to holders (``groups``)."""
-
-    def run(self, ops, name: str) -> list:
-        """One wave: ``ops`` on every holder having their sets; per op, the
-        small results of those holders."""
-
-    def set_round(self, round_index: int) -> None:
-        """The round the next waves belong to (names them)."""
-
-    def n_workers(self) -> int:
-        """Workers the partitions are spread over."""
-
-    def close(self) -> None:
-        """Release the holders and whatever reaches them."""
-
-
-class LocalExecutor:
-    """Runs everything in this process: all partitions in one ``Holder``."""
-
-    def __init__(self, n_jobs: int | None = None):
-        self.n_jobs = n_jobs
-        self.groups = []
-        self._sets = {}
-
-    def map(self, fn, name, per_part, *common):
-        return [fn(*args, *common) for args in per_part]
-
-    def getitem(self, values, item, name):
-        return [v[item] for v in values]
-
-    def gather(self, values):
-        return list(values)
-
-    def fold(self, values, combine, name, *args):
-        """``combine(values, *args)`` for an associative ``combine``."""
-        return combine(list(values), *args)
-
-    def bin(self, set_key, fn, name, per_part, *common):
-        """Bin the partitions of one set (``fn(*args, *common)`` per partition)."""
-        self._sets[set_key] = self.map(fn, name, per_part, *common)
-
-    def place(self, name):
-        """Bundle every binned set into one holder."""
-        sets = {k: v for k, v in self._sets.items() if v}
-        self._sets = {}
-        if sets:
-            layout = [(k, len(v)) for k, v in sets.items()]
-            self.groups = [_Local(Holder(layout, *(s for v in sets.values() for s in v)))]
-
-    def run(self, ops, name):
-        """Run a wave; per op, the small results of the groups having its set."""
-        out = [[] for _ in ops]
-        for g in self.groups:
-            mine = [i for i, op in enumerate(ops) if op.set_key in g.sets]
-            for i, small in zip(mine, g.holder.run([ops[i] for i in mine])):
-                out[i].append(small)
-        return out
-
-    def set_round(self, round_index):
-        pass
-
-    def n_workers(self) -> int:
-        return 1
-
-    def close(self):
-        """Nothing to release: the holder goes with this executor."""
-
-
-class _Local:
-    """The in-process holder, and its sets (as ``dask_engine._Group`` has them)."""
-
-    def __init__(self, holder):
-        self.holder, self.sets = holder, holder.states
 
 
 TRAIN = "train"
@@ -222,12 +122,12 @@ class Engine:
         self.timings["prepare"] += time.perf_counter() - t0
         return mapper, classes
 
-    def _placement(self, n_rows: int, n_features: int, classes) -> _spill.Placement:
+    def _placement(self, n_rows: int, n_features: int, classes) -> spill.Placement:
         """Where the bin tasks put partitions: estimated from a worker's share of rows."""
         n_outputs = 1 if classes is None or len(classes) <= 2 else len(classes)
-        per_row = _spill.in_memory_bytes_per_row(n_features, n_outputs)
+        per_row = spill.in_memory_bytes_per_row(n_features, n_outputs)
         share = n_rows * per_row / max(1, self.ex.n_workers())
-        return _spill.Placement(self.out_of_core, share, n_outputs, _spill.BLOCK_BYTES)
+        return spill.Placement(self.out_of_core, share, n_outputs, spill.BLOCK_BYTES)
 
     def _report_placement(self):
         """Record (``placement``) and log which workers keep their rows on disk."""
@@ -349,15 +249,14 @@ class _InitStatistics:
 def _scan_args(part, index, schema, n_samples, regression):
     X, y, w = part
     _release_arrow_memory()
-    return _partition.scan(X, y, w, schema, n_samples, regression, index)
+    return scan(X, y, w, schema, n_samples, regression, index)
 
 
 def _shard_args(part, first_row, index, schema, mapper, classes, what="training data",
                 placement=None):
     X, y, w = part
     _release_arrow_memory()
-    return _partition.make_shard(X, y, w, schema, mapper, classes, first_row, index, what,
-                                 placement)
+    return make_shard(X, y, w, schema, mapper, classes, first_row, index, what, placement)
 
 
 def _release_arrow_memory():

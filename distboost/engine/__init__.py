@@ -1,0 +1,24 @@
+"""The engine: training state kept where the rows are, and waves of work on it.
+
+Modules, from the estimators' side down to a worker's memory:
+
+``waves``      ``Engine``: the waves a fit sends (prepare, start a round, a level, finish)
+``executor``   ``Executor``: what the engine asks of whoever runs the waves
+``local``      ``LocalExecutor``: everything in this process
+``dask``       ``DaskExecutor``: tasks to bin, then one ``Holder`` actor per Dask worker
+``inputs``     ``plan``: which executor, and the partitions (X, y, w) of the data given
+``holder``     ``Holder``, ``Op``, ``History``: what a worker keeps, and replay after a loss
+``group``      the per-worker functions a wave runs on a group of shards
+``shard``      ``Shard``: one binned partition; reading and binning partitions
+``buffers``    memory a shard's passes reuse, in RAM or in files on local disk
+``spill``      where a worker keeps its rows (``out_of_core``)
+"""
+
+from .dask import DaskExecutor
+from .executor import Executor
+from .inputs import local_partitions, plan
+from .local import LocalExecutor
+from .waves import TRAIN, Engine, eval_key
+
+__all__ = ["TRAIN", "DaskExecutor", "Engine", "Executor", "LocalExecutor", "eval_key", "local_partitions",
+           "plan"]

@@ -1,0 +1,64 @@
+"""The in-process executor: every partition in one ``Holder`` in this process."""
+
+from __future__ import annotations
+
+from .holder import Holder
+
+
+class LocalExecutor:
+    """Runs everything in this process: all partitions in one ``Holder``."""
+
+    def __init__(self, n_jobs: int | None = None):
+        self.n_jobs = n_jobs
+        self.groups = []
+        self._sets = {}
+
+    def map(self, fn, name, per_part, *common):
+        return [fn(*args, *common) for args in per_part]
+
+    def getitem(self, values, item, name):
+        return [v[item] for v in values]
+
+    def gather(self, values):
+        return list(values)
+
+    def fold(self, values, combine, name, *args):
+        """``combine(values, *args)`` for an associative ``combine``."""
+        return combine(list(values), *args)
+
+    def bin(self, set_key, fn, name, per_part, *common):
+        """Bin the partitions of one set (``fn(*args, *common)`` per partition)."""
+        self._sets[set_key] = self.map(fn, name, per_part, *common)
+
+    def place(self, name):
+        """Bundle every binned set into one holder."""
+        sets = {k: v for k, v in self._sets.items() if v}
+        self._sets = {}
+        if sets:
+            layout = [(k, len(v)) for k, v in sets.items()]
+            self.groups = [_Local(Holder(layout, *(s for v in sets.values() for s in v)))]
+
+    def run(self, ops, name):
+        """Run a wave; per op, the small results of the groups having its set."""
+        out = [[] for _ in ops]
+        for g in self.groups:
+            mine = [i for i, op in enumerate(ops) if op.set_key in g.sets]
+            for i, small in zip(mine, g.holder.run([ops[i] for i in mine])):
+                out[i].append(small)
+        return out
+
+    def set_round(self, round_index):
+        pass
+
+    def n_workers(self) -> int:
+        return 1
+
+    def close(self):
+        """Nothing to release: the holder goes with this executor."""
+
+
+class _Local:
+    """The in-process holder, and its sets (as ``dask._Group`` has them)."""
+
+    def __init__(self, holder):
+        self.holder, self.sets = holder, holder.states
