@@ -32,8 +32,9 @@ sys.path.insert(0, str(BENCH_DIR))
 import w1
 
 import distboost as db
-from distboost import grower, histogram, learner
+from distboost import grower, histogram
 from distboost.engine import group as _group
+from distboost.learners import gradient as learner
 
 STEPS = collections.defaultdict(float)
 LEVELS = collections.defaultdict(lambda: np.zeros(4))  # depth -> routed, built, seconds, calls

@@ -25,10 +25,9 @@ import numpy as np
 from . import line_search
 from ._events import named_metrics
 from .grower import GrowthParams, TreeGrower
-from .learner import GradientLearner
+from .learners.gradient import GradientLearner, pack_rounds
 from .sampling import NodeFeatures, feature_masks
 from .splitting import GradientCriterion, SplitParams
-from .tree import pack_trees
 
 
 @dataclass
@@ -213,13 +212,6 @@ def grow_trees(engine, root, features, masks, criterion, growth: GrowthParams, n
                        node_features, root_counts).grow()
     engine.timings["split_finding"] += time.perf_counter() - t0 - waited
     return trees
-
-
-def pack_rounds(rounds, n_outputs):
-    """Pack trees of several rounds (K per round, output k = position in round)."""
-    flat = [t for round_trees in rounds for t in round_trees]
-    outputs = np.tile(np.arange(n_outputs, dtype=np.int64), len(rounds))
-    return (*pack_trees(flat), outputs)
 
 
 def _max_leaf(rounds) -> float:

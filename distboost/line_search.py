@@ -202,7 +202,7 @@ def leaf_values(engine, loss, trees, packed, learning_rate) -> list[Tree]:
     engine : Engine (margins f_{m-1} and in-bag positions of this round on the workers)
     loss : Loss (with this round's delta for Huber)
     trees : list of Tree, one per output, grown on the negative gradient
-    packed : ``booster.pack_rounds([trees], n_outputs)``
+    packed : ``learners.gradient.pack_rounds([trees], n_outputs)``
     learning_rate : float (shrinkage nu, ESL 10.12.1)
     """
     max_nodes = max(len(t.nodes) for t in trees)

@@ -7,6 +7,8 @@ output for every row.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numba
 import numpy as np
 
@@ -90,15 +92,21 @@ def bitset_from_mask(goes_left: np.ndarray) -> np.ndarray:
     return bits
 
 
-def pack_trees(trees: list[Tree]):
+class PackedTrees(NamedTuple):
+    """Trees concatenated for the traversal kernels (``pack_trees``); unpacks
+    as their arguments: ``predict_binned(X, *packed, out)``."""
+
+    nodes: np.ndarray  # NODE_DTYPE, child ids and ``cat_index`` made global
+    roots: np.ndarray  # (n_trees,) int64, each tree's root in ``nodes``
+    bitsets: np.ndarray  # (n_total_cat_splits, 4) uint64
+
+
+def pack_trees(trees: list[Tree]) -> PackedTrees:
     """Concatenate trees for the traversal kernels.
 
     Returns
     -------
-    nodes : ndarray of NODE_DTYPE, all trees' nodes with child ids and
-        ``cat_index`` made global
-    roots : ndarray of shape (n_trees,), int64
-    bitsets : ndarray of shape (n_total_cat_splits, 4), uint64
+    PackedTrees (nodes, roots, bitsets)
     """
     nodes, roots, bitsets = [], [], []
     n_nodes = n_bits = 0
@@ -115,8 +123,9 @@ def pack_trees(trees: list[Tree]):
         n_nodes += len(t)
         n_bits += len(tree.cat_bitsets)
     if not trees:
-        return np.zeros(0, NODE_DTYPE), np.zeros(0, np.int64), np.zeros((0, N_BITSET_WORDS), np.uint64)
-    return np.concatenate(nodes), np.array(roots, np.int64), np.concatenate(bitsets)
+        return PackedTrees(np.zeros(0, NODE_DTYPE), np.zeros(0, np.int64),
+                           np.zeros((0, N_BITSET_WORDS), np.uint64))
+    return PackedTrees(np.concatenate(nodes), np.array(roots, np.int64), np.concatenate(bitsets))
 
 
 @numba.njit(cache=True, inline="always")

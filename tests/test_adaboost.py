@@ -9,7 +9,7 @@ import pytest
 
 from distboost import AdaBoostClassifier, load_model
 from distboost.engine.shard import Shard
-from distboost.learners_ensemble import AdaBoostLearner, AdaBoostUpdate
+from distboost.learners import AdaBoostLearner, AdaBoostUpdate
 
 dd = pytest.importorskip("dask.dataframe")
 

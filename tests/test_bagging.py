@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from distboost import BaggingClassifier, BaggingRegressor, NotFittedError, load_model
-from distboost.learners_ensemble import sample_counts
+from distboost.learners.bagged import sample_counts
 
 
 def grid_data(n=400, seed=0):

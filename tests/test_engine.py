@@ -15,7 +15,7 @@ from distboost.booster import fixed_point_scales
 from distboost.engine import Engine, Executor, LocalExecutor, local_partitions, plan
 from distboost.engine.dask import DaskExecutor
 from distboost.histogram import LevelSplits
-from distboost.learner import GradientLearner
+from distboost.learners import GradientLearner
 from distboost.losses import SquaredError
 
 N = 2000

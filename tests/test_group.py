@@ -9,7 +9,7 @@ from distboost.binning import BinMapper
 from distboost.engine import group as _group
 from distboost.engine.shard import make_shard
 from distboost.histogram import LevelSplits
-from distboost.learner import GradientLearner
+from distboost.learners import GradientLearner
 from distboost.losses import SquaredError
 
 

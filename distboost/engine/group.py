@@ -106,27 +106,27 @@ def exact_sums(state: GroupState, fn):
     return [_exact.exact_sums(fn(s)) for (s,) in each_shard(state.shards)]
 
 
-def set_rows(state: GroupState, learner, base_score, packed_trees) -> GroupState:
-    rows = tuple(s.buffers.keep("rows", learner.initial_state(s, base_score, packed_trees))
+def set_rows(state: GroupState, learner, base_score, update) -> GroupState:
+    rows = tuple(s.buffers.keep("rows", learner.initial_state(s, base_score, update))
                  for (s,) in each_shard(state.shards))
     return replace(state, rows=rows, stats=(), positions=())
 
 
-def _added(shard, learner, row, packed_trees):
-    """One partition's row state after adding ``packed_trees`` (if any)."""
-    if packed_trees is None:
+def _added(shard, learner, row, update):
+    """One partition's row state after adding ``update`` (if any)."""
+    if update is None:
         return row
-    return shard.buffers.keep("rows", learner.update(shard, row, packed_trees))
+    return shard.buffers.keep("rows", learner.update(shard, row, update))
 
 
-def _updated(state, learner, packed_trees):
-    if packed_trees is None:
+def _updated(state, learner, update):
+    if update is None:
         return state.rows
-    return tuple(_added(s, learner, r, packed_trees)
+    return tuple(_added(s, learner, r, update)
                  for s, r in each_shard(state.shards, state.rows))
 
 
-def start_round(state: GroupState, learner, packed_trees, metric: bool, round_index, features):
+def start_round(state: GroupState, learner, update, metric: bool, round_index, features):
     """Add the previous round's trees, then start the next: stats, root histograms.
 
     Each partition goes through all of it before the next one starts, so that
@@ -140,7 +140,7 @@ def start_round(state: GroupState, learner, packed_trees, metric: bool, round_in
     t0 = time.perf_counter()
     rows, stats, positions, partitions, hist, sums, counts = [], [], [], [], None, [], 0
     for shard, row in each_shard(state.shards, state.rows):
-        row = _added(shard, learner, row, packed_trees)
+        row = _added(shard, learner, row, update)
         rows.append(row)
         if metric:
             sums.append(learner.metric_sums(shard, row))
@@ -193,16 +193,16 @@ def level(state: GroupState, split_history, n_slots, features):
     return hist, counts, time.perf_counter() - t0
 
 
-def finish(state: GroupState, learner, packed_trees, metric: bool):
+def finish(state: GroupState, learner, update, metric: bool):
     """Add the last trees; metric sums of the final model."""
-    rows = _updated(state, learner, packed_trees)
+    rows = _updated(state, learner, update)
     sums = [learner.metric_sums(s, r) for s, r in each_shard(state.shards, rows)] if metric else []
     return replace(state, rows=rows, stats=(), positions=()), (_sum_metric(sums) if metric else None)
 
 
-def evaluate(state: GroupState, learner, packed_trees):
+def evaluate(state: GroupState, learner, update):
     """Eval-set groups: add trees, return (state, metric sums)."""
-    rows = _updated(state, learner, packed_trees)
+    rows = _updated(state, learner, update)
     sums = [learner.metric_sums(s, r) for s, r in each_shard(state.shards, rows)]
     return replace(state, rows=rows), _sum_metric(sums)
 

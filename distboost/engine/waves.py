@@ -152,14 +152,14 @@ class Engine:
         """f_0 from exact sums over every partition (ESL Algorithm 10.3, step 1)."""
         return loss.init_score(self.exact_sums(_InitStatistics(loss)), None)
 
-    def set_rows(self, learner, base_score, packed_trees):
+    def set_rows(self, learner, base_score, update):
         """Row states from scratch, on the training and evaluation sets."""
-        args = (learner, base_score, packed_trees)
+        args = (learner, base_score, update)
         ops = [Op(key, _group.set_rows, args, STATE, resets=True) for key in self._set_keys()]
         self.ex.run(ops, "initial-state")
 
     # ----------------------------------------------------------- the waves
-    def start_round(self, learner, packed_trees, train_metric, round_index, features):
+    def start_round(self, learner, update, train_metric, round_index, features):
         """Add the previous round's trees everywhere, start round ``round_index``.
 
         One wave: every holder adds the trees to its training rows and builds
@@ -171,15 +171,15 @@ class Engine:
             (in process: the holder's memory, valid until the next round start)
         root_counts : ndarray (n_trees,), int64, rows in each tree's root
         train_metric : float or None, metric of the model before this round
-        eval_metrics : list of float (empty when ``packed_trees`` is None)
+        eval_metrics : list of float (empty when ``update`` is None)
         """
         t0 = time.perf_counter()
         self.ex.set_round(round_index)
         self._split_history = []
-        light = Op(TRAIN, _group.finish, (learner, packed_trees, False), BOTH)
-        op = Op(TRAIN, _group.start_round, (learner, packed_trees, train_metric, round_index, features),
+        light = Op(TRAIN, _group.finish, (learner, update, False), BOTH)
+        op = Op(TRAIN, _group.start_round, (learner, update, train_metric, round_index, features),
                 BOTH, fresh_round=True, light=light)
-        evals = self._evaluations(learner, packed_trees) if packed_trees is not None else []
+        evals = self._evaluations(learner, update) if update is not None else []
         results, *rest = self.ex.run([op] + evals, "round-start")
         hist = _sum_histograms([r[0] for r in results])
         root_counts = sum(r[3] for r in results)
@@ -209,10 +209,10 @@ class Engine:
         self.timings["histograms"] += time.perf_counter() - t0
         return hist, counts
 
-    def finish(self, learner, packed_trees, train_metric):
+    def finish(self, learner, update, train_metric):
         """Add the last round's trees; metrics of the final model."""
-        op = Op(TRAIN, _group.finish, (learner, packed_trees, train_metric), BOTH, fresh_round=True)
-        results, *rest = self.ex.run([op] + self._evaluations(learner, packed_trees), "finish")
+        op = Op(TRAIN, _group.finish, (learner, update, train_metric), BOTH, fresh_round=True)
+        results, *rest = self.ex.run([op] + self._evaluations(learner, update), "finish")
         tm = _finish_metric(results, learner) if train_metric else None
         return tm, [_finish_metric(sums, learner) for sums in rest]
 
@@ -231,8 +231,8 @@ class Engine:
     def _set_keys(self):
         return [TRAIN] + [eval_key(k) for k in range(self.n_eval_sets)]
 
-    def _evaluations(self, learner, packed_trees):
-        return [Op(eval_key(k), _group.evaluate, (learner, packed_trees), BOTH)
+    def _evaluations(self, learner, update):
+        return [Op(eval_key(k), _group.evaluate, (learner, update), BOTH)
                 for k in range(self.n_eval_sets)]
 
 

@@ -5,7 +5,7 @@ replacement: bagging; without: pasting), grow a tree on it (a random forest
 also draws k of the d features at every node), and average: class
 frequencies for classification (soft voting), means for regression. The rows
 a tree did not see estimate its error (out of bag). Samples are per-row
-multiplicities drawn on the workers (``learners_ensemble``), so no row moves.
+multiplicities drawn on the workers (``learners.bagged``), so no row moves.
 """
 
 from __future__ import annotations

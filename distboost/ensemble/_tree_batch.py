@@ -19,7 +19,7 @@ from .. import _exact
 from ..booster import fixed_point_scales, grow_trees
 from ..criteria import ImpurityCriterion, VarianceCriterion
 from ..grower import GrowthParams
-from ..learners_ensemble import (
+from ..learners.bagged import (
     MAX_MULTIPLICITY,
     BaggedTreesLearner,
     OutOfBagBatch,

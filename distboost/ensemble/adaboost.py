@@ -31,7 +31,7 @@ from ..booster import grow_trees
 from ..criteria import CRITERIA, ImpurityCriterion
 from ..engine.spill import OUT_OF_CORE_PARAMETER
 from ..grower import GrowthParams
-from ..learners_ensemble import AdaBoostLearner, AdaBoostUpdate, round_sums
+from ..learners.adaboost import AdaBoostLearner, AdaBoostUpdate, round_sums
 from ..tree import pack_trees
 from ._predict import predict_any
 from ._tree_estimator import TreeEnsembleBase

@@ -31,12 +31,12 @@ from .._validation import (
     Interval,
     Options,
 )
-from ..booster import BoostParams, BoostResult, boost, pack_rounds
+from ..booster import BoostParams, BoostResult, boost
 from ..callbacks import TrainingCallback
 from ..engine import Engine, inputs
 from ..engine.spill import OUT_OF_CORE_PARAMETER
 from ..grower import GrowthParams
-from ..learner import GradientLearner
+from ..learners.gradient import GradientLearner, pack_rounds
 from ..losses import CLASSIFICATION_LOSSES, REGRESSION_LOSSES, make_loss
 from ..splitting import SplitParams
 from ..tree import pack_trees, predict_raw

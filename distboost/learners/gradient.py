@@ -1,34 +1,42 @@
-"""Learners: what the workers compute per row for one kind of ensemble.
+"""Gradient boosting's worker-side learner (ESL Algorithm 10.3; seed 003).
 
-The engine is generic: it keeps a per-partition *row state* (margins for
-gradient boosting; observation weights for AdaBoost; nothing for forests),
-and asks a learner, on the workers, to
-
-* ``initial_state(shard, base, packed_trees)``: the row state before training,
-* ``update(shard, state, packed_trees)``: the row state after adding trees,
-* ``row_stats(shard, state, round_index)``: fixed-point statistics of shape
-  (n_trees, n_rows, n_stats) and initial node positions (n_trees, n_rows),
-  -1 for rows left out of a tree,
-* ``metric_sums(shard, state)``: exact (sum of w * loss, sum of w).
-
-Learner objects are small and picklable; a new one is made each round on the
-driver (it carries that round's fixed-point scales).
+Row state: the margins f(x) of every output; update: the round's trees
+(``RoundTrees``), added to the margins where the rows are.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
-from . import _exact
-from ._common import STAT_DTYPE
-from ._fixed_point import gradient_stats
-from ._random import row_uniforms
-from .tree import predict_binned
+from .. import _exact
+from .._common import STAT_DTYPE
+from .._fixed_point import gradient_stats
+from .._random import row_uniforms
+from ..tree import pack_trees, predict_binned
 
 
-def add_trees(shard, margin, packed_trees):
+class RoundTrees(NamedTuple):
+    """Trees of one or more rounds, packed for the traversal kernels
+    (``tree.RoundTrees``) with the output each tree adds to; unpacks as
+    ``predict_binned``'s arguments."""
+
+    nodes: np.ndarray
+    roots: np.ndarray
+    bitsets: np.ndarray
+    outputs: np.ndarray  # (n_trees,) int64: tree t adds to margin row outputs[t]
+
+
+def pack_rounds(rounds, n_outputs: int) -> RoundTrees:
+    """Pack trees of several rounds (K per round, output k = position in round)."""
+    flat = [t for round_trees in rounds for t in round_trees]
+    outputs = np.tile(np.arange(n_outputs, dtype=np.int64), len(rounds))
+    return RoundTrees(*pack_trees(flat), outputs)
+
+
+def add_trees(shard, margin, packed_trees: RoundTrees | None):
     """margin + the trees' outputs, as a new array.
 
     The result goes into one of two arrays the shard lends, the one not
@@ -66,12 +74,15 @@ class GradientLearner:
     first_order: bool = False
     n_stats: int = 3  # 2: (g, h) without the row count (``GradientCriterion(counts=False)``)
 
-    def initial_state(self, shard, base_score, packed_trees):
+    def initial_state(self, shard, base_score, update: RoundTrees | None):
+        """f_0 = ``base_score`` (ESL Algorithm 10.3, step 1: the best constant), plus
+        ``update``'s trees when training continues from a model."""
         margin = np.repeat(np.asarray(base_score, np.float64)[:, None], shard.n_rows, axis=1)
-        return add_trees(shard, margin, packed_trees)
+        return add_trees(shard, margin, update)
 
-    def update(self, shard, margin, packed_trees):
-        return add_trees(shard, margin, packed_trees)
+    def update(self, shard, margin, update: RoundTrees):
+        """f_m = f_{m-1} + the round's trees (ESL Algorithm 10.3, step 2(d))."""
+        return add_trees(shard, margin, update)
 
     def row_stats(self, shard, margin, round_index):
         n_trees, n = margin.shape

@@ -1,0 +1,63 @@
+"""Learners: what the workers compute per row for one kind of ensemble.
+
+The engine is generic: it keeps a per-partition *row state* and asks a
+``Learner``, on the workers, for the state before training, the state after
+an update, and the per-row statistics its histograms sum. Each learner names
+its own state and update types:
+
+=====================  ===========================  ======================
+learner                row state                    update
+=====================  ===========================  ======================
+``GradientLearner``    margins (n_outputs, n_rows)  ``gradient.RoundTrees``
+``AdaBoostLearner``    (weights, last error pass)   ``AdaBoostUpdate``
+``BaggedTreesLearner`` out-of-bag sums, or None     ``OutOfBagBatch``
+=====================  ===========================  ======================
+
+Learner objects are small and picklable; the drivers make a new one each
+round when it carries that round's fixed-point scales.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
+
+import numpy as np
+
+from .adaboost import AdaBoostLearner, AdaBoostUpdate
+from .bagged import BaggedTreesLearner, OutOfBagBatch
+from .gradient import GradientLearner
+
+State = TypeVar("State")
+Update = TypeVar("Update")
+
+
+@runtime_checkable
+class Learner(Protocol, Generic[State, Update]):
+    """What the engine asks of a learner, per partition (``shard``), on the workers."""
+
+    def initial_state(self, shard, base: Any, update: Update | None) -> State:
+        """The row state before training (``base``: the learner's starting
+        point, e.g. the base score), plus ``update`` if training continues."""
+
+    def update(self, shard, state: State, update: Update) -> State:
+        """The row state after ``update`` (the trees of a round)."""
+
+    def row_stats(self, shard, state: State, round_index: int) -> tuple[np.ndarray, np.ndarray]:
+        """Fixed-point statistics (n_trees, n_rows, n_stats) and the rows'
+        initial node positions (n_trees, n_rows): 0 (the root), or -1 for rows
+        left out of a tree."""
+
+
+@runtime_checkable
+class MetricLearner(Learner[State, Update], Protocol):
+    """A learner that also scores its rows (the training and evaluation metric)."""
+
+    def metric_sums(self, shard, state: State) -> tuple[int, int]:
+        """Exact (sum of w·loss, sum of w) over the shard's rows."""
+
+    def finish_metric(self, mean: float) -> float:
+        """The metric from the weighted mean of the pointwise losses."""
+
+
+__all__ = ["AdaBoostLearner", "AdaBoostUpdate", "BaggedTreesLearner", "GradientLearner", "Learner",
+           "MetricLearner", "OutOfBagBatch"]
