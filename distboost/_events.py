@@ -45,17 +45,6 @@ TOPIC = "distboost"
 _WHOLE_FIT = ("prepare", "fit")  # timings that are not per round
 
 
-def named_metrics(metric: str | None, train_metric, eval_metrics) -> dict[str, dict[str, float]]:
-    """``{"training": {metric: value}, "validation_k": {metric: value}}``, named as in
-    ``evals_result_``."""
-    out = {}
-    if train_metric is not None:
-        out["training"] = {metric: float(train_metric)}
-    for k, value in enumerate(eval_metrics):
-        out[f"validation_{k}"] = {metric: float(value)}
-    return out
-
-
 def scalar_params(estimator) -> dict[str, Any]:
     """The estimator's parameters that are plain numbers, strings, booleans or None."""
     try:
@@ -79,17 +68,19 @@ class FitEvents:
     first_round : int
         Rounds the model already had.
     metric : str, optional
-        Name of the per-round metric.
+        Name of the per-round metric that picks the best round.
     eval_sets : int
         Number of validation sets.
+    higher_is_better : bool
+        Whether the best round has the highest ``metric`` (AUC) or the lowest.
     """
 
     def __init__(self, engine, estimator, n_rounds: int, first_round: int = 0,
-                 metric: str | None = None, eval_sets: int = 0):
+                 metric: str | None = None, eval_sets: int = 0, higher_is_better: bool = False):
         self.client = getattr(engine.ex, "client", None)
         self.timings = engine.timings
         self.fit = uuid.uuid4().hex[:12]
-        self.metric = metric
+        self.metric, self._sign = metric, -1.0 if higher_is_better else 1.0
         self.n_rounds = first_round + n_rounds
         self.best_round, self._best = None, math.inf
         self._started = self._last = time.perf_counter()
@@ -127,7 +118,8 @@ class FitEvents:
         if not sets:
             return
         last = max(sets, key=lambda name: int(name.rsplit("_", 1)[1]))
-        value = next(iter(metrics[last].values()))
+        values = metrics[last]
+        value = self._sign * values.get(self.metric, next(iter(values.values())))
         if value < self._best:
             self._best, self.best_round = value, int(round_index)
 

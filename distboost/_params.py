@@ -11,6 +11,10 @@ from . import _validation
 class ParamsMixin:
     """get_params / set_params from the ``__init__`` signature."""
 
+    fit_arguments: frozenset = frozenset()
+    """The optional arguments ``fit`` takes besides ``sample_weight`` (what
+    an application may pass, e.g. ``"eval_set"``, ``"init_model"``)."""
+
     @classmethod
     def _param_names(cls) -> list[str]:
         """Named parameters of ``__init__``, following ``**kwargs`` to the parent's."""

@@ -142,6 +142,10 @@ VERBOSE = _Kind(lambda v: isinstance(v, (bool, np.bool_, numbers.Integral)), "a 
 N_JOBS = _Kind(lambda v: v is None or (isinstance(v, numbers.Integral)
                                        and not isinstance(v, bool) and v >= 1),
                "None or an int >= 1")
+METRIC_NAMES = _Kind(
+    lambda v: isinstance(v, str) or (isinstance(v, (list, tuple)) and len(v) > 0
+                                     and all(isinstance(m, str) for m in v)),
+    "a metric name or a non-empty list of them")
 POSITIVE_INT = Interval("int", 1, None)
 NONNEG_REAL = Interval("real", 0, None)
 FRACTION = Interval("real", 0, 1, "right")

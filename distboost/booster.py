@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import line_search
-from ._events import named_metrics
 from .grower import GrowthParams, TreeGrower
 from .learners.gradient import GradientLearner, pack_rounds
 from .sampling import NodeFeatures, feature_masks
@@ -43,14 +42,23 @@ class BoostParams:
     leaf_estimation: str = "newton"  # or "line_search"
     early_stopping_rounds: int | None = None
     train_metric: bool = False
+    metrics: tuple = ()  # ``metrics.make_metrics``; the last one decides early stopping
 
 
 @dataclass
 class BoostResult:
     trees: list = field(default_factory=list)  # per round: list of K trees
-    train_metric: list = field(default_factory=list)
-    eval_metrics: list = field(default_factory=list)  # per eval set: list per round
+    history: dict = field(default_factory=dict)  # ``evals_result_``: set -> metric -> per round
     best_iteration: int | None = None
+
+
+def round_metrics(names, train_values, eval_values) -> dict[str, dict[str, float]]:
+    """``{"training": {name: value}, "validation_k": {name: value}}``: one round's
+    metrics, named as in ``evals_result_`` (``train_values`` None: not measured)."""
+    out = {} if train_values is None else {"training": dict(zip(names, train_values))}
+    for k, values in enumerate(eval_values):
+        out[f"validation_{k}"] = dict(zip(names, values))
+    return out
 
 
 def fixed_point_scales(bounds, n_rows: int) -> tuple[float, float]:
@@ -71,30 +79,35 @@ def fixed_point_scales(bounds, n_rows: int) -> tuple[float, float]:
 
 
 class _Tracker:
-    """Metrics per round, the early-stopping rule and the round events."""
+    """Metrics per round, the early-stopping rule and the round events.
 
-    def __init__(self, n_eval, patience, on_round, events=None, first=0, result=None):
+    Early stopping watches the last metric on the last evaluation set (as
+    XGBoost), lower is better unless the metric says otherwise (AUC).
+    """
+
+    def __init__(self, metrics, patience, on_round, events=None, first=0, result=None):
         self.result = BoostResult() if result is None else result
-        self.result.eval_metrics = [[] for _ in range(n_eval)]
+        self.names = [m.name for m in metrics]
+        self.sign = -1.0 if metrics and metrics[-1].higher_is_better else 1.0
         self.patience, self.on_round = patience, on_round
-        self.best, self.best_round = np.inf, None
+        self.best, self.best_round, self.n_recorded = np.inf, None, 0
         self.events, self.first = events, first
 
-    def record(self, r, train_metric, evals) -> bool:
+    def record(self, r, train_values, eval_values) -> bool:
         """Record round r's metrics; True if training should stop."""
         res = self.result
-        if train_metric is not None:
-            res.train_metric.append(train_metric)
-        for k, value in enumerate(evals):
-            res.eval_metrics[k].append(value)
+        metrics = round_metrics(self.names, train_values, eval_values)
+        for set_name, values in metrics.items():
+            for name, value in values.items():
+                res.history.setdefault(set_name, {}).setdefault(name, []).append(value)
         if self.events is not None:
-            self.events.round(r, named_metrics(self.events.metric, train_metric, evals),
-                              res.trees[r - self.first])
-        stop = bool(self.on_round(r, train_metric, evals)) if self.on_round else False
-        if evals and self.patience:
-            i = len(res.eval_metrics[-1]) - 1
-            if evals[-1] < self.best:
-                self.best, self.best_round = evals[-1], i
+            self.events.round(r, metrics, res.trees[r - self.first])
+        stop = bool(self.on_round(r, metrics)) if self.on_round else False
+        i, self.n_recorded = self.n_recorded, self.n_recorded + 1
+        if eval_values and self.patience:
+            value = self.sign * eval_values[-1][-1]
+            if value < self.best:
+                self.best, self.best_round = value, i
             elif i - self.best_round >= self.patience:
                 stop = True
         return stop
@@ -104,15 +117,15 @@ def boost(engine, loss, n_outputs: int, params: BoostParams, base_score, prior_t
           on_round=None, events=None, result=None) -> BoostResult:
     """Run rounds ``len(prior_trees) .. len(prior_trees) + n_rounds - 1``.
 
-    ``on_round(round_index, train_metric, eval_metrics)`` is called after each
-    round; returning True stops training. ``events`` (``_events.FitEvents``)
+    ``on_round(round_index, metrics)`` is called after each round with its
+    metrics (``round_metrics``); returning True stops training. ``events`` (``_events.FitEvents``)
     posts each round with its own metrics. ``result``, if given, is the
     ``BoostResult`` filled in round by round (and returned), so that
     ``on_round`` can read the trees and metrics so far.
     """
     first = len(prior_trees)
-    tracker = _Tracker(len(engine.eval_groups), params.early_stopping_rounds, on_round, events,
-                       first, result)
+    tracker = _Tracker(params.metrics, params.early_stopping_rounds, on_round, events, first,
+                       result)
     want_metric = params.train_metric
     margin_bound = float(np.max(np.abs(base_score)))
     for round_trees in prior_trees:  # the same float sum as when those rounds were trained
@@ -128,7 +141,7 @@ def boost(engine, loss, n_outputs: int, params: BoostParams, base_score, prior_t
         scales = _scales(engine, round_loss, margin_bound, line)
         criterion = GradientCriterion(params.split, scales, counts)
         learner = GradientLearner(round_loss, scales, params.seed, params.subsample, line,
-                                  criterion.n_stats)
+                                  criterion.n_stats, params.metrics)
         masks = feature_masks(n_outputs, engine.schema.n_features, params.colsample_bytree,
                               params.seed, r)
         features = np.flatnonzero(masks.any(axis=0))
@@ -148,7 +161,8 @@ def boost(engine, loss, n_outputs: int, params: BoostParams, base_score, prior_t
     if pending is not None and not stopped:
         t0 = time.perf_counter()
         if want_metric or engine.eval_groups:
-            tm, evals = engine.finish(GradientLearner(loss), pack_rounds([pending], n_outputs), want_metric)
+            learner = GradientLearner(loss, metrics=params.metrics)
+            tm, evals = engine.finish(learner, pack_rounds([pending], n_outputs), want_metric)
             tracker.record(first + len(trees) - 1, tm, evals)
         elif on_round is not None or events is not None:
             tracker.record(first + len(trees) - 1, None, [])

@@ -186,19 +186,15 @@ class ImpurityCriterion:
     scale : float
         Fixed-point scale of the class weights.
     min_samples_leaf : int
-    feature_sampler : NodeFeatureSampler, optional
-        Random feature subsets per node (random forests).
     """
 
     def __init__(self, n_classes: int, criterion: str = "gini", scale: float = 1.0,
-                 min_samples_leaf: int = 1, feature_sampler=None):
+                 min_samples_leaf: int = 1):
         if criterion not in CRITERIA:
             raise ValueError(f"criterion must be one of {sorted(CRITERIA)}, got {criterion!r}")
         self.n_classes, self.kind = n_classes, CRITERIA[criterion]
         self.scale, self.min_samples_leaf = scale, min_samples_leaf
         self.n_stats = n_classes + 1
-        if feature_sampler is not None:
-            self.node_features = feature_sampler
 
     def best_splits(self, hist, totals, masks, mapper):
         gain, feature, split_bin, missing_left = find_best_impurity_splits(
@@ -249,15 +245,13 @@ class VarianceCriterion(GradientCriterion):
     the decrease of the weighted sum of squares, and -G/H the weighted mean.
     """
 
-    def __init__(self, scales, min_samples_leaf: int = 1, feature_sampler=None):
+    def __init__(self, scales, min_samples_leaf: int = 1):
         # lambda = the smallest float: G²/(H + lambda) is G²/H to the last bit for every
         # nonempty node, and 0 (not 0/0) for a tree whose bootstrap sample is empty
         tiny = np.finfo(float).tiny
         params = SplitParams(reg_lambda=tiny, gamma=0.0, min_child_weight=tiny,
                              min_samples_leaf=min_samples_leaf)
         super().__init__(params, scales)
-        if feature_sampler is not None:
-            self.node_features = feature_sampler
 
     def best_splits(self, hist, totals, masks, mapper):
         gain, feature, split_bin, missing_left = super().best_splits(hist, totals, masks, mapper)

@@ -76,9 +76,12 @@ class TreeGrower:
     feature_masks : ndarray of shape (n_trees, n_features), bool
         Features each tree may split on (column subsampling by tree).
     node_features : callable, optional
-        ``node_features(tree, depth, node_id) -> mask``: features a node may
-        split on (column subsampling by level and by node, ``sampling``);
-        by default the tree's mask.
+        ``node_features(masks, hist, nodes) -> masks``: the features each of a
+        block of nodes may split on, from their trees' masks (n_nodes,
+        n_features), their histograms and their (tree, depth, node_id):
+        boosting's column subsampling by level and by node
+        (``sampling.NodeFeatures``) or the forests' per-node subsets
+        (``sampling.NodeFeatureSampler``); by default the trees' masks.
     root_counts : ndarray of shape (n_trees,), optional
         Rows in each root. Needed when the criterion's statistics hold no
         row count (``criterion.count`` is None): node counts then come from
@@ -226,13 +229,10 @@ class TreeGrower:
             return
         hist = block
         totals = np.stack([n.totals for _, n in pairs])
-        masks = np.stack([
-            self.masks[t] if self.node_features is None else self.node_features(t, n.depth, n.id)
-            for t, n in pairs
-        ])
+        masks = np.stack([self.masks[t] for t, _ in pairs])
+        if self.node_features is not None:
+            masks = self.node_features(masks, hist, [(t, n.depth, n.id) for t, n in pairs])
         masks[~splittable] = False
-        if hasattr(self.criterion, "node_features"):  # per-node feature sampling (forests)
-            masks = self.criterion.node_features(masks, hist, [(t, n.id) for t, n in pairs])
         gain, feature, split_bin, missing_left = self.criterion.best_splits(
             hist, totals, masks, self.mapper
         )

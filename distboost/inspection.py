@@ -28,6 +28,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .tree import feature_totals
+
 __all__ = [
     "IceCurves",
     "PartialDependence",
@@ -70,17 +72,6 @@ def _feature_names(est: Any) -> list[str]:
 
 
 # ---------------------------------------------------------------------- importance
-def _tree_importance(nodes: np.ndarray, n_features: int, kind: str) -> np.ndarray:
-    """Per-feature totals of one tree: ESL eq. 10.42 for ``kind="gain"``."""
-    split = nodes[nodes["is_leaf"] == 0]
-    weights = {
-        "gain": split["gain"],
-        "split": np.ones(len(split)),
-        "cover": split["cover"],
-    }[kind]
-    return np.bincount(split["feature"], weights=weights, minlength=n_features)
-
-
 def relative_importance(est: Any, kind: str = "gain") -> np.ndarray:
     """Relative importance of each input variable, largest = 100.
 
@@ -119,7 +110,7 @@ def relative_importance(est: Any, kind: str = "gain") -> np.ndarray:
     total = np.zeros(n_features)
     for k in range(n_outputs):
         trees_k = [g[k] for g in groups if len(g) > k]
-        per_tree = [_tree_importance(t.nodes, n_features, kind) for t in trees_k]
+        per_tree = [feature_totals(t.nodes, n_features, kind) for t in trees_k]
         total += np.mean(per_tree, axis=0) if per_tree else 0.0  # eq. 10.43
     total /= n_outputs  # eq. 10.45
     top = total.max(initial=0.0)
@@ -137,7 +128,7 @@ def importance_frame(est: Any) -> pd.DataFrame:
     """
     groups = _tree_groups(est)
     n_features = _n_features(est)
-    counts = sum(_tree_importance(t.nodes, n_features, "split") for g in groups for t in g)
+    counts = sum(feature_totals(t.nodes, n_features, "split") for g in groups for t in g)
     frame = pd.DataFrame(
         {kind: relative_importance(est, kind) for kind in _IMPORTANCE_KINDS},
         index=pd.Index(_feature_names(est), name="feature"),

@@ -62,7 +62,11 @@ class NodeFeatures:
             self._levels[tree, depth] = _draw(self.tree_masks[tree], self.bylevel, key)
         return self._levels[tree, depth]
 
-    def __call__(self, tree: int, depth: int, node_id: int) -> np.ndarray:
+    def __call__(self, masks, hist, nodes) -> np.ndarray:
+        """The grower's ``node_features`` hook: each (tree, depth, node_id)'s mask."""
+        return np.stack([self.node_mask(t, depth, node_id) for t, depth, node_id in nodes])
+
+    def node_mask(self, tree: int, depth: int, node_id: int) -> np.ndarray:
         mask = self.level_mask(tree, depth)
         if self.bynode >= 1.0:
             return mask
@@ -167,8 +171,10 @@ class NodeFeatureSampler:
         self.first_tree, self.count_stat = first_tree, count_stat
 
     def __call__(self, masks, hist, nodes):
+        """The grower's ``node_features`` hook: ``masks`` (n_nodes, n_features)
+        narrowed to ``max_features`` non-constant features per (tree, depth, node_id)."""
         if self.max_features is None or self.max_features >= masks.shape[1]:
             return masks
         non_constant = (hist[..., self.count_stat] > 0).sum(axis=2) > 1
-        keys = node_keys(self.seed, [(self.first_tree + t, n) for t, n in nodes])
+        keys = node_keys(self.seed, [(self.first_tree + t, n) for t, _, n in nodes])
         return draw_node_features(keys, masks, non_constant, self.max_features)

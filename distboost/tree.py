@@ -92,6 +92,19 @@ def bitset_from_mask(goes_left: np.ndarray) -> np.ndarray:
     return bits
 
 
+def feature_totals(nodes: np.ndarray, n_features: int, kind: str = "gain") -> np.ndarray:
+    """Per-feature totals over the split nodes of ``nodes`` (one tree's, or
+    several trees' concatenated, added in node order).
+
+    ``kind="gain"``: the splits' loss reductions (ESL eq. 10.42's squared
+    improvements for squared error); ``"split"``: the number of splits;
+    ``"cover"``: the hessian sums of the nodes split.
+    """
+    split = nodes[nodes["is_leaf"] == 0]
+    weights = {"gain": split["gain"], "split": np.ones(len(split)), "cover": split["cover"]}[kind]
+    return np.bincount(split["feature"], weights=weights, minlength=n_features)
+
+
 class PackedTrees(NamedTuple):
     """Trees concatenated for the traversal kernels (``pack_trees``); unpacks
     as their arguments: ``predict_binned(X, *packed, out)``."""

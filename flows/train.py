@@ -24,8 +24,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import inspect
-import io
 import json
 import shutil
 import time
@@ -69,7 +67,7 @@ def estimator_class(name: str) -> type:
 
 
 def _supports(cls: type, argument: str) -> bool:
-    return argument in inspect.signature(cls.fit).parameters
+    return argument in cls.fit_arguments
 
 
 def run_record(cfg: TrainConfig, data: str) -> dict[str, Any]:
@@ -142,9 +140,8 @@ def fit_rounds(
     schema = read_schema(data)
     cls = estimator_class(cfg.estimator)
     params = {**cfg.params, "n_estimators": last_round - first_round}
-    quiet = "verbose" not in params and hasattr(cls(), "verbose")
-    if quiet:  # verbose records the training loss; its per-round lines are not wanted
-        params["verbose"] = True
+    if "train_metric" in cls().get_params():  # the report plots the training metric too
+        params.setdefault("train_metric", True)
     with Client(scheduler, set_as_default=False) as client, client.as_current():
         est = cls(**params, client=client)
         X, y = load_split(data, "train", schema)
@@ -155,8 +152,7 @@ def fit_rounds(
         elif _supports(cls, "bin_mapper"):
             kwargs["bin_mapper"] = _prepared_bins(data, schema, est)
         kwargs = {k: v for k, v in kwargs.items() if _supports(cls, k)}
-        with contextlib.redirect_stdout(io.StringIO()) if quiet else contextlib.nullcontext():
-            return est.fit(X, y, **kwargs)
+        return est.fit(X, y, **kwargs)
 
 
 def _prepared_bins(data: str, schema: dict, est: Any) -> Any:

@@ -9,7 +9,6 @@ from distboost.criteria import (
     ImpurityCriterion,
     VarianceCriterion,
 )
-from distboost.sampling import NodeFeatureSampler, draw_node_features, node_keys
 
 # six points on one feature, one per bin; weights as after some boosting
 BINS = np.arange(6)
@@ -108,29 +107,6 @@ def test_gain_without_improvement_is_rejected():
     hist, totals = class_histogram(bins, y, np.ones(4))
     gain, *_ = best(ImpurityCriterion(2, "gini"), hist, totals, mapper(n_bins=2))
     assert gain == -np.inf
-
-
-def test_node_features_skip_constant_features_and_are_reproducible():
-    keys = node_keys(7, [(0, 0), (0, 1), (3, 5)])
-    allowed = np.ones((3, 10), bool)
-    non_constant = np.ones((3, 10), bool)
-    non_constant[:, :6] = False
-    masks = draw_node_features(keys, allowed, non_constant, 3)
-    assert (masks.sum(axis=1) == 3).all()
-    assert not masks[:, :6].any()
-    np.testing.assert_array_equal(masks, draw_node_features(keys, allowed, non_constant, 3))
-    # different nodes draw differently (with these keys)
-    many = draw_node_features(node_keys(7, [(t, 0) for t in range(20)]), np.ones((20, 10), bool),
-                              np.ones((20, 10), bool), 3)
-    assert len({m.tobytes() for m in many}) > 5
-
-
-def test_feature_sampler_keys_by_global_tree_index():
-    hist = np.ones((2, 8, MAX_BINS, 3), np.int64)
-    masks = np.ones((2, 8), bool)
-    a = NodeFeatureSampler(2, seed=1, first_tree=4, count_stat=2)(masks, hist, [(0, 0), (1, 0)])
-    b = NodeFeatureSampler(2, seed=1, first_tree=5, count_stat=2)(masks[:1], hist[:1], [(0, 0)])
-    np.testing.assert_array_equal(a[1], b[0])
 
 
 def test_variance_criterion_is_squared_error_reduction():

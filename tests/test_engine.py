@@ -17,6 +17,7 @@ from distboost.engine.dask import DaskExecutor
 from distboost.histogram import LevelSplits
 from distboost.learners import GradientLearner
 from distboost.losses import SquaredError
+from distboost.metrics import LossMetric
 
 N = 2000
 
@@ -36,7 +37,7 @@ def _waves(engine, parts, evals, schema):
     base = engine.init_score(loss)
     engine.set_rows(GradientLearner(loss), base, None)
     scales = fixed_point_scales(loss.gradient_bounds(engine.y_absmax, engine.w_max, 0.0), engine.n_rows)
-    learner = GradientLearner(loss, scales, n_stats=2)
+    learner = GradientLearner(loss, scales, n_stats=2, metrics=(LossMetric("rmse", loss),))
     features = np.arange(schema.n_features)
     root, root_counts, metric, _ = engine.start_round(learner, None, True, 0, features)
     root = root.copy()  # in process, valid until the next wave of its kind

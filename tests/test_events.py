@@ -7,7 +7,8 @@ import urllib.request
 import numpy as np
 
 import distboost as db
-from distboost._events import TOPIC, named_metrics
+from distboost._events import TOPIC
+from distboost.booster import round_metrics
 
 
 def fit_events(client, kind=None):
@@ -23,12 +24,14 @@ def get(client, path):
 
 
 def test_named_metrics_follow_evals_result():
-    assert named_metrics("rmse", 1.5, [2.0, 3.0]) == {
+    assert round_metrics(["rmse"], [1.5], [[2.0], [3.0]]) == {
         "training": {"rmse": 1.5},
         "validation_0": {"rmse": 2.0},
         "validation_1": {"rmse": 3.0},
     }
-    assert named_metrics("rmse", None, []) == {}
+    assert round_metrics(["rmse"], None, []) == {}
+    assert round_metrics(["rmse", "mae"], None, [[2.0, 1.0]]) == {
+        "validation_0": {"rmse": 2.0, "mae": 1.0}}
 
 
 def test_one_event_per_round_with_its_own_metrics(dashboard_client, dask_classification):

@@ -160,6 +160,22 @@ def test_feature_importances_find_the_signal():
     imp = reg.feature_importances_
     assert imp.sum() == pytest.approx(1.0)
     assert np.argsort(imp)[-2:].tolist() == [4, 2]
+    # the total gain, which ESL's relative importance (eq. 10.43: the mean over
+    # the M trees, largest = 100) scales differently: one computation, two scalings
+    from distboost.inspection import relative_importance
+
+    np.testing.assert_allclose(relative_importance(reg), 100 * imp / imp.max(), rtol=1e-12)
+
+
+def test_estimators_are_the_trees_by_round_and_output():
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(300, 3))
+    y = np.digitize(X[:, 0], [-0.5, 0.5])  # three classes
+    clf = db.GradientBoostingClassifier(n_estimators=4, max_depth=2).fit(X, y)
+    assert clf.estimators_.shape == (4, 3)
+    assert all(clf.estimators_[m, k] is clf.trees_[m][k] for m in range(4) for k in range(3))
+    with pytest.raises(db.NotFittedError):
+        _ = db.GradientBoostingClassifier().estimators_
 
 
 def test_early_stopping_keeps_the_best_rounds(hastie):

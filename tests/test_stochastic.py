@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 
 from distboost import GradientBoostingClassifier, GradientBoostingRegressor
-from distboost.sampling import NodeFeatures
 
 
 def data(n=1200, d=8, seed=0):
@@ -59,25 +58,6 @@ def test_leaf_line_search_uses_in_bag_rows_only():
                                      learning_rate=1.0).fit(X, y)
     assert m.trees_[0][0].nodes["count"][0] < 1100
     assert not np.array_equal(m.trees_[0][0].nodes["value"], full.trees_[0][0].nodes["value"])
-
-
-def test_node_features_nest_and_have_the_requested_sizes():
-    tree_masks = np.zeros((2, 20), bool)
-    tree_masks[0, :10] = True
-    tree_masks[1, 5:] = True
-    nf = NodeFeatures(tree_masks, bylevel=0.5, bynode=0.4, seed=1, round_index=7)
-    for t in range(2):
-        for depth in range(3):
-            level = nf.level_mask(t, depth)
-            assert not (level & ~tree_masks[t]).any()
-            assert level.sum() == round(0.5 * tree_masks[t].sum())
-            for node in range(5):
-                mask = nf(t, depth, node)
-                assert not (mask & ~level).any()
-                assert mask.sum() == max(1, round(0.4 * level.sum()))
-                assert np.array_equal(mask, NodeFeatures(tree_masks, 0.5, 0.4, 1, 7)(t, depth, node))
-    other_round = NodeFeatures(tree_masks, 0.5, 0.4, 1, 8)
-    assert any(not np.array_equal(nf.level_mask(0, d), other_round.level_mask(0, d)) for d in range(3))
 
 
 def test_colsample_bylevel_limits_the_features_of_each_depth():

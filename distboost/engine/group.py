@@ -143,7 +143,7 @@ def start_round(state: GroupState, learner, update, metric: bool, round_index, f
         row = _added(shard, learner, row, update)
         rows.append(row)
         if metric:
-            sums.append(learner.metric_sums(shard, row))
+            sums.append(learner.metric_partials(shard, row))
         st, pos = learner.row_stats(shard, row, round_index)
         st, pos = shard.buffers.keep("stats", st), shard.buffers.keep("positions", pos)
         partitions.append(RowPartition.from_positions(pos, shard.buffers))
@@ -155,7 +155,8 @@ def start_round(state: GroupState, learner, update, metric: bool, round_index, f
         positions.append(pos)
     new = replace(state, rows=tuple(rows), stats=tuple(stats), positions=tuple(positions))
     new.memory.remember(new, 0, partitions)
-    return new, (hist, _sum_metric(sums) if metric else None, time.perf_counter() - t0, counts)
+    return new, (hist, merge_metrics(learner, sums) if metric else None, time.perf_counter() - t0,
+                 counts)
 
 
 def _partitions_before(state, split_history):
@@ -196,15 +197,16 @@ def level(state: GroupState, split_history, n_slots, features):
 def finish(state: GroupState, learner, update, metric: bool):
     """Add the last trees; metric sums of the final model."""
     rows = _updated(state, learner, update)
-    sums = [learner.metric_sums(s, r) for s, r in each_shard(state.shards, rows)] if metric else []
-    return replace(state, rows=rows, stats=(), positions=()), (_sum_metric(sums) if metric else None)
+    sums = [learner.metric_partials(s, r) for s, r in each_shard(state.shards, rows)] if metric else []
+    return (replace(state, rows=rows, stats=(), positions=()),
+            merge_metrics(learner, sums) if metric else None)
 
 
 def evaluate(state: GroupState, learner, update):
     """Eval-set groups: add trees, return (state, metric sums)."""
     rows = _updated(state, learner, update)
-    sums = [learner.metric_sums(s, r) for s, r in each_shard(state.shards, rows)]
-    return replace(state, rows=rows), _sum_metric(sums)
+    sums = [learner.metric_partials(s, r) for s, r in each_shard(state.shards, rows)]
+    return replace(state, rows=rows), merge_metrics(learner, sums)
 
 
 def apply(state: GroupState, fn, *args):
@@ -212,5 +214,6 @@ def apply(state: GroupState, fn, *args):
     return fn(state, *args)
 
 
-def _sum_metric(sums):
-    return (sum(s[0] for s in sums), sum(s[1] for s in sums))
+def merge_metrics(learner, partials) -> list:
+    """Per metric of ``learner.metrics``, its partials (one list per shard or group) merged."""
+    return [m.merge([p[i] for p in partials]) for i, m in enumerate(learner.metrics)]

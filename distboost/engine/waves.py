@@ -23,6 +23,7 @@ from ..binning import BinMapper, merge_candidates
 from . import group as _group
 from . import spill
 from .executor import Executor
+from .group import merge_metrics
 from .holder import BOTH, SMALL, STATE, Op
 from .shard import make_shard, scan
 
@@ -170,8 +171,9 @@ class Engine:
         hist : ndarray (n_trees, n_features, 256, n_stats), the summed root histograms
             (in process: the holder's memory, valid until the next round start)
         root_counts : ndarray (n_trees,), int64, rows in each tree's root
-        train_metric : float or None, metric of the model before this round
-        eval_metrics : list of float (empty when ``update`` is None)
+        train_metric : list of float (one per ``learner.metrics``) or None, the
+            model before this round on the training rows
+        eval_metrics : per evaluation set, list of float (empty when ``update`` is None)
         """
         t0 = time.perf_counter()
         self.ex.set_round(round_index)
@@ -216,17 +218,15 @@ class Engine:
         tm = _finish_metric(results, learner) if train_metric else None
         return tm, [_finish_metric(sums, learner) for sums in rest]
 
-    def apply(self, fn, name, *args, eval_sets: bool = False):
-        """Run ``fn(state, *args) -> (state, small)`` on every group; return the smalls.
+    def apply(self, fn, name, *args) -> list:
+        """Run ``fn(state, *args) -> (state, small)`` on every training group;
+        return the smalls, one per group.
 
         The extension point for learners that need other passes (line
-        searches, out-of-bag estimates). With ``eval_sets`` it also runs on the
-        evaluation groups (in the same wave) and returns
-        ``(train_smalls, [eval_smalls per set])``.
+        searches, exact quantiles, AdaBoost's weighted error, out-of-bag estimates).
         """
-        keys = self._set_keys() if eval_sets else [TRAIN]
-        out = self.ex.run([Op(key, _group.apply, (fn, *args), BOTH) for key in keys], name)
-        return (out[0], out[1:]) if eval_sets else out[0]
+        (out,) = self.ex.run([Op(TRAIN, _group.apply, (fn, *args), BOTH)], name)
+        return out
 
     def _set_keys(self):
         return [TRAIN] + [eval_key(k) for k in range(self.n_eval_sets)]
@@ -289,7 +289,6 @@ def _sum_histograms(arrays):
     return total
 
 
-def _finish_metric(sums, learner) -> float:
-    total = _exact.to_float(sum(s[0] for s in sums))
-    weight = _exact.to_float(sum(s[1] for s in sums))
-    return learner.finish_metric(total / weight)
+def _finish_metric(partials, learner) -> list[float]:
+    """The metrics' values from the groups' partials (``metrics`` module)."""
+    return [m.value(merged) for m, merged in zip(learner.metrics, merge_metrics(learner, partials))]

@@ -30,9 +30,9 @@ from ..criteria import CRITERIA
 from ..engine.spill import OUT_OF_CORE_PARAMETER
 from ..grower import GrowthParams
 from ..sampling import tree_feature_masks
+from ._base import TreeEnsembleBase
 from ._predict import predict_any
 from ._tree_batch import ForestSpec, grow_forest
-from ._tree_estimator import TreeEnsembleBase
 
 TREE_PARAMETERS = """\
     max_depth : int >= 1 or None, default None
@@ -145,7 +145,7 @@ class BaggedTreesBase(TreeEnsembleBase):
             trees_per_pass=self.trees_per_pass,
         )
 
-    def _fit_engine(self, engine):
+    def _fit_engine(self, engine, init_model=None):
         events = FitEvents(engine, self, self.n_estimators)
         result = grow_forest(engine, self._spec(engine), events)
         oob = result.oob
@@ -158,14 +158,6 @@ class BaggedTreesBase(TreeEnsembleBase):
                 self.oob_decision_function_ = oob.prediction
             else:
                 self.oob_prediction_ = oob.prediction[:, 0]
-
-    @property
-    def feature_importances_(self) -> np.ndarray:
-        """Mean over trees of each tree's normalized impurity decrease (ESL 15.3.2)."""
-        self._check_fitted()
-        total = np.mean([self._tree_importances(t) for t in self.estimators_], axis=0)
-        s = total.sum()
-        return total / s if s > 0 else total
 
     def _model_state(self) -> dict:
         state = {"estimators_features": [f.tolist() for f in self.estimators_features_]}

@@ -90,7 +90,8 @@ def grow_forest(engine, spec: ForestSpec, events=None) -> ForestResult:
         root, root_counts, _, _ = engine.start_round(learner, pending, False, first, features)
         used = np.flatnonzero(spec.tree_masks[first: first + n].any(axis=0))
         grown = grow_trees(counting, root, used, spec.tree_masks[first: first + n],
-                           _criterion(spec, scales, first), spec.growth, root_counts=root_counts)
+                           _criterion(spec, scales), spec.growth, _node_features(spec, first),
+                           root_counts)
         trees += grown
         if events is not None:
             events.round(len(trees) - 1, {}, grown, trees_grown=len(trees))
@@ -161,15 +162,18 @@ def _scales(engine, spec):
     return (scale, scale)
 
 
-def _criterion(spec, scales, first_tree):
-    n_stats = 3 if spec.n_classes is None else spec.n_classes + 1
-    sampler = None
-    if spec.node_max_features is not None:
-        sampler = NodeFeatureSampler(spec.node_max_features, spec.seed, first_tree, n_stats - 1)
+def _criterion(spec, scales):
     if spec.n_classes is None:
-        return VarianceCriterion(scales, spec.min_samples_leaf, sampler)
-    return ImpurityCriterion(spec.n_classes, spec.criterion, scales[0], spec.min_samples_leaf,
-                             sampler)
+        return VarianceCriterion(scales, spec.min_samples_leaf)
+    return ImpurityCriterion(spec.n_classes, spec.criterion, scales[0], spec.min_samples_leaf)
+
+
+def _node_features(spec, first_tree):
+    """The forests' per-node feature subsets, keyed by global tree index (or None)."""
+    if spec.node_max_features is None:
+        return None
+    n_stats = 3 if spec.n_classes is None else spec.n_classes + 1
+    return NodeFeatureSampler(spec.node_max_features, spec.seed, first_tree, n_stats - 1)
 
 
 def _out_of_bag(engine, regression: bool) -> OutOfBag:

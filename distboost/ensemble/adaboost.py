@@ -33,8 +33,8 @@ from ..engine.spill import OUT_OF_CORE_PARAMETER
 from ..grower import GrowthParams
 from ..learners.adaboost import AdaBoostLearner, AdaBoostUpdate, round_sums
 from ..tree import pack_trees
+from ._base import TreeEnsembleBase
 from ._predict import predict_any
-from ._tree_estimator import TreeEnsembleBase
 
 GUESS_TOLERANCE = 1e-12
 """err within this of 1 - 1/K counts as guessing (rounding would give alpha ~ 1e-16)."""
@@ -130,7 +130,7 @@ class AdaBoostClassifier(TreeEnsembleBase):
         return GrowthParams(max_depth=depth, max_leaf_nodes=self.max_leaf_nodes)
 
     # ------------------------------------------------------------------ fit
-    def _fit_engine(self, engine):
+    def _fit_engine(self, engine, init_model=None):
         k = self.n_classes_
         total_weight = engine.exact_sums(_weights)[0]
         if total_weight <= 0:
@@ -282,14 +282,9 @@ class AdaBoostClassifier(TreeEnsembleBase):
         """Accuracy (weighted by ``sample_weight``)."""
         return self._weighted_score(np.asarray(self.predict(X)), y, sample_weight)
 
-    @property
-    def feature_importances_(self) -> np.ndarray:
-        """Each tree's normalized impurity decrease, averaged with weights alpha_m."""
-        self._check_fitted()
-        per_tree = [self._tree_importances(t) for t in self.estimators_]
-        total = np.average(per_tree, axis=0, weights=self.estimator_weights_)
-        s = total.sum()
-        return total / s if s > 0 else total
+    def _tree_weights(self):
+        """``feature_importances_`` averages the trees with their weights alpha_m."""
+        return self.estimator_weights_
 
     # ------------------------------------------------------------- models
     def _model_state(self) -> dict:

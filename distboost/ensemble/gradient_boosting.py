@@ -9,20 +9,19 @@ subsampled (stochastic gradient boosting, ESL 10.12)."""
 
 from __future__ import annotations
 
-import time
-from collections import defaultdict
 from typing import ClassVar
 
 import numpy as np
 
 from .. import _validation, line_search
+from .._common import NODE_DTYPE
 from .._events import FitEvents
 from .._input import to_matrix
-from .._params import ParamsMixin
 from .._random import random_seed
 from .._validation import (
     BOOL,
     FRACTION,
+    METRIC_NAMES,
     NONE,
     NONNEG_REAL,
     POSITIVE_INT,
@@ -33,22 +32,22 @@ from .._validation import (
 )
 from ..booster import BoostParams, BoostResult, boost
 from ..callbacks import TrainingCallback
-from ..engine import Engine, inputs
 from ..engine.spill import OUT_OF_CORE_PARAMETER
 from ..grower import GrowthParams
 from ..learners.gradient import GradientLearner, pack_rounds
 from ..losses import CLASSIFICATION_LOSSES, REGRESSION_LOSSES, make_loss
+from ..metrics import make_metrics
 from ..splitting import SplitParams
-from ..tree import pack_trees, predict_raw
-from ._bins import given_bins
-from ._continue import check_class_weights, check_init_model
-from ._fitted import set_data_attributes
+from ..tree import feature_totals, pack_trees, predict_raw
+from ._base import TreeEnsembleBase
+from ._continue import check_class_weights
 from ._predict import predict_any, raw_scores
-from ._threads import numba_threads
 
 
-class _GradientBoosting(ParamsMixin):
+class _GradientBoosting(TreeEnsembleBase):
     _is_classifier = False
+    fit_arguments = frozenset({"eval_set", "early_stopping_rounds", "sample_weight_eval_set",
+                               "init_model", "callbacks", "bin_mapper"})
     _estimator_type = "regressor"
     _parameter_constraints: ClassVar[dict] = {
         **TREE_ENSEMBLE,
@@ -67,6 +66,8 @@ class _GradientBoosting(ParamsMixin):
         "colsample_bynode": [FRACTION],
         "base_score": [Interval("real"), NONE],
         "warm_start": [BOOL],
+        "eval_metric": [NONE, METRIC_NAMES],
+        "train_metric": [BOOL, Options(("auto",))],
         "verbose": [VERBOSE],
     }
 
@@ -95,6 +96,8 @@ class _GradientBoosting(ParamsMixin):
         n_jobs=None,
         client=None,
         out_of_core="auto",
+        eval_metric=None,
+        train_metric="auto",
         verbose=False,
     ):
         self.loss = loss
@@ -119,6 +122,8 @@ class _GradientBoosting(ParamsMixin):
         self.n_jobs = n_jobs
         self.client = client
         self.out_of_core = out_of_core
+        self.eval_metric = eval_metric
+        self.train_metric = train_metric
         self.verbose = verbose
 
     # ------------------------------------------------------------------ fit
@@ -155,37 +160,12 @@ class _GradientBoosting(ParamsMixin):
         self._validate_params()
         _validation.check_fit_arguments(eval_set, early_stopping_rounds, callbacks)
         init_model = self._resolve_init_model(init_model)
-        self.fit_timings_ = defaultdict(float)
-        t_start = time.perf_counter()
-        executor, parts, eval_parts, schema = inputs.plan(
-            X, y, sample_weight, eval_set, sample_weight_eval_set, self.client, self.n_jobs,
-            self._is_classifier,
-        )
-        if init_model is not None:
-            check_init_model(self, init_model, schema, None if inputs.is_dask(X) else y)
-        bins = given_bins(bin_mapper, schema, X, init_model)
-        with (Engine(executor, self.fit_timings_, self.out_of_core) as engine,
-              numba_threads(self.n_jobs, inputs.is_dask(X)),
-              inputs.naming_sources(X, y, sample_weight)):
-            self._fit_engine(engine, parts, eval_parts, schema, init_model,
-                             early_stopping_rounds, callbacks, eval_set, bins)
-        self.fit_timings_["fit"] = time.perf_counter() - t_start
-        self.fit_timings_ = dict(self.fit_timings_)
-        return self
+        return self._fit(X, y, sample_weight, bin_mapper=bin_mapper, eval_set=eval_set,
+                         sample_weight_eval_set=sample_weight_eval_set, init_model=init_model,
+                         early_stopping_rounds=early_stopping_rounds, callbacks=callbacks)
 
-    def _fit_engine(self, engine, parts, eval_parts, schema, init_model, early_stopping_rounds,
-                    callbacks, eval_set, bins=None):
-        regression = not self._is_classifier
-        if init_model is not None:
-            schema = init_model._schema
-            engine.prepare(parts, eval_parts, schema, regression, self.max_bins,
-                           init_model.bin_mapper_, getattr(init_model, "classes_", None))
-        else:
-            if bins is not None:
-                schema.categories = dict(bins.categories_)
-            engine.prepare(parts, eval_parts, schema, regression, self.max_bins, bins)
-        _validation.check_weight_total(engine.w_max)
-        self._set_data_attributes(engine, schema)
+    def _fit_engine(self, engine, init_model, early_stopping_rounds, callbacks):
+        """ESL Algorithm 10.3 on the prepared engine: f_0, then the rounds (``boost``)."""
         loss = self._make_loss()
         n_out = loss.n_outputs(len(getattr(self, "classes_", [])))
         prior_trees = [] if init_model is None else list(init_model.trees_)
@@ -199,17 +179,19 @@ class _GradientBoosting(ParamsMixin):
             base = np.full(n_out, float(self.base_score))
         packed = pack_rounds(prior_trees, n_out) if prior_trees else None
         engine.set_rows(GradientLearner(loss), base, packed)
-        params = self._boost_params(early_stopping_rounds, self._leaf_estimation(loss))
-        events = FitEvents(engine, self, params.n_rounds, len(prior_trees), loss.metric_name,
-                           len(engine.eval_groups))
+        metrics = self._metrics(loss, len(self.classes_) if self._is_classifier else None)
+        params = self._boost_params(early_stopping_rounds, self._leaf_estimation(loss), metrics)
+        events = FitEvents(engine, self, params.n_rounds, len(prior_trees), metrics[-1].name,
+                           len(engine.eval_groups), metrics[-1].higher_is_better)
         result = BoostResult()  # filled round by round: callbacks see the rounds so far
-        fitted = (loss, base, prior_trees, result, engine.mapper)
+        sets = [f"validation_{k}" for k in range(len(engine.eval_groups))]
+        fitted = (loss, base, prior_trees, result, engine.mapper, sets, [m.name for m in metrics])
         boost(engine, loss, n_out, params, base, prior_trees,
-              on_round=self._round_callback(loss, callbacks, fitted), events=events,
+              on_round=self._round_callback(metrics[-1].name, callbacks, fitted), events=events,
               result=result)
         self._set_fitted(*fitted)
 
-    def _set_fitted(self, loss, base, prior_trees, result, mapper):
+    def _set_fitted(self, loss, base, prior_trees, result, mapper, eval_sets, metric_names):
         """The fitted attributes of the model of ``prior_trees`` and ``result``'s rounds."""
         self._loss = loss
         self.base_score_ = base
@@ -218,16 +200,20 @@ class _GradientBoosting(ParamsMixin):
         self.best_iteration_ = (
             None if result.best_iteration is None else len(prior_trees) + result.best_iteration
         )
+        history = result.history
         self.evals_result_ = {
-            f"validation_{k}": {loss.metric_name: list(m)}
-            for k, m in enumerate(result.eval_metrics)
+            name: {m: list(history.get(name, {}).get(m, [])) for m in metric_names}
+            for name in eval_sets + (["training"] if "training" in history else [])
         }
-        if result.train_metric:
-            self.evals_result_["training"] = {loss.metric_name: list(result.train_metric)}
         self.bin_mapper_ = mapper
 
-    def _set_data_attributes(self, engine, schema):
-        set_data_attributes(self, engine, schema)
+    def _metrics(self, loss, n_classes) -> tuple:
+        """``eval_metric``'s metric objects (``distboost.metrics``)."""
+        return make_metrics(self.eval_metric, loss, n_classes)
+
+    def _records_training_metric(self) -> bool:
+        """``train_metric``: "auto" measures the training rows when ``verbose`` prints."""
+        return bool(self.verbose) if self.train_metric == "auto" else bool(self.train_metric)
 
     def _make_loss(self):
         return make_loss(self.loss, len(self.classes_) if self._is_classifier else None, self.alpha)
@@ -245,7 +231,8 @@ class _GradientBoosting(ParamsMixin):
             return "newton" if loss.has_hessian else "line_search"
         return self.leaf_estimation
 
-    def _boost_params(self, early_stopping_rounds, leaf_estimation="newton") -> BoostParams:
+    def _boost_params(self, early_stopping_rounds, leaf_estimation="newton",
+                      metrics=()) -> BoostParams:
         growth = GrowthParams(
             max_depth=self.max_depth,
             max_leaf_nodes=self.max_leaf_nodes,
@@ -258,22 +245,24 @@ class _GradientBoosting(ParamsMixin):
             n_rounds=n_rounds, growth=growth, split=split, seed=random_seed(self.random_state),
             subsample=self.subsample, colsample_bytree=self.colsample_bytree,
             colsample_bylevel=self.colsample_bylevel, colsample_bynode=self.colsample_bynode,
-            leaf_estimation=leaf_estimation, early_stopping_rounds=early_stopping_rounds, train_metric=bool(self.verbose),
+            leaf_estimation=leaf_estimation, early_stopping_rounds=early_stopping_rounds,
+            train_metric=self._records_training_metric(), metrics=tuple(metrics),
         )
 
-    def _round_callback(self, loss, callbacks, fitted):
+    def _round_callback(self, primary, callbacks, fitted):
         """``on_round`` of ``boost``: the verbose line, then the user's callbacks;
-        ``TrainingCallback`` objects get a model of the rounds so far (``fitted``)."""
+        ``TrainingCallback`` objects get a model of the rounds so far (``fitted``),
+        functions ``cb(round, train_metric, eval_metrics)`` the ``primary`` metric's values."""
         objects = [cb for cb in callbacks or [] if isinstance(cb, TrainingCallback)]
         functions = [cb for cb in callbacks or [] if not isinstance(cb, TrainingCallback)]
 
-        def on_round(r, train_metric, evals):
+        def on_round(r, metrics):
             if self.verbose:
-                parts = [f"[{r}]"]
-                if train_metric is not None:
-                    parts.append(f"training-{loss.metric_name}:{train_metric:.6f}")
-                parts += [f"validation_{k}-{loss.metric_name}:{v:.6f}" for k, v in enumerate(evals)]
+                parts = [f"[{r}]"] + [f"{s}-{name}:{v:.6f}" for s, values in metrics.items()
+                                      for name, v in values.items()]
                 print("\t".join(parts), flush=True)
+            train_metric = metrics.get("training", {}).get(primary)
+            evals = [values[primary] for s, values in metrics.items() if s != "training"]
             stop = any(bool(cb(r, train_metric, evals)) for cb in functions)
             if objects:
                 model = _snapshot(self)
@@ -308,6 +297,8 @@ class _GradientBoosting(ParamsMixin):
                 f"{type(self).__name__}: set max_depth or max_leaf_nodes (or both); with "
                 f"neither the trees would grow without bound"
             )
+        n_classes = 2 if self._is_classifier else None  # the names; "auc" is checked at fit
+        self._metrics(make_loss(self.loss, n_classes, self.alpha), n_classes)
         if (self.leaf_estimation == "newton" and not self._is_classifier
                 and not make_loss(self.loss, None, self.alpha).has_hessian):
             raise _validation.InvalidParameterError(
@@ -341,22 +332,19 @@ class _GradientBoosting(ParamsMixin):
             yield raw.T.copy()
 
     @property
-    def feature_importances_(self) -> np.ndarray:
-        """Total split gain per feature, normalized to sum to 1."""
+    def estimators_(self) -> np.ndarray:
+        """The fitted trees, shape (n_estimators_, K): round m's tree of output k."""
         self._check_fitted()
-        total = np.zeros(self.n_features_in_)
-        for round_trees in self.trees_:
-            for tree in round_trees:
-                internal = tree.nodes["is_leaf"] == 0
-                np.add.at(total, tree.nodes["feature"][internal], tree.nodes["gain"][internal])
-        s = total.sum()
-        return total / s if s > 0 else total
+        out = np.empty((len(self.trees_), len(self.base_score_)), dtype=object)
+        for m, round_trees in enumerate(self.trees_):
+            for k, tree in enumerate(round_trees):
+                out[m, k] = tree
+        return out
 
-    def save_model(self, path) -> None:
-        """Write the model as versioned JSON (see ``distboost.model_file``)."""
-        from ..model_file import save_model
-
-        save_model(self, path)
+    def _combine_importances(self, trees) -> np.ndarray:
+        """``feature_importances_``: the split gains of every tree, summed (total gain)."""
+        nodes = [t.nodes for t in trees]
+        return feature_totals(np.concatenate(nodes) if nodes else np.zeros(0, NODE_DTYPE), self.n_features_in_)
 
 
 _SHARED_PARAMETERS = """\
@@ -399,8 +387,18 @@ _SHARED_PARAMETERS = """\
     client : dask.distributed.Client or None, default None
         The client Dask input trains on (None: the current default client).
         The library never starts a cluster.
-{out_of_core}    verbose : bool or int, default False
-        Print the training metric (and validation metrics) every round.""".replace(
+{out_of_core}    eval_metric : str, list of str or None, default None
+        Metrics recorded every round on the evaluation sets (and the training
+        rows, see ``train_metric``) in ``evals_result_``: "logloss",
+        "mlogloss", "error" and (two classes) "auc" for classifiers; "rmse"
+        and "mae" for regressors; or the loss's own metric, which None
+        means. Early stopping watches the last one. Computed exactly on the
+        workers ("auc" carries each row's score to the driver).
+    train_metric : bool or "auto", default "auto"
+        Record the metrics on the training rows too (``evals_result_
+        ["training"]``, one more pass per round); "auto": when ``verbose``.
+    verbose : bool or int, default False
+        Print the recorded metrics every round.""".replace(
     "{out_of_core}", OUT_OF_CORE_PARAMETER)
 """The parameters both gradient boosting estimators take, for their docstrings."""
 
@@ -496,7 +494,8 @@ class GradientBoostingClassifier(_GradientBoosting):
                  min_child_weight=1.0, min_samples_leaf=1, reg_lambda=1.0, gamma=0.0,
                  subsample=1.0, colsample_bytree=1.0, colsample_bylevel=1.0,
                  colsample_bynode=1.0, base_score=None, warm_start=False, random_state=None,
-                 n_jobs=None, client=None, out_of_core="auto", verbose=False):
+                 n_jobs=None, client=None, out_of_core="auto", eval_metric=None,
+                 train_metric="auto", verbose=False):
         super().__init__(
             loss=loss, alpha=alpha, leaf_estimation=leaf_estimation, n_estimators=n_estimators,
             learning_rate=learning_rate, max_depth=max_depth, max_leaf_nodes=max_leaf_nodes,
@@ -505,7 +504,8 @@ class GradientBoostingClassifier(_GradientBoosting):
             subsample=subsample, colsample_bytree=colsample_bytree,
             colsample_bylevel=colsample_bylevel, colsample_bynode=colsample_bynode,
             base_score=base_score, warm_start=warm_start, random_state=random_state,
-            n_jobs=n_jobs, client=client, out_of_core=out_of_core, verbose=verbose,
+            n_jobs=n_jobs, client=client, out_of_core=out_of_core, eval_metric=eval_metric,
+            train_metric=train_metric, verbose=verbose,
         )
 
     def _proba_from_raw(self, raw):
@@ -530,14 +530,8 @@ class GradientBoostingClassifier(_GradientBoosting):
         """Most probable class labels; lazy for Dask input."""
         X = self._checked(X)
 
-        def fn(part):
-            return self.classes_[np.argmax(self._proba_from_raw(self._raw(part)), axis=1)]
-
-        if inputs.is_dask(X):
-            from ._predict import map_collection
-
-            return map_collection(fn, X, None)
-        return fn(X)
+        return self._predict_labels(
+            lambda part: self._labels(self._proba_from_raw(self._raw(part))), X)
 
     def staged_predict_proba(self, X):
         for raw in self._staged_raw(X):

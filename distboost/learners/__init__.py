@@ -50,13 +50,13 @@ class Learner(Protocol, Generic[State, Update]):
 
 @runtime_checkable
 class MetricLearner(Learner[State, Update], Protocol):
-    """A learner that also scores its rows (the training and evaluation metric)."""
+    """A learner that also scores its rows (training and evaluation metrics)."""
 
-    def metric_sums(self, shard, state: State) -> tuple[int, int]:
-        """Exact (sum of w·loss, sum of w) over the shard's rows."""
+    metrics: tuple
+    """Metric objects (``distboost.metrics``): ``partial``, ``merge``, ``value``."""
 
-    def finish_metric(self, mean: float) -> float:
-        """The metric from the weighted mean of the pointwise losses."""
+    def metric_partials(self, shard, state: State) -> list:
+        """Each metric's partial over the shard's rows (merged by the engine)."""
 
 
 __all__ = ["AdaBoostLearner", "AdaBoostUpdate", "BaggedTreesLearner", "GradientLearner", "Learner",

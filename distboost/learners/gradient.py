@@ -11,7 +11,6 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .. import _exact
 from .._common import STAT_DTYPE
 from .._fixed_point import gradient_stats
 from .._random import row_uniforms
@@ -73,6 +72,7 @@ class GradientLearner:
     subsample: float = 1.0
     first_order: bool = False
     n_stats: int = 3  # 2: (g, h) without the row count (``GradientCriterion(counts=False)``)
+    metrics: tuple = ()  # ``metrics.make_metrics``: what ``metric_partials`` computes
 
     def initial_state(self, shard, base_score, update: RoundTrees | None):
         """f_0 = ``base_score`` (ESL Algorithm 10.3, step 1: the best constant), plus
@@ -103,9 +103,6 @@ class GradientLearner:
         np.subtract(active, np.int32(1), out=positions, dtype=np.int32)  # 0 or -1, no temporary
         return positions
 
-    def metric_sums(self, shard, margin):
-        losses = self.loss.metric_pointwise(shard.y, margin)
-        return _exact.exact_sum(shard.w * losses), _exact.exact_sum(shard.w)
-
-    def finish_metric(self, mean: float) -> float:
-        return self.loss.finish_metric(mean)
+    def metric_partials(self, shard, margin) -> list:
+        """Each of ``metrics``' partial over the shard's rows (``metrics`` module)."""
+        return [m.partial(shard.y, margin, shard.w) for m in self.metrics]
