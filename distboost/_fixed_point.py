@@ -1,9 +1,11 @@
 """Fixed-point (int64) per-row statistics.
 
 round(v * scale) with a power-of-two scale chosen on the driver from bounds of
-|v| (``booster.fixed_point_scales``), so that sums over all rows fit in int64
+|v| (``fixed_point_scales``), so that sums over all rows fit in int64
 and are exact whatever the order of addition.
 """
+
+import math
 
 import numba
 import numpy as np
@@ -58,3 +60,20 @@ def gradient_stats(g: np.ndarray, h: np.ndarray, scales, out=None) -> np.ndarray
         out = np.empty((g.shape[0], g.shape[1], 3), STAT_DTYPE)
     _fill(g, h, float(scales[0]), float(scales[1]), out)
     return out
+
+
+def fixed_point_scales(bounds, n_rows: int) -> tuple[float, float]:
+    """Powers of two mapping |g| and h to int64 so that no sum can overflow.
+
+    With bound m and scale 2^e, e = floor(61 - log2(m * n_rows)), the sum over
+    all rows of round(v * 2^e) stays below 2^62 in magnitude.
+    """
+    scales = []
+    for m in bounds:
+        if not math.isfinite(m):
+            raise FloatingPointError(
+                "gradients are unbounded (inf or NaN scores); check the target for extreme "
+                "values or lower the learning rate"
+            )
+        scales.append(1.0 if m <= 0 else 2.0 ** math.floor(61 - math.log2(m * max(n_rows, 1))))
+    return tuple(scales)

@@ -16,17 +16,18 @@ each round (Friedman 2001), found exactly before the round's gradients.
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from . import line_search
-from .grower import GrowthParams, TreeGrower
+from ._fixed_point import fixed_point_scales
+from .grower import GrowthParams
 from .learners.gradient import GradientLearner, pack_rounds
 from .sampling import NodeFeatures, feature_masks
 from .splitting import GradientCriterion, SplitParams
+from .training import RoundSpec, train
 
 
 @dataclass
@@ -59,23 +60,6 @@ def round_metrics(names, train_values, eval_values) -> dict[str, dict[str, float
     for k, values in enumerate(eval_values):
         out[f"validation_{k}"] = dict(zip(names, values))
     return out
-
-
-def fixed_point_scales(bounds, n_rows: int) -> tuple[float, float]:
-    """Powers of two mapping |g| and h to int64 so that no sum can overflow.
-
-    With bound m and scale 2^e, e = floor(61 - log2(m * n_rows)), the sum over
-    all rows of round(v * 2^e) stays below 2^62 in magnitude.
-    """
-    scales = []
-    for m in bounds:
-        if not math.isfinite(m):
-            raise FloatingPointError(
-                "gradients are unbounded (inf or NaN scores); check the target for extreme "
-                "values or lower the learning rate"
-            )
-        scales.append(1.0 if m <= 0 else 2.0 ** math.floor(61 - math.log2(m * max(n_rows, 1))))
-    return tuple(scales)
 
 
 class _Tracker:
@@ -118,55 +102,16 @@ def boost(engine, loss, n_outputs: int, params: BoostParams, base_score, prior_t
     """Run rounds ``len(prior_trees) .. len(prior_trees) + n_rounds - 1``.
 
     ``on_round(round_index, metrics)`` is called after each round with its
-    metrics (``round_metrics``); returning True stops training. ``events`` (``_events.FitEvents``)
-    posts each round with its own metrics. ``result``, if given, is the
-    ``BoostResult`` filled in round by round (and returned), so that
-    ``on_round`` can read the trees and metrics so far.
+    metrics (``round_metrics``); returning True stops training. ``events``
+    (``_events.FitEvents``) posts each round with its own metrics. ``result``,
+    if given, is the ``BoostResult`` filled in round by round (and returned),
+    so that ``on_round`` can read the trees and metrics so far.
     """
     first = len(prior_trees)
     tracker = _Tracker(params.metrics, params.early_stopping_rounds, on_round, events, first,
                        result)
-    want_metric = params.train_metric
-    margin_bound = float(np.max(np.abs(base_score)))
-    for round_trees in prior_trees:  # the same float sum as when those rounds were trained
-        margin_bound += _max_leaf([round_trees])
-    pending, stopped = None, False
-    trees = tracker.result.trees
-    line = params.leaf_estimation == "line_search"
-    counts = GradientCriterion.counts_needed(params.split)  # else (g, h): one add fewer per row
-    for r in range(first, first + params.n_rounds):
-        t0 = time.perf_counter()
-        pending_packed = None if pending is None else pack_rounds([pending], n_outputs)
-        round_loss = _round_loss(engine, loss, pending_packed)
-        scales = _scales(engine, round_loss, margin_bound, line)
-        criterion = GradientCriterion(params.split, scales, counts)
-        learner = GradientLearner(round_loss, scales, params.seed, params.subsample, line,
-                                  criterion.n_stats, params.metrics)
-        masks = feature_masks(n_outputs, engine.schema.n_features, params.colsample_bytree,
-                              params.seed, r)
-        features = np.flatnonzero(masks.any(axis=0))
-        root, root_counts, tm, evals = engine.start_round(
-            learner, pending_packed, want_metric and pending is not None, r, features)
-        if pending is not None and tracker.record(r - 1, tm, evals):
-            stopped = True
-            break
-        node_features = _node_features(params, masks, r)
-        pending = grow_trees(engine, root, features, masks, criterion, params.growth, node_features,
-                             root_counts)
-        if line:
-            pending = _line_search(engine, round_loss, pending, n_outputs, params.growth)
-        trees.append(pending)
-        margin_bound += _max_leaf([pending])
-        engine.timings["train"] += time.perf_counter() - t0
-    if pending is not None and not stopped:
-        t0 = time.perf_counter()
-        if want_metric or engine.eval_groups:
-            learner = GradientLearner(loss, metrics=params.metrics)
-            tm, evals = engine.finish(learner, pack_rounds([pending], n_outputs), want_metric)
-            tracker.record(first + len(trees) - 1, tm, evals)
-        elif on_round is not None or events is not None:
-            tracker.record(first + len(trees) - 1, None, [])
-        engine.timings["train"] += time.perf_counter() - t0
+    boosting = _Boosting(engine, loss, n_outputs, params, base_score, prior_trees, tracker)
+    train(engine, boosting, range(first, first + params.n_rounds))
     res = tracker.result
     if tracker.best_round is not None and params.early_stopping_rounds:
         res.best_iteration = tracker.best_round
@@ -174,6 +119,59 @@ def boost(engine, loss, n_outputs: int, params: BoostParams, base_score, prior_t
     if events is not None:
         events.end(first + len(res.trees))
     return res
+
+
+class _Boosting:
+    """ESL Algorithm 10.3 as a ``training.Ensemble``: each round fits K trees to
+    the gradients at the current margins; its trees are the next update."""
+
+    def __init__(self, engine, loss, n_outputs, params: BoostParams, base_score, prior_trees,
+                 tracker: _Tracker):
+        self.engine, self.loss, self.n_outputs, self.params = engine, loss, n_outputs, params
+        self.growth, self.tracker = params.growth, tracker
+        self.margin_bound = float(np.max(np.abs(base_score)))
+        for round_trees in prior_trees:  # the same float sum as when those rounds were trained
+            self.margin_bound += _max_leaf([round_trees])
+        self.line = params.leaf_estimation == "line_search"
+        self.counts = GradientCriterion.counts_needed(params.split)  # else (g, h): one add fewer
+        self.loss_r = loss
+
+    def begin(self, r, update) -> RoundSpec:
+        """Gradients at the margins after ``update``: this round's loss (Huber's
+        delta), fixed-point scales, column subsamples."""
+        p = self.params
+        self.loss_r = _round_loss(self.engine, self.loss, update)
+        scales = _scales(self.engine, self.loss_r, self.margin_bound, self.line)
+        criterion = GradientCriterion(p.split, scales, self.counts)
+        learner = GradientLearner(self.loss_r, scales, p.seed, p.subsample, self.line,
+                                  criterion.n_stats, p.metrics)
+        masks = feature_masks(self.n_outputs, self.engine.schema.n_features, p.colsample_bytree,
+                              p.seed, r)
+        return RoundSpec(learner, criterion, np.flatnonzero(masks.any(axis=0)), masks,
+                         _node_features(p, masks, r), measure=p.train_metric)
+
+    def measured(self, r, train_metric, eval_metrics) -> bool:
+        return self.tracker.record(r, train_metric, eval_metrics)
+
+    def grown(self, r, trees):
+        """Line-search leaves if asked (ESL Algorithm 10.3, 2(c)); the trees are the update."""
+        if self.line:
+            trees = _line_search(self.engine, self.loss_r, trees, self.n_outputs, self.growth)
+        self.tracker.result.trees.append(trees)
+        self.margin_bound += _max_leaf([trees])
+        return pack_rounds([trees], self.n_outputs)
+
+    def end(self, update) -> None:
+        """The last round's metrics: one more wave adds its trees where they are measured."""
+        if update is None:
+            return
+        last = self.tracker.first + len(self.tracker.result.trees) - 1
+        if self.params.train_metric or self.engine.eval_groups:
+            learner = GradientLearner(self.loss, metrics=self.params.metrics)
+            tm, evals = self.engine.finish(learner, update, self.params.train_metric)
+            self.tracker.record(last, tm, evals)
+        elif self.tracker.on_round is not None or self.tracker.events is not None:
+            self.tracker.record(last, None, [])
 
 
 def _round_loss(engine, loss, pending_packed):
@@ -205,26 +203,6 @@ def _line_search(engine, loss, trees, n_outputs, growth: GrowthParams):
     trees = line_search.leaf_values(engine, loss, trees, pack_rounds([trees], n_outputs),
                                     growth.learning_rate)
     engine.timings["line_search"] += time.perf_counter() - t0
-    return trees
-
-
-def grow_trees(engine, root, features, masks, criterion, growth: GrowthParams, node_features=None,
-               root_counts=None):
-    """Grow one batch of trees on the engine from its root histograms (and
-    the rows in each root, for criteria whose statistics hold no count)."""
-    t0 = time.perf_counter()
-    waited = 0.0
-
-    def build_level(splits, n_slots):
-        nonlocal waited
-        t1 = time.perf_counter()
-        out = engine.level(splits, n_slots, features)
-        waited += time.perf_counter() - t1
-        return out
-
-    trees = TreeGrower(root, build_level, engine.mapper, growth, criterion, masks,
-                       node_features, root_counts).grow()
-    engine.timings["split_finding"] += time.perf_counter() - t0 - waited
     return trees
 
 

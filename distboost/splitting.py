@@ -229,7 +229,7 @@ class GradientCriterion:
                              "min_child_weight > 0; use counts=True")
         if any(math.frexp(s)[0] != 0.5 for s in scales):
             raise ValueError(f"fixed-point scales must be powers of two, got {tuple(scales)} "
-                             f"(booster.fixed_point_scales makes them)")
+                             f"(_fixed_point.fixed_point_scales makes them)")
         self.params = params
         self.scale_g, self.scale_h = scales
         self.n_stats = 3 if counts else 2

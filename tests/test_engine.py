@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from distboost.booster import fixed_point_scales
+from distboost._fixed_point import fixed_point_scales
 from distboost.engine import Engine, Executor, LocalExecutor, local_partitions, plan
 from distboost.engine.dask import DaskExecutor
 from distboost.histogram import LevelSplits

@@ -27,6 +27,12 @@ PINS = {
     "no_missing_best_first": ("f555f2ba9808de70", "97a9f2d13c8cc87a"),
     "min_samples_leaf_5": ("92c2cd03848809dd", "6ebcc0854c44ffa3"),
     "min_child_weight_0": ("fffa1ac47bfa11f4", "f8a8da7f988005bd"),
+    # recorded at 9f4f2fe^ (before the restructuring) and equal at every commit since
+    "adaboost_samme": ("c42f6c1a126c554e", "ce7ca9951cc7b80d"),
+    "adaboost_samme_r": ("ba369bea3cb40f74", "b7065ebcc9a0ea87"),
+    "forest_oob": ("0771bd67d93076ae", "cfa233e776196c7f"),
+    "forest_regressor": ("011f4a08c14131dd", "e46563a883e6f7dc"),
+    "bagging_subspaces": ("2a281a73ade47553", "1596b9e88996b647"),
 }
 
 
@@ -62,18 +68,32 @@ def _cases():
                                   None),
         "min_samples_leaf_5": (C(n_estimators=6, max_depth=4, min_samples_leaf=5), X, yb, None),
         "min_child_weight_0": (C(n_estimators=6, max_depth=4, min_child_weight=0), X, yb, None),
+        "adaboost_samme": (db.AdaBoostClassifier(n_estimators=6, max_depth=2), X, ym, w),
+        "adaboost_samme_r": (db.AdaBoostClassifier(n_estimators=5, max_depth=2,
+                                                   algorithm="SAMME.R"), X, yb, None),
+        "forest_oob": (db.RandomForestClassifier(n_estimators=7, max_depth=5, random_state=0,
+                                                 trees_per_pass=3, oob_score=True), X, ym, w),
+        "forest_regressor": (db.RandomForestRegressor(n_estimators=5, max_depth=6,
+                                                      max_features=0.5, random_state=2), X, yr,
+                             None),
+        "bagging_subspaces": (db.BaggingRegressor(n_estimators=5, max_features=0.5, max_depth=6,
+                                                  random_state=1, trees_per_pass=2,
+                                                  oob_score=True), X, yr, w),
     }
 
 
 def _hashes(est, X, X_fit, tmp_path):
-    """(predictions on 500 rows with missing values, the saved trees)."""
+    """(predictions on 500 rows with missing values, the saved trees and out-of-bag results)."""
     X_new = X_fit.iloc[:500] if hasattr(X_fit, "iloc") else X[:500]
     pred = est.predict_proba(X_new) if hasattr(est, "predict_proba") else est.predict(X_new)
     path = tmp_path / f"{id(est)}.json"
     est.save_model(path)
     trees = json.loads(path.read_text())["trees"]
+    oob = [getattr(est, a) for a in ("oob_score_", "oob_decision_function_", "oob_prediction_")
+           if hasattr(est, a)]
     return (hashlib.sha256(np.ascontiguousarray(pred).tobytes()).hexdigest()[:16],
-            hashlib.sha256(json.dumps(trees, sort_keys=True).encode()).hexdigest()[:16])
+            hashlib.sha256((json.dumps(trees, sort_keys=True) + (repr(oob) if oob else "")).encode()
+                           ).hexdigest()[:16])
 
 
 @pytest.fixture(scope="module")

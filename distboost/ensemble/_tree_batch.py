@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import _exact
-from ..booster import fixed_point_scales, grow_trees
+from .._fixed_point import fixed_point_scales
 from ..criteria import ImpurityCriterion, VarianceCriterion
 from ..grower import GrowthParams
 from ..learners.bagged import (
@@ -26,6 +26,7 @@ from ..learners.bagged import (
     out_of_bag_results,
 )
 from ..sampling import NodeFeatureSampler
+from ..training import RoundSpec, train
 from ..tree import pack_trees
 
 STATS_BUDGET = 192 * 2**20
@@ -78,44 +79,50 @@ def grow_forest(engine, spec: ForestSpec, events=None) -> ForestResult:
     ``events`` (``_events.FitEvents``) posts each batch as a round numbered
     by its last tree.
     """
-    scales = _scales(engine, spec)
-    batch = spec.trees_per_pass or auto_trees_per_pass(engine, spec)
-    features = np.arange(engine.schema.n_features)
-    engine.set_rows(_learner(spec, scales, 0, 1), None, None)
-    counting = _CountingEngine(engine)
-    trees, pending, learner = [], None, None
-    for first in range(0, spec.n_estimators, batch):
-        n = min(batch, spec.n_estimators - first)
-        learner = _learner(spec, scales, first, n)
-        root, root_counts, _, _ = engine.start_round(learner, pending, False, first, features)
-        used = np.flatnonzero(spec.tree_masks[first: first + n].any(axis=0))
-        grown = grow_trees(counting, root, used, spec.tree_masks[first: first + n],
-                           _criterion(spec, scales), spec.growth, _node_features(spec, first),
-                           root_counts)
-        trees += grown
-        if events is not None:
-            events.round(len(trees) - 1, {}, grown, trees_grown=len(trees))
-        pending = OutOfBagBatch(pack_trees(grown), node_values(grown), first) if spec.oob else None
-    n_passes = counting.n_levels + -(-spec.n_estimators // batch)
-    oob = None
-    if spec.oob:
-        engine.finish(learner, pending, False)
-        oob = _out_of_bag(engine, spec.n_classes is None)
-    return ForestResult(trees, oob, batch, n_passes)
+    forest = _Forest(engine, spec, events)
+    engine.set_rows(_learner(spec, forest.scales, 0, 1), None, None)
+    log = train(engine, forest, range(-(-spec.n_estimators // forest.batch)))
+    n_passes = log.n_levels + log.n_rounds
+    return ForestResult(forest.trees, forest.oob, forest.batch, n_passes)
 
 
-class _CountingEngine:
-    """The engine, counting the level waves the grower asks for."""
+class _Forest:
+    """A forest as a ``training.Ensemble``: round b grows trees ``b·B .. b·B + B - 1``
+    (each on its own sample of rows); their out-of-bag predictions are the update."""
 
-    def __init__(self, engine):
-        self.engine, self.n_levels = engine, 0
+    def __init__(self, engine, spec: ForestSpec, events):
+        self.engine, self.spec, self.events = engine, spec, events
+        self.growth = spec.growth
+        self.scales = _scales(engine, spec)
+        self.batch = spec.trees_per_pass or auto_trees_per_pass(engine, spec)
+        self.trees, self.oob, self.learner, self.first = [], None, None, 0
 
-    def level(self, *args):
-        self.n_levels += 1
-        return self.engine.level(*args)
+    def begin(self, b, update) -> RoundSpec:
+        spec = self.spec
+        self.first = first = b * self.batch
+        n = min(self.batch, spec.n_estimators - first)
+        self.learner = _learner(spec, self.scales, first, n)
+        masks = spec.tree_masks[first: first + n]
+        return RoundSpec(self.learner, _criterion(spec, self.scales),
+                         np.flatnonzero(masks.any(axis=0)), masks, _node_features(spec, first),
+                         round_index=first)
 
-    def __getattr__(self, name):
-        return getattr(self.engine, name)
+    def measured(self, b, train_metric, eval_metrics) -> bool:
+        return False
+
+    def grown(self, b, trees):
+        self.trees += trees
+        if self.events is not None:
+            self.events.round(len(self.trees) - 1, {}, trees, trees_grown=len(self.trees))
+        if not self.spec.oob:
+            return None
+        return OutOfBagBatch(pack_trees(trees), node_values(trees), self.first)
+
+    def end(self, update) -> None:
+        """Out-of-bag estimates: the last batch's predictions added, then scored."""
+        if self.spec.oob:
+            self.engine.finish(self.learner, update, False)
+            self.oob = _out_of_bag(self.engine, self.spec.n_classes is None)
 
 
 def auto_trees_per_pass(engine, spec: ForestSpec) -> int:

@@ -27,11 +27,11 @@ import numpy as np
 from .. import _exact
 from .._events import FitEvents
 from .._validation import POSITIVE_INT, TREE_ENSEMBLE, Interval, Options
-from ..booster import grow_trees
 from ..criteria import CRITERIA, ImpurityCriterion
 from ..engine.spill import OUT_OF_CORE_PARAMETER
 from ..grower import GrowthParams
 from ..learners.adaboost import AdaBoostLearner, AdaBoostUpdate, round_sums
+from ..training import STOP, RoundSpec, train
 from ..tree import pack_trees
 from ._base import TreeEnsembleBase
 from ._predict import predict_any
@@ -131,41 +131,19 @@ class AdaBoostClassifier(TreeEnsembleBase):
 
     # ------------------------------------------------------------------ fit
     def _fit_engine(self, engine, init_model=None):
-        k = self.n_classes_
+        """ESL Algorithm 10.1 / SAMME on the prepared engine (``_AdaBoostRounds``);
+        AdaBoost always trains from scratch (``init_model`` is None)."""
         total_weight = engine.exact_sums(_weights)[0]
         if total_weight <= 0:
             raise ValueError("sample_weight sums to zero; nothing to fit")
-        engine.set_rows(AdaBoostLearner(k), total_weight, None)  # 1. w_i = 1/N
-        trees, alphas, errors, pending = [], [], [], None
+        engine.set_rows(AdaBoostLearner(self.n_classes_), total_weight, None)  # 1. w_i = 1/N
         events = FitEvents(engine, self, self.n_estimators, metric="weighted_error")
-        for m in range(self.n_estimators):
-            tree = self._fit_weak_learner(engine, pending, m)  # 2(a), after m-1's 2(d)
-            err, w_sum, wu_sum = self._round_error(engine, tree)  # 2(b)
-            if self._no_better_than_guessing(err, m):
-                break  # SAMME stops: alpha would be <= 0 (Zhu et al. 2009, sec. 2)
-            alpha = self._estimator_weight(err, alphas)  # 2(c)
-            trees.append(tree)
-            alphas.append(alpha)
-            errors.append(err)
-            events.round(m, {"training": {"weighted_error": float(err)}}, [tree],
-                         estimator_weight=float(alpha))
-            if err <= 0.0:
-                break  # a perfect weak learner: the weights cannot change any more
-            pending = self._weight_update(tree, err, alpha, w_sum, wu_sum)  # 2(d)
-        events.end(len(trees))
-        self._set_model_attributes(trees, k)
-        self.estimator_weights_ = np.asarray(alphas)
-        self.estimator_errors_ = np.asarray(errors)
-
-    def _fit_weak_learner(self, engine, pending, m):
-        """Apply the pending weight update, then grow T_m on the class-weight histograms."""
-        k = self.n_classes_
-        features = np.arange(engine.schema.n_features)
-        root, root_counts, _, _ = engine.start_round(AdaBoostLearner(k), pending, False, m, features)
-        criterion = ImpurityCriterion(k, self.criterion, AdaBoostLearner.scale)
-        masks = np.ones((1, len(features)), bool)
-        return grow_trees(engine, root, features, masks, criterion, self._growth(),
-                          root_counts=root_counts)[0]
+        rounds = _AdaBoostRounds(self, engine, events)
+        train(engine, rounds, range(self.n_estimators))
+        events.end(len(rounds.trees))
+        self._set_model_attributes(rounds.trees, self.n_classes_)
+        self.estimator_weights_ = np.asarray(rounds.alphas)
+        self.estimator_errors_ = np.asarray(rounds.errors)
 
     def _no_better_than_guessing(self, err: float, m: int) -> bool:
         """SAMME needs err < 1 - 1/K (alpha > 0); refuse to start without it."""
@@ -296,6 +274,45 @@ class AdaBoostClassifier(TreeEnsembleBase):
         self.estimator_errors_ = np.asarray(d["estimator_errors"], np.float64)
         self.n_classes_ = len(self.classes_)
 
+
+
+class _AdaBoostRounds:
+    """AdaBoost's rounds as a ``training.Ensemble``: a weighted classification
+    tree (2a), its error (2b) and weight alpha (2c), and the weight update (2d)
+    the next round's wave applies."""
+
+    def __init__(self, est: AdaBoostClassifier, engine, events):
+        self.est, self.engine, self.events = est, engine, events
+        self.growth = est._growth()
+        self.trees, self.alphas, self.errors = [], [], []
+
+    def begin(self, m, update) -> RoundSpec:
+        k = self.est.n_classes_
+        features = np.arange(self.engine.schema.n_features)
+        return RoundSpec(AdaBoostLearner(k), ImpurityCriterion(k, self.est.criterion,
+                                                               AdaBoostLearner.scale),
+                         features, np.ones((1, len(features)), bool))
+
+    def measured(self, m, train_metric, eval_metrics) -> bool:
+        return False
+
+    def grown(self, m, trees):
+        est, (tree,) = self.est, trees
+        err, w_sum, wu_sum = est._round_error(self.engine, tree)  # 2(b)
+        if est._no_better_than_guessing(err, m):
+            return STOP  # SAMME stops: alpha would be <= 0 (Zhu et al. 2009, sec. 2)
+        alpha = est._estimator_weight(err, self.alphas)  # 2(c)
+        self.trees.append(tree)
+        self.alphas.append(alpha)
+        self.errors.append(err)
+        self.events.round(m, {"training": {"weighted_error": float(err)}}, [tree],
+                          estimator_weight=float(alpha))
+        if err <= 0.0:
+            return STOP  # a perfect weak learner: the weights cannot change any more
+        return est._weight_update(tree, err, alpha, w_sum, wu_sum)  # 2(d)
+
+    def end(self, update) -> None:
+        """Nothing: the last weight update is never needed."""
 
 def _weights(shard):
     """Picklable ``shard -> [w]`` for the total sample weight."""

@@ -1,0 +1,91 @@
+"""The training loop (``distboost.training.train``) on a real in-process engine:
+the order of its calls, what a stop skips, and the waves it sends."""
+
+import numpy as np
+
+from distboost._fixed_point import fixed_point_scales
+from distboost.engine import Engine, plan
+from distboost.grower import GrowthParams
+from distboost.learners import GradientLearner
+from distboost.learners.gradient import pack_rounds
+from distboost.losses import SquaredError
+from distboost.metrics import make_metrics
+from distboost.splitting import GradientCriterion, SplitParams
+from distboost.training import STOP, RoundSpec, train
+
+
+class Stumps:
+    """Least-squares boosting with stumps, recording what ``train`` asks."""
+
+    def __init__(self, engine, stop_after=None, stop_when_measured=None):
+        self.engine, self.growth = engine, GrowthParams(max_depth=1, learning_rate=1.0)
+        self.loss = SquaredError()
+        self.metrics = make_metrics("rmse", self.loss, None)
+        self.calls, self.trees = [], []
+        self.stop_after, self.stop_when_measured = stop_after, stop_when_measured
+
+    def begin(self, r, update):
+        self.calls.append(("begin", r, None if update is None else len(update.roots)))
+        scales = fixed_point_scales(self.loss.gradient_bounds(self.engine.y_absmax,
+                                                              self.engine.w_max, 10.0),
+                                    self.engine.n_rows)
+        criterion = GradientCriterion(SplitParams(0.0, 0.0, 0.0, 1), scales)
+        learner = GradientLearner(self.loss, scales, n_stats=criterion.n_stats,
+                                  metrics=self.metrics)
+        features = np.arange(self.engine.schema.n_features)
+        return RoundSpec(learner, criterion, features, np.ones((1, len(features)), bool),
+                         measure=True)
+
+    def measured(self, r, train_metric, eval_metrics):
+        self.calls.append(("measured", r, round(train_metric[0], 6)))
+        return r == self.stop_when_measured
+
+    def grown(self, r, trees):
+        self.calls.append(("grown", r, trees[0].n_leaves))
+        self.trees.append(trees)
+        return STOP if r == self.stop_after else pack_rounds([trees], 1)
+
+    def end(self, update):
+        self.calls.append(("end", None, len(update.roots)))
+
+
+def _engine():
+    X = np.repeat(np.arange(4.0), 2)[:, None]  # x = 0 0 1 1 2 2 3 3
+    y = np.array([0.0, 0.0, 0.0, 0.0, 4.0, 4.0, 4.0, 4.0])
+    executor, parts, evals, schema = plan(X, y, None, None, None, None, None)
+    engine = Engine(executor)
+    engine.prepare(parts, evals, schema, True, 16)
+    engine.set_rows(GradientLearner(SquaredError()), np.zeros(1), None)
+    return engine
+
+
+def test_rounds_in_order_and_metrics_of_the_model_so_far():
+    with _engine() as engine:
+        ens = Stumps(engine)
+        log = train(engine, ens, range(3))
+    # round 0: the stump x <= 1 fits y exactly (leaves 0 and 4): rmse 2 before it, 0 after
+    assert ens.calls == [
+        ("begin", 0, None), ("grown", 0, 2),
+        ("begin", 1, 1), ("measured", 0, 0.0), ("grown", 1, 1),
+        ("begin", 2, 1), ("measured", 1, 0.0), ("grown", 2, 1),
+        ("end", None, 1),
+    ]
+    assert [t[0].nodes["value"][1:].tolist() for t in ens.trees[:1]] == [[0.0, 4.0]]
+    # a stump's leaves come from its root histogram (the statistics hold the row
+    # counts), so no level wave; the later stumps do not split
+    assert (log.n_rounds, log.n_levels, log.stopped) == (3, 0, False)
+
+
+def test_a_stop_from_the_metrics_skips_the_round_and_the_end():
+    with _engine() as engine:
+        ens = Stumps(engine, stop_when_measured=0)
+        log = train(engine, ens, range(5))
+    assert ens.calls[-1] == ("measured", 0, 0.0) and len(ens.trees) == 1
+    assert log.stopped and log.n_rounds == 1
+
+
+def test_a_stop_from_the_trees_ends_after_that_round_without_the_end():
+    with _engine() as engine:
+        ens = Stumps(engine, stop_after=1)
+        log = train(engine, ens, range(5))
+    assert ens.calls[-1] == ("grown", 1, 1) and log.n_rounds == 2 and not log.stopped
