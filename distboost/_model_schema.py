@@ -11,6 +11,8 @@ import numbers
 
 import numpy as np
 
+from ._params import ParamsMixin
+
 FORMAT = "distboost-model"
 VERSION = 1
 
@@ -20,17 +22,21 @@ class ModelFileError(ValueError):
 
 
 def estimator_classes() -> dict[str, type]:
-    """The estimators a model file may name."""
-    from .ensemble.adaboost import AdaBoostClassifier
-    from .ensemble.bagging import BaggingClassifier, BaggingRegressor
-    from .ensemble.forest import RandomForestClassifier, RandomForestRegressor
-    from .ensemble.gradient_boosting import GradientBoostingClassifier, GradientBoostingRegressor
-    from .ensemble.voting import VotingClassifier, VotingRegressor
+    """The estimators a model file may name: the public classifiers and
+    regressors of ``distboost.ensemble`` (``import distboost`` imports every
+    one of them).
 
-    classes = (AdaBoostClassifier, BaggingClassifier, BaggingRegressor, RandomForestClassifier,
-               RandomForestRegressor, GradientBoostingClassifier, GradientBoostingRegressor,
-               VotingClassifier, VotingRegressor)
-    return {cls.__name__: cls for cls in classes}
+    Found as subclasses of ``ParamsMixin``, so that this module, which the
+    estimators use to save themselves, imports none of them.
+    """
+    found, todo = {}, [ParamsMixin]
+    while todo:
+        cls = todo.pop()
+        todo += cls.__subclasses__()
+        if (cls.__module__.startswith("distboost.ensemble.") and not cls.__name__.startswith("_")
+                and getattr(cls, "_estimator_type", None) in ("classifier", "regressor")):
+            found[cls.__name__] = cls
+    return dict(sorted(found.items()))
 
 
 class _Checker:

@@ -105,13 +105,13 @@ def _history(model: str, est: Any) -> dict:
 @task(name="draw-diagnostics", cache_policy=NO_CACHE)
 def draw_diagnostics(predictions: str, model: str, metrics: dict, output: str) -> list[dict]:
     """Learning curves; ROC, calibration and confusion matrix, or residuals."""
-    from distboost import plotting
+    from flows import plots
 
     out, est = Path(output), _load_model(model)
     figures = []
     history = _history(model, est)
     if history:
-        fig = plotting.plot_learning_curve(
+        fig = plots.plot_learning_curve(
             history, best_iteration=getattr(est, "best_iteration_", None)
         )
         figures.append(
@@ -131,7 +131,7 @@ def draw_diagnostics(predictions: str, model: str, metrics: dict, output: str) -
         y = frame["target"].to_numpy()
         figures += [
             _save(
-                plotting.plot_roc(y, proba, classes),
+                plots.plot_roc(y, proba, classes),
                 out,
                 "roc",
                 "diagnostics",
@@ -139,7 +139,7 @@ def draw_diagnostics(predictions: str, model: str, metrics: dict, output: str) -
                 "True against false positive rate as the decision threshold varies.",
             ),
             _save(
-                plotting.plot_calibration(y, proba, classes),
+                plots.plot_calibration(y, proba, classes),
                 out,
                 "calibration",
                 "diagnostics",
@@ -147,7 +147,7 @@ def draw_diagnostics(predictions: str, model: str, metrics: dict, output: str) -
                 "Observed class frequency against the predicted probability.",
             ),
             _save(
-                plotting.plot_confusion_matrix(np.array(metrics["confusion_matrix"]), classes),
+                plots.plot_confusion_matrix(np.array(metrics["confusion_matrix"]), classes),
                 out,
                 "confusion_matrix",
                 "metrics",
@@ -156,7 +156,7 @@ def draw_diagnostics(predictions: str, model: str, metrics: dict, output: str) -
             ),
         ]
     else:
-        fig = plotting.plot_residuals(frame["target"].to_numpy(), frame["prediction"].to_numpy())
+        fig = plots.plot_residuals(frame["target"].to_numpy(), frame["prediction"].to_numpy())
         figures.append(
             _save(
                 fig,

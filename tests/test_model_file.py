@@ -71,3 +71,11 @@ def test_multiclass_round_trip_without_a_cluster(tmp_path):
     loaded = db.load_model(tmp_path / "iris.json")
     np.testing.assert_array_equal(loaded.predict_proba(X), clf.predict_proba(X))
     assert loaded.classes_.dtype == clf.classes_.dtype
+
+
+def test_a_model_file_may_name_every_exported_estimator_and_nothing_else():
+    from distboost._model_schema import estimator_classes
+
+    exported = {n for n in db.__all__ if n.endswith(("Classifier", "Regressor"))}
+    assert set(estimator_classes()) == exported
+    assert all(estimator_classes()[n] is getattr(db, n) for n in exported)

@@ -1,0 +1,107 @@
+"""The package's shape: no import cycle (static or lazy imports), and each
+layer imports only the layers below it (docs/architecture.md)."""
+
+import ast
+import pathlib
+
+import distboost
+
+ROOT = pathlib.Path(distboost.__file__).parent
+
+
+def _modules() -> dict[str, pathlib.Path]:
+    out = {}
+    for path in ROOT.rglob("*.py"):
+        parts = ["distboost", *path.relative_to(ROOT).with_suffix("").parts]
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        out[".".join(parts)] = path
+    return out
+
+
+def _imports(module: str, path: pathlib.Path, modules) -> set[str]:
+    """Modules of the package that ``module`` imports anywhere (also inside functions).
+
+    ``from pkg import sub`` depends on ``pkg.sub``, not on ``pkg``'s ``__init__``.
+    """
+    package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            base = ".".join(package[: len(package) - node.level + 1] + [node.module or ""]
+                            if node.level else [node.module]).strip(".")
+            subs = {f"{base}.{a.name}" for a in node.names} & modules.keys()
+            out |= subs | ({base} if len(subs) < len(node.names) else set())
+        elif isinstance(node, ast.Import):
+            out |= {a.name for a in node.names}
+    return (out & modules.keys()) - {module}
+
+
+def _graph():
+    modules = _modules()
+    return {m: _imports(m, p, modules) for m, p in modules.items()}
+
+
+def _cycles(graph) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan)."""
+    index, low, stack, on, out = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                out.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_the_scan_finds_a_cycle():
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_no_import_cycle():
+    assert _cycles(_graph()) == []
+
+
+KERNELS = {"binning", "histogram", "splitting", "criteria", "tree", "grower", "sampling",
+           "losses", "_fixed_point", "_exact", "_random", "_intrinsics", "_common"}
+
+
+def test_layers_import_only_what_is_below_them():
+    graph = _graph()
+    for module, imported in graph.items():
+        name = module.split(".")
+        if len(name) == 2 and name[1] in KERNELS:  # numpy in, numpy out
+            assert not {i for i in imported if i.startswith(("distboost.engine",
+                        "distboost.learners", "distboost.ensemble"))}, module
+        if module.startswith("distboost.engine"):  # knows nothing of ensembles or learners
+            assert not {i for i in imported if i.startswith(("distboost.learners",
+                        "distboost.ensemble", "distboost.booster"))}, module
+        if module.startswith("distboost.learners"):
+            assert not {i for i in imported if i.startswith("distboost.ensemble")}, module
+
+
+def test_the_library_never_imports_the_application():
+    for path in ROOT.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            assert not any(n == "flows" or n.startswith("flows.") for n in names), path
