@@ -95,7 +95,7 @@ class TrainLog:
 
 def train(engine, ensemble: Ensemble, rounds: range) -> TrainLog:
     """Run ``rounds`` of ``ensemble`` on ``engine`` (see the module docstring)."""
-    log, update = TrainLog(), None
+    log, update, levels_before = TrainLog(), None, engine.n_level_waves
     for r in rounds:
         t0 = time.perf_counter()
         spec = ensemble.begin(r, update)
@@ -105,37 +105,20 @@ def train(engine, ensemble: Ensemble, rounds: range) -> TrainLog:
                                                           spec.features)
         if r > rounds.start and ensemble.measured(r - 1, tm, evals):
             log.stopped = True
-            return log
-        trees = grow_trees(engine, root, spec, ensemble.growth, root_counts, log)
+            break
+        t1, waves = time.perf_counter(), engine.timings["histograms"]
+        trees = TreeGrower(root, engine.level, engine.mapper, ensemble.growth, spec.criterion,
+                           spec.masks, spec.node_features, root_counts).grow()
+        engine.timings["split_finding"] += (time.perf_counter() - t1
+                                            - (engine.timings["histograms"] - waves))
         update = ensemble.grown(r, trees)
         log.n_rounds += 1
         engine.timings["train"] += time.perf_counter() - t0
         if update is STOP:
-            return log
-    t0 = time.perf_counter()
-    ensemble.end(update)
-    engine.timings["train"] += time.perf_counter() - t0
+            break
+    else:
+        t0 = time.perf_counter()
+        ensemble.end(update)
+        engine.timings["train"] += time.perf_counter() - t0
+    log.n_levels = engine.n_level_waves - levels_before
     return log
-
-
-def grow_trees(engine, root, spec: RoundSpec, growth: GrowthParams, root_counts=None,
-               log: TrainLog | None = None) -> list:
-    """Grow one round's trees from their root histograms (and the rows in
-    each root, for criteria whose statistics hold no count), one engine wave
-    per level."""
-    t0 = time.perf_counter()
-    waited = 0.0
-
-    def build_level(splits, n_slots):
-        nonlocal waited
-        t1 = time.perf_counter()
-        out = engine.level(splits, n_slots, spec.features)
-        waited += time.perf_counter() - t1
-        if log is not None:
-            log.n_levels += 1
-        return out
-
-    trees = TreeGrower(root, build_level, engine.mapper, growth, spec.criterion, spec.masks,
-                       spec.node_features, root_counts).grow()
-    engine.timings["split_finding"] += time.perf_counter() - t0 - waited
-    return trees

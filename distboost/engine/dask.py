@@ -234,15 +234,23 @@ class DaskExecutor:
     def run(self, ops, name):
         """One actor call per holder; per op, the small results of the holders having its set.
 
-        An error other than a lost worker ends the fit: the holders are
-        released at once (the error's traceback may hold this executor in a
-        reference cycle for a while).
+        A holder lost with its worker is rebuilt on the workers left and the
+        wave runs again there. An error other than a lost worker ends the
+        fit: the holders are released at once (the error's traceback may hold
+        this executor in a reference cycle for a while).
         """
         try:
-            return self._run(ops, name)
+            results = self._wave(ops, name)
         except BaseException:
             self.close()
             raise
+        self.history.record(ops)
+        out = [[] for _ in ops]
+        for g in self.groups:
+            mine = (i for i, op in enumerate(ops) if op.set_key in g.sets)
+            for i, small in zip(mine, results[id(g)]):
+                out[i].append(small)
+        return out
 
     def close(self):
         """Release every holder (their workers drop the fit's data) and the connections."""
@@ -250,7 +258,9 @@ class DaskExecutor:
             g.release()
         self._calls.close()
 
-    def _run(self, ops, name):
+    def _wave(self, ops, name) -> dict:
+        """Per holder (by id), its smalls: ``_call`` on every holder, again on
+        rebuilt holders for those lost."""
         results, todo = {}, self.groups
         for _ in range(self.max_recoveries + 1):
             t0 = time.perf_counter()
@@ -270,13 +280,7 @@ class DaskExecutor:
             self.groups += todo
         else:
             raise RuntimeError(f"lost workers {self.max_recoveries} times in one wave ({name})")
-        self.history.record(ops)
-        out = [[] for _ in ops]
-        for g in self.groups:
-            mine = (i for i, op in enumerate(ops) if op.set_key in g.sets)
-            for i, small in zip(mine, results[id(g)]):
-                out[i].append(small)
-        return out
+        return results
 
     def _call(self, groups, op_lists, on_loop=False):
         """``Holder.call`` on every group at once; per group, its smalls or the error raised.

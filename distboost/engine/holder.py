@@ -86,25 +86,26 @@ class Holder:
             import numba
 
             numba.set_num_threads(max(1, min(self.n_threads, numba.config.NUMBA_NUM_THREADS)))
-        return [self._run(op) for op in ops]
+        smalls = []
+        for op in ops:
+            try:
+                out = op.fn(self.states[op.set_key], *op.args)
+            finally:
+                for shard in self.states[op.set_key].shards:  # pages of rows kept on disk
+                    shard.release()
+            if op.returns == SMALL:
+                smalls.append(out)
+            elif op.returns == STATE:
+                self.states[op.set_key] = out
+                smalls.append(None)
+            else:
+                self.states[op.set_key], small = out
+                smalls.append(small)
+        return smalls
 
     def call(self, packed_ops):
         """``run`` for a remote caller: ops and results ``pack``-ed."""
         return pack(self.run(unpack(packed_ops)))
-
-    def _run(self, op: Op):
-        try:
-            out = op.fn(self.states[op.set_key], *op.args)
-        finally:
-            for shard in self.states[op.set_key].shards:  # pages of rows kept on disk
-                shard.release()
-        if op.returns == SMALL:
-            return out
-        if op.returns == STATE:
-            self.states[op.set_key] = out
-            return None
-        self.states[op.set_key], small = out
-        return small
 
 
 def pack(obj):

@@ -54,6 +54,8 @@ class Engine:
         self.out_of_core = out_of_core
         self.n_eval_sets = 0
         self.placement: list[dict] = []
+        self.n_level_waves = 0  # level waves sent so far (passes over the rows)
+        self._features = None  # the features of this round's histograms
 
     def __enter__(self):
         return self
@@ -177,7 +179,7 @@ class Engine:
         """
         t0 = time.perf_counter()
         self.ex.set_round(round_index)
-        self._split_history = []
+        self._split_history, self._features = [], features
         light = Op(TRAIN, _group.finish, (learner, update, False), BOTH)
         op = Op(TRAIN, _group.start_round, (learner, update, train_metric, round_index, features),
                 BOTH, fresh_round=True, light=light)
@@ -191,11 +193,12 @@ class Engine:
         self.timings["round_start"] += time.perf_counter() - t0
         return hist, root_counts, tm, metrics
 
-    def level(self, splits, n_slots, features):
+    def level(self, splits, n_slots):
         """Route rows through ``splits`` (a ``LevelSplits``); return the summed
-        histograms of the built children (in process: the holder's memory,
-        valid until the next level) and the rows in each split's (left,
-        right) children, shape (n_splits, 2).
+        histograms of the built children over the round's features (in
+        process: the holder's memory, valid until the next level) and the rows
+        in each split's (left, right) children, shape (n_splits, 2): the
+        grower's ``build_level``.
 
         The group states stay those of the round start; every level call
         carries the round's splits so far, so a rebuilt holder can route its
@@ -203,7 +206,8 @@ class Engine:
         """
         t0 = time.perf_counter()
         self._split_history.append(splits)
-        args = (tuple(self._split_history), n_slots, features)
+        args = (tuple(self._split_history), n_slots, self._features)
+        self.n_level_waves += 1
         (results,) = self.ex.run([Op(TRAIN, _group.level, args)], "histogram")
         hist = _sum_histograms([r[0] for r in results])
         counts = sum(r[1] for r in results)
