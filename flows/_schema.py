@@ -1,6 +1,6 @@
 """Schema inference and validation of the prepare flow (pure functions).
 
-:func:`infer_schema` looks at the first rows of the first file and decides the
+:func:`infer_data_schema` looks at the first rows of the first file and decides the
 kind of every column; :func:`combine_statistics` adds up the per-file
 statistics; :func:`check_statistics` turns them into a list of problems, each
 naming the column and the file (and row) where it was found.
@@ -94,7 +94,7 @@ def _target_kind(column: pd.Series, task: str) -> tuple[str, str]:
     return task, "float"
 
 
-def infer_schema(
+def infer_data_schema(
     head: pd.DataFrame,
     source: str,
     target: str,

@@ -41,7 +41,7 @@ from flows._schema import (
     check_statistics,
     classes_of,
     combine_statistics,
-    infer_schema,
+    infer_data_schema,
     list_source_files,
 )
 from flows._tabular import BATCH_ROWS, DataError, read_file, write_file_splits
@@ -83,7 +83,7 @@ def inspect_source(
     """List the input files and infer the schema from the first one."""
     fmt, files = list_source_files(source)
     head = read_file(files[0], fmt, nrows=2000)
-    schema = infer_schema(head, files[0], target, task_kind, categorical, drop)
+    schema = infer_data_schema(head, files[0], target, task_kind, categorical, drop)
     schema["source"] = source
     return fmt, files, schema
 

@@ -87,13 +87,13 @@ def prepared_folder(raw: Path, out: Path, target: str = "y", categorical=()) -> 
     import json
 
     from flows._file_stats import file_statistics
-    from flows._schema import combine_statistics, infer_schema, list_source_files
+    from flows._schema import combine_statistics, infer_data_schema, list_source_files
     from flows._tabular import read_file, write_file_splits
     from flows.prepare import bin_edges, finish_schema
 
     fractions = {"validation": 0.15, "test": 0.15}
     fmt, files = list_source_files(str(raw))
-    schema = infer_schema(read_file(files[0], fmt), files[0], target, "auto", list(categorical))
+    schema = infer_data_schema(read_file(files[0], fmt), files[0], target, "auto", list(categorical))
     per_file = [file_statistics(f, fmt, schema, 0, fractions, 100) for f in files]
     schema = finish_schema(schema, combine_statistics(schema, per_file), per_file)
     counts = [

@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from flows._file_stats import file_statistics
-from flows._schema import check_statistics, combine_statistics, infer_schema, list_source_files
+from flows._schema import check_statistics, combine_statistics, infer_data_schema, list_source_files
 from flows._tabular import (
     DataError,
     read_file,
@@ -31,7 +31,7 @@ FRACTIONS = {"validation": 0.2, "test": 0.2}
 def scan(folder, target="y", categorical=(), task="auto"):
     """What the flow does before writing: schema, per-file statistics, problems."""
     fmt, files = list_source_files(str(folder))
-    schema = infer_schema(read_file(files[0], fmt), files[0], target, task, list(categorical))
+    schema = infer_data_schema(read_file(files[0], fmt), files[0], target, task, list(categorical))
     per_file = [file_statistics(f, fmt, schema, 0, FRACTIONS, 100) for f in files]
     stats = combine_statistics(schema, per_file)
     return schema, stats, per_file
@@ -252,7 +252,7 @@ def _awkward_csv(path, n_rows=40):
 @pytest.mark.parametrize("batch_rows", [1, 3, 7, 16])
 def test_statistics_in_batches_are_those_of_the_whole_file(tmp_path, batch_rows):
     path = str(_awkward_csv(tmp_path / "a.csv"))
-    schema = infer_schema(read_file(path, "csv"), path, "y", "auto", ["c"])
+    schema = infer_data_schema(read_file(path, "csv"), path, "y", "auto", ["c"])
     whole = file_statistics(path, "csv", schema, 0, FRACTIONS, 10)
     batched = file_statistics(path, "csv", schema, 0, FRACTIONS, 10, batch_rows=batch_rows)
     assert _approx_equal(batched, whole)
@@ -273,7 +273,7 @@ def test_splits_written_in_batches_are_those_of_the_whole_file(tmp_path, fmt):
         pd.read_csv(path).to_parquet(path.with_suffix(".parquet"), row_group_size=40)
         path.unlink()
         path = path.with_suffix(".parquet")
-    schema = infer_schema(read_file(str(path), fmt), str(path), "y", "auto", ["colour"])
+    schema = infer_data_schema(read_file(str(path), fmt), str(path), "y", "auto", ["colour"])
     stats = file_statistics(str(path), fmt, schema, 0, FRACTIONS, 50)
     schema = finish_schema(schema, combine_statistics(schema, [stats]), [stats])
     counts = {}
@@ -304,7 +304,7 @@ def test_a_worker_holds_a_batch_not_the_file(tmp_path, fmt):
         frame.to_csv(path, index=False)
     else:
         frame.to_parquet(path, row_group_size=4000)
-    schema = infer_schema(read_file(path, fmt, nrows=100), path, "y")
+    schema = infer_data_schema(read_file(path, fmt, nrows=100), path, "y")
     schema = {**schema, "classes": [0, 1]}
     peaks = {}
     for batch_rows in (1_000, 1_000_000):
