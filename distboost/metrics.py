@@ -153,6 +153,12 @@ def _sorted(score, y, w):
     return score[order], y[order], w[order]
 
 
+def higher_is_better(name: str) -> bool:
+    """Whether a larger value of the metric named ``name`` is better (AUC) or a
+    smaller one (every other metric here)."""
+    return name == AUC.name
+
+
 def make_metrics(names, loss, n_classes: int | None) -> tuple:
     """The metric objects of ``eval_metric`` (None: the loss's own metric).
 

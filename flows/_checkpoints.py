@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from distboost.callbacks import TrainingCheckPoint
+from distboost.metrics import higher_is_better
 from flows._cluster import run_logger, say
 
 CHECKPOINT = re.compile(r"round-(\d{5})\.json$")
@@ -85,16 +86,26 @@ def save_checkpoint(est: Any, output: Path, rounds: int, history: History) -> Pa
 
 # -------------------------------------------------------------- early stopping
 def watched_metric(history: History) -> list[float]:
-    """The values early stopping watches: the last validation set's metric."""
-    names = sorted((n for n in history if n.startswith("validation_")),
-                   key=lambda n: int(n.rsplit("_", 1)[1]))
-    return next(iter(history[names[-1]].values()), []) if names else []
+    """The values early stopping watches: the last metric of the last validation
+    set (the library's rule for ``eval_metric`` lists)."""
+    name = _watched_name(history)
+    return history[name[0]][name[1]] if name else []
+
+
+def _watched_name(history: History) -> tuple[str, str] | None:
+    sets = sorted((n for n in history if n.startswith("validation_") and history[n]),
+                  key=lambda n: int(n.rsplit("_", 1)[1]))
+    return (sets[-1], list(history[sets[-1]])[-1]) if sets else None
 
 
 def best_round(history: History) -> int | None:
-    """0-based round of the lowest watched metric (the first if tied), or None."""
+    """0-based round of the best watched metric (the lowest, the highest for AUC;
+    the first if tied), or None."""
     values = watched_metric(history)
-    return min(range(len(values)), key=values.__getitem__) if values else None
+    if not values:
+        return None
+    sign = -1.0 if higher_is_better(_watched_name(history)[1]) else 1.0
+    return min(range(len(values)), key=lambda i: sign * values[i])
 
 
 def patience_exhausted(history: History, patience: int | None) -> bool:

@@ -182,6 +182,25 @@ def test_early_stopping_watches_the_whole_run_and_resumes_alike(data, cluster, t
     assert (crashed / "history.json").read_text() == (whole / "history.json").read_text()
 
 
+def test_early_stopping_on_auc_watches_the_highest_as_the_library(data, cluster, tmp_path):
+    params = {"n_estimators": 80, "max_depth": 6, "learning_rate": 1.0,
+              "eval_metric": ["logloss", "auc"]}
+    config = {"params": params, "checkpoint_every": 4, "early_stopping_rounds": 5}
+    _train(data, tmp_path / "auc", cluster, config=config)
+    history = json.loads((tmp_path / "auc" / "history.json").read_text())
+    auc = history["validation_0"]["auc"]
+    best = int(np.argmax(auc))  # the last metric listed, the higher the better
+    assert len(auc) == best + 1 + 5 < 80 and len(history["validation_0"]["logloss"]) == len(auc)
+    model = distboost.load_model(tmp_path / "auc" / "model.json")
+    with Client(cluster[0], set_as_default=False) as client:
+        X, y = load_split(data, "train")
+        library = distboost.GradientBoostingClassifier(**params, random_state=0, client=client)
+        library.fit(X, y, eval_set=[load_split(data, "validation")], early_stopping_rounds=5,
+                    bin_mapper=load_bin_mapper(data))
+    assert library.best_iteration_ == model.best_iteration_ == best
+    same_trees(model, library)
+
+
 def test_estimators_that_cannot_continue_fit_once_with_the_prepared_bins(data, cluster, tmp_path):
     _, keys = _train(data, tmp_path / "forest", cluster, estimator="RandomForestClassifier",
                      params={"n_estimators": 5, "max_depth": 4}, checkpoint_every=2)

@@ -201,6 +201,10 @@ def test_early_stopping_counts_the_rounds_before_a_resume(tmp_path):
     assert best_round(earlier) == 1  # the first of tied bests, as the library's rule
     assert not patience_exhausted(earlier, 3) and patience_exhausted(earlier, 2)
     assert not patience_exhausted(earlier, None) and best_round({}) is None
+    # with several metrics the last one listed is watched; AUC's best is its highest
+    auc_last = {"validation_0": {"logloss": [0.5, 0.4, 0.45], "auc": [0.7, 0.72, 0.75]}}
+    assert best_round(auc_last) == 2
+    assert best_round({"validation_0": {"auc": [0.7, 0.75], "logloss": [0.5, 0.6]}}) == 0
     model = _small_fit(5)
     writer = RunCheckpoints(tmp_path, 10, 20, earlier, patience=3)
     assert writer.after_iteration(model, 4, {"validation_0": {"logloss": [0.41]}}) is True
