@@ -118,8 +118,7 @@ class FitEvents:
         if not sets:
             return
         last = max(sets, key=lambda name: int(name.rsplit("_", 1)[1]))
-        values = metrics[last]
-        value = self._sign * values.get(self.metric, next(iter(values.values())))
+        value = self._sign * metrics[last][self.metric]
         if value < self._best:
             self._best, self.best_round = value, int(round_index)
 

@@ -37,10 +37,12 @@ PROBA_EPS = 1e-15
 class MeanMetric:
     """A weighted mean of a per-row value, then ``finish`` (e.g. a square root).
 
-    Partial: (exact sum of w·value, exact sum of w), Python ints.
+    Partial: (exact sum of w·value, exact sum of w), Python ints. ``loss``
+    gives the metrics that need it its link or its own pointwise metric.
     """
 
     name: str
+    loss: object = None
     higher_is_better = False
 
     def rowwise(self, y: np.ndarray, raw: np.ndarray) -> np.ndarray:
@@ -63,8 +65,6 @@ class MeanMetric:
 class LossMetric(MeanMetric):
     """The loss's own metric (``metric_name``): its ``metric_pointwise`` and ``finish_metric``."""
 
-    loss: object = None
-
     def rowwise(self, y, raw):
         return self.loss.metric_pointwise(y, raw)
 
@@ -76,8 +76,6 @@ class LossMetric(MeanMetric):
 class LogLoss(MeanMetric):
     """-log p(y | x), with p the loss's probabilities (its link)."""
 
-    loss: object = None
-
     def rowwise(self, y, raw):
         p = np.clip(self.loss.predict_proba(raw), PROBA_EPS, 1.0 - PROBA_EPS)
         return -np.log(p[np.arange(len(y)), y.astype(np.int64)])
@@ -86,8 +84,6 @@ class LogLoss(MeanMetric):
 @dataclass(frozen=True)
 class ClassificationError(MeanMetric):
     """1(the most probable class != y): the complement of ``predict``'s accuracy."""
-
-    loss: object = None
 
     def rowwise(self, y, raw):
         predicted = np.argmax(self.loss.predict_proba(raw), axis=1)
@@ -170,6 +166,8 @@ def make_metrics(names, loss, n_classes: int | None) -> tuple:
     return tuple(_make_metric(name, loss, n_classes) for name in names)
 
 
+_MEANS = {"logloss": LogLoss, "mlogloss": LogLoss, "error": ClassificationError,
+          "rmse": SquaredErrorMetric, "mae": AbsoluteErrorMetric}
 CLASSIFICATION_METRICS = ("logloss", "mlogloss", "error", "auc")
 REGRESSION_METRICS = ("rmse", "mae")
 
@@ -185,13 +183,6 @@ def _make_metric(name: str, loss, n_classes: int | None):
             f"from {', '.join(repr(m) for m in (*allowed, loss.metric_name))}"
         )
     if name == "auc" and n_classes != 2:
-        raise InvalidParameterError(f"eval_metric 'auc' ranks two classes, but the target has {n_classes}; "
-                         f"use 'mlogloss' or 'error'")
-    return {
-        "logloss": lambda: LogLoss(name, loss),
-        "mlogloss": lambda: LogLoss(name, loss),
-        "error": lambda: ClassificationError(name, loss),
-        "auc": lambda: AUC(),
-        "rmse": lambda: SquaredErrorMetric(name),
-        "mae": lambda: AbsoluteErrorMetric(name),
-    }[name]()
+        raise InvalidParameterError(f"eval_metric 'auc' ranks two classes, but the target has "
+                                    f"{n_classes}; use 'mlogloss' or 'error'")
+    return AUC() if name == AUC.name else _MEANS[name](name, loss)

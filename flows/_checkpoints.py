@@ -88,23 +88,26 @@ def save_checkpoint(est: Any, output: Path, rounds: int, history: History) -> Pa
 def watched_metric(history: History) -> list[float]:
     """The values early stopping watches: the last metric of the last validation
     set (the library's rule for ``eval_metric`` lists)."""
-    name = _watched_name(history)
-    return history[name[0]][name[1]] if name else []
+    return _watched(history)[1]
 
 
-def _watched_name(history: History) -> tuple[str, str] | None:
+def _watched(history: History) -> tuple[str | None, list[float]]:
+    """(name, values) of the watched metric; (None, []) without a validation set."""
     sets = sorted((n for n in history if n.startswith("validation_") and history[n]),
                   key=lambda n: int(n.rsplit("_", 1)[1]))
-    return (sets[-1], list(history[sets[-1]])[-1]) if sets else None
+    if not sets:
+        return None, []
+    name = list(history[sets[-1]])[-1]
+    return name, history[sets[-1]][name]
 
 
 def best_round(history: History) -> int | None:
     """0-based round of the best watched metric (the lowest, the highest for AUC;
     the first if tied), or None."""
-    values = watched_metric(history)
+    name, values = _watched(history)
     if not values:
         return None
-    sign = -1.0 if higher_is_better(_watched_name(history)[1]) else 1.0
+    sign = -1.0 if higher_is_better(name) else 1.0
     return min(range(len(values)), key=lambda i: sign * values[i])
 
 

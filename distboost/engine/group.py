@@ -6,7 +6,7 @@ costs one call per worker and ships one histogram per worker.
 Every function returns a new ``GroupState`` rather than changing one; large
 per-row arrays (statistics, row partitions, margins) live in each shard's
 reused ``Buffers``, so a state is only valid until the next round starts.
-The per-row work itself is the learner's (``learner``).
+The per-row work itself is the learner's (``learners``).
 """
 
 from __future__ import annotations

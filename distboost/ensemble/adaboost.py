@@ -275,7 +275,6 @@ class AdaBoostClassifier(TreeEnsembleBase):
         self.n_classes_ = len(self.classes_)
 
 
-
 class _AdaBoostRounds:
     """AdaBoost's rounds as a ``training.Ensemble``: a weighted classification
     tree (2a), its error (2b) and weight alpha (2c), and the weight update (2d)
@@ -287,11 +286,11 @@ class _AdaBoostRounds:
         self.trees, self.alphas, self.errors = [], [], []
 
     def begin(self, m, update) -> RoundSpec:
+        """2(a): a classification tree on the weights after the previous update."""
         k = self.est.n_classes_
+        criterion = ImpurityCriterion(k, self.est.criterion, AdaBoostLearner.scale)
         features = np.arange(self.engine.schema.n_features)
-        return RoundSpec(AdaBoostLearner(k), ImpurityCriterion(k, self.est.criterion,
-                                                               AdaBoostLearner.scale),
-                         features, np.ones((1, len(features)), bool))
+        return RoundSpec(AdaBoostLearner(k), criterion, features, np.ones((1, len(features)), bool))
 
     def measured(self, m, train_metric, eval_metrics) -> bool:
         return False

@@ -19,7 +19,7 @@ from ..tree import pack_trees, predict_binned
 
 class RoundTrees(NamedTuple):
     """Trees of one or more rounds, packed for the traversal kernels
-    (``tree.RoundTrees``) with the output each tree adds to; unpacks as
+    (``tree.PackedTrees``) with the output each tree adds to; unpacks as
     ``predict_binned``'s arguments."""
 
     nodes: np.ndarray
