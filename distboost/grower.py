@@ -5,8 +5,14 @@ over all partitions, node totals and split tables. Each wave of work on the
 partitions applies the chosen splits and histograms the smaller child of each;
 the larger child's histogram is the parent's minus the smaller one's
 (histogram subtraction). Depth-wise growth splits every splittable node of a
-level in one wave; best-first growth (``max_leaf_nodes``, the J of ESL 10.11)
-splits, in each tree, the leaf with the largest gain.
+level in one wave. Best-first growth (``max_leaf_nodes``, the J of ESL 10.11)
+splits, in each tree, the leaf with the largest gain; so that it does not pay
+one wave per split, a wave expands the best few leaves of the frontier at
+once (speculatively: their children's histograms are built), and the
+expansions are then taken in exact best-first order. Another wave is needed
+only when that order reaches a leaf that was not expanded; an expansion the
+order never reaches is dropped (its node stays a leaf). Node ids are given in
+the order splits are taken, so the trees are those of one split per wave.
 """
 
 from __future__ import annotations
@@ -20,6 +26,11 @@ from .histogram import LevelSplits
 from .tree import Tree, bitset_from_mask
 
 
+SPECULATIVE_SPLITS = 4
+"""Best-first growth: leaves a wave expands at most, per tree (the best one
+and the next best, in case the best one's children do not beat them)."""
+
+
 @dataclass
 class GrowthParams:
     """How far trees grow, and how leaves are scaled."""
@@ -31,8 +42,11 @@ class GrowthParams:
 
 class _Node:
     __slots__ = (
+        "adopted",
         "count",
         "depth",
+        "exact",
+        "expanded",
         "feature",
         "gain",
         "goes_left",
@@ -47,7 +61,11 @@ class _Node:
     )
 
     def __init__(self, node_id, depth, totals):
+        # ``id``: the node's number in the waves (routing on the workers);
+        # ``exact``: its id in the tree, given when its parent's split is taken
         self.id, self.depth, self.totals = node_id, depth, totals
+        self.exact = -1
+        self.expanded = self.adopted = False
         self.count = None
         self.has_missing = True
         self.hist = None
@@ -97,17 +115,24 @@ class TreeGrower:
         self.criterion = criterion
         self.masks = feature_masks
         self.n_trees = root_hist.shape[0]
-        self.nodes = []
+        self.best_first = params.max_leaf_nodes is not None
+        # with per-node features drawn by node id, children are evaluated once
+        # their ids are known: when their parent's split is taken
+        self.lazy = self.best_first and node_features is not None
+        self.nodes, self.n_leaves = [], [1] * self.n_trees
         for t in range(self.n_trees):
             f0 = int(np.flatnonzero(feature_masks[t])[0]) if feature_masks[t].any() else 0
             root = _Node(0, 0, root_hist[t, f0].sum(axis=0))
-            root.hist = root_hist[t]
+            root.hist, root.exact = root_hist[t], 0
             root.count = self.criterion.count(root.totals)  # None: the workers count
             if root.count is None:
                 root.count = int(root_counts[t])
             self.nodes.append([root])
+        self.n_exact = [1] * self.n_trees  # exact ids given so far, per tree
         self.candidates = [[] for _ in range(self.n_trees)]
-        self._evaluate([(t, self.nodes[t][0]) for t in range(self.n_trees)], root_hist)
+        roots = [(t, self.nodes[t][0]) for t in range(self.n_trees)]
+        self._add_candidates(self._evaluate(roots, root_hist))
+        self.n_expanded = 0  # splits expanded in waves (best-first: some may go unused)
 
     # ------------------------------------------------------------------ loop
     def grow(self) -> list[Tree]:
@@ -121,18 +146,52 @@ class TreeGrower:
 
     def _choose(self):
         """The (tree, node) pairs to split in the next wave."""
-        if self.params.max_leaf_nodes is None:
+        if not self.best_first:
             chosen = [(t, n) for t in range(self.n_trees) for n in self.candidates[t]]
             self.candidates = [[] for _ in range(self.n_trees)]
             return chosen
-        chosen = []
-        for t in range(self.n_trees):
-            n_leaves = 1 + sum(1 for n in self.nodes[t] if n.left >= 0)
-            if self.candidates[t] and n_leaves < self.params.max_leaf_nodes:
-                best = max(self.candidates[t], key=lambda n: (n.gain, -n.id))
-                self.candidates[t].remove(best)
-                chosen.append((t, best))
-        return chosen
+        return [(t, n) for t in range(self.n_trees) for n in self._take_best_first(t)]
+
+    def _take_best_first(self, t) -> list:
+        """Take tree ``t``'s splits in best-first order (largest gain, then
+        smallest id) as long as the best leaf is expanded; return the leaves
+        to expand in the next wave (none: the tree is done).
+
+        The next wave expands the best leaf and, speculatively, the next
+        best ones, at most ``SPECULATIVE_SPLITS`` and never more than the
+        splits the tree may still take.
+        """
+        frontier, limit = self.candidates[t], self.params.max_leaf_nodes
+        while frontier and self.n_leaves[t] < limit:
+            best = max(frontier, key=lambda n: (n.gain, -n.exact))
+            if not best.expanded:
+                ranked = sorted((n for n in frontier if not n.expanded),
+                                key=lambda n: (-n.gain, n.exact))
+                return ranked[:min(SPECULATIVE_SPLITS, limit - self.n_leaves[t])]
+            frontier.remove(best)
+            self._adopt(t, best)
+        return []
+
+    def _adopt(self, t, parent):
+        """Take ``parent``'s split into tree ``t``: its children get their ids."""
+        parent.adopted = True
+        self.n_leaves[t] += 1
+        children = [self.nodes[t][parent.left], self.nodes[t][parent.right]]
+        for child in children:
+            if child.exact < 0:
+                child.exact = self.n_exact[t]
+                self.n_exact[t] += 1
+        if self.lazy:
+            built = [c for c in children if c.hist is not None]
+            if built:
+                pairs = [(t, c) for c in built]
+                self._add_candidates(self._evaluate(pairs, np.stack([c.hist for c in built])))
+        else:
+            self.candidates[t] += [c for c in children if c.gain > 0]
+
+    def _add_candidates(self, pairs):
+        for t, node in pairs:
+            self.candidates[t].append(node)
 
     def _splittable(self, node) -> bool:
         p = self.params
@@ -155,6 +214,8 @@ class TreeGrower:
             lchild = _Node(len(nodes), parent.depth + 1, left)
             rchild = _Node(len(nodes) + 1, parent.depth + 1, parent.totals - left)
             parent.left, parent.right = lchild.id, rchild.id
+            if not self.best_first:  # splits are taken in wave order: ids are known
+                lchild.exact, rchild.exact = lchild.id, rchild.id
             nodes += [lchild, rchild]
             build = self._splittable(lchild) or self._splittable(rchild)
             lchild.count, rchild.count = self.criterion.count(left), self.criterion.count(rchild.totals)
@@ -166,8 +227,18 @@ class TreeGrower:
                     continue
             small, large = (lchild, rchild) if size(left) <= size(rchild.totals) else (rchild, lchild)
             wave.append((t, parent, small, large, build))
-        if not wave:
-            return
+        if wave:
+            self._run_wave(wave)
+        for t, parent in chosen:
+            parent.expanded = True
+        self.n_expanded += len(chosen)
+        if not self.best_first:  # depth-wise: every split is taken at once, in wave order
+            for t, parent in chosen:
+                self._adopt(t, parent)
+
+    def _run_wave(self, wave):
+        """Route the wave's splits and build the children's histograms (the
+        larger by subtraction); evaluate the children unless that must wait."""
         hist, counts = self.build_level(*self._wave_splits(wave))
         for s, (t, parent, *_) in enumerate(wave):
             self._set_child_counts(t, parent, counts[s])
@@ -186,7 +257,7 @@ class TreeGrower:
                 n.hist = block[k]
                 new.append((t, n))
             parent.hist = None
-        if new:
+        if new and not self.lazy:
             self._evaluate(new, block)
 
     def _set_child_counts(self, t, parent, counts):
@@ -217,7 +288,8 @@ class TreeGrower:
         return LevelSplits(tree, node, feature, goes_left, left, right, build_left, slot), n_slots
 
     def _evaluate(self, pairs, block):
-        """Best split of each node; nodes with positive gain become candidates.
+        """Best split of each node; return the (tree, node) pairs with a
+        positive gain (the others drop their histograms).
 
         ``block[k]`` is the histogram of ``pairs[k]``; nodes that may not split
         are scanned with no feature allowed (so no copy of the block is made).
@@ -226,49 +298,52 @@ class TreeGrower:
         if not splittable.any():
             for _, n in pairs:
                 n.hist = None
-            return
-        hist = block
+            return []
         totals = np.stack([n.totals for _, n in pairs])
         masks = np.stack([self.masks[t] for t, _ in pairs])
         if self.node_features is not None:
-            masks = self.node_features(masks, hist, [(t, n.depth, n.id) for t, n in pairs])
+            masks = self.node_features(masks, block, [(t, n.depth, n.exact) for t, n in pairs])
         masks[~splittable] = False
         gain, feature, split_bin, missing_left = self.criterion.best_splits(
-            hist, totals, masks, self.mapper
+            block, totals, masks, self.mapper
         )
+        positive = []
         for k, (t, node) in enumerate(pairs):
             if splittable[k] and np.isfinite(gain[k]) and gain[k] > 0:
                 node.gain, node.feature = float(gain[k]), int(feature[k])
                 node.split_bin, node.missing_left = int(split_bin[k]), bool(missing_left[k])
-                self.candidates[t].append(node)
+                positive.append((t, node))
             else:
                 node.hist = None
+        return positive
 
     # ---------------------------------------------------------------- output
     def _make_tree(self, t) -> Tree:
-        nodes = self.nodes[t]  # in id order
+        """Tree ``t``'s nodes in id order; an expansion never taken stays a leaf."""
+        made = self.nodes[t]
+        nodes = sorted((n for n in made if n.exact >= 0), key=lambda n: n.exact)
         crit, lr, mapper = self.criterion, self.params.learning_rate, self.mapper
         rec = np.zeros(len(nodes), NODE_DTYPE)
         rec["value"] = [lr * crit.node_value(n.totals) for n in nodes]
         rec["count"] = [n.count for n in nodes]
         rec["cover"] = [crit.cover(n.totals) for n in nodes]
         rec["depth"] = [n.depth for n in nodes]
-        rec["is_leaf"] = [n.left < 0 for n in nodes]
+        rec["is_leaf"] = [not n.adopted for n in nodes]
         rec["feature"] = rec["left"] = rec["right"] = rec["cat_index"] = -1
-        split = [n for n in nodes if n.left >= 0]
-        at = [n.id for n in split]
+        split = [n for n in nodes if n.adopted]
+        at = [n.exact for n in split]
         rec["feature"][at] = [n.feature for n in split]
-        rec["left"][at] = [n.left for n in split]
-        rec["right"][at] = [n.right for n in split]
+        rec["left"][at] = [made[n.left].exact for n in split]
+        rec["right"][at] = [made[n.right].exact for n in split]
         rec["gain"][at] = [n.gain for n in split]
         rec["missing_left"][at] = [n.missing_left for n in split]
         categorical = [n for n in split if mapper.is_categorical_[n.feature]]
         numeric = [n for n in split if not mapper.is_categorical_[n.feature]]
-        rec["is_categorical"][[n.id for n in categorical]] = 1
-        rec["cat_index"][[n.id for n in categorical]] = np.arange(len(categorical))
+        rec["is_categorical"][[n.exact for n in categorical]] = 1
+        rec["cat_index"][[n.exact for n in categorical]] = np.arange(len(categorical))
         bitsets = [bitset_from_mask(n.goes_left) for n in categorical]
-        rec["bin_threshold"][[n.id for n in numeric]] = [n.split_bin for n in numeric]
-        rec["threshold"][[n.id for n in numeric]] = [
+        rec["bin_threshold"][[n.exact for n in numeric]] = [n.split_bin for n in numeric]
+        rec["threshold"][[n.exact for n in numeric]] = [
             mapper.bin_threshold_value(n.feature, n.split_bin) for n in numeric]
         bits = np.array(bitsets, np.uint64).reshape(-1, N_BITSET_WORDS)
         vectors = None

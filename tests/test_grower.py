@@ -82,3 +82,43 @@ def test_gh_statistics_need_min_samples_leaf_1_and_a_positive_min_child_weight()
         with pytest.raises(ValueError, match="min_samples_leaf == 1"):
             GradientCriterion(params, (1.0, 1.0), counts=False)
     assert not GradientCriterion.counts_needed(SplitParams())
+
+
+@pytest.mark.parametrize("make", [
+    lambda db: db.GradientBoostingClassifier(n_estimators=3, max_depth=None, max_leaf_nodes=12),
+    lambda db: db.GradientBoostingClassifier(n_estimators=3, max_depth=5, max_leaf_nodes=12,
+                                             colsample_bynode=0.5, random_state=2),
+    lambda db: db.RandomForestClassifier(n_estimators=3, max_leaf_nodes=10, random_state=1),
+    lambda db: db.AdaBoostClassifier(n_estimators=3, max_leaf_nodes=7),
+    lambda db: db.GradientBoostingRegressor(loss="huber", n_estimators=3, max_depth=None,
+                                            max_leaf_nodes=15, min_samples_leaf=3),
+], ids=["multiclass", "bynode", "forest", "adaboost", "huber-counts"])
+def test_best_first_expanding_several_leaves_per_wave_grows_the_one_split_trees(make, monkeypatch):
+    """Leaves expanded speculatively and taken in best-first order give the very
+    trees of one split per wave (ids, values, counts), in fewer waves."""
+    import distboost as db
+    import distboost.grower as grower
+    from distboost.engine.waves import Engine
+
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(4000, 5))
+    X[rng.random(X.shape) < 0.02] = np.nan
+    y = (np.nan_to_num(X[:, 0]) + np.nan_to_num(X[:, 1]) ** 2 > 0.8).astype(int)
+    y = y + (np.nan_to_num(X[:, 2]) > 1)  # three classes
+    waves = []
+    level = Engine.level
+
+    def counted(self, *args):
+        waves[-1] += 1
+        return level(self, *args)
+
+    monkeypatch.setattr(Engine, "level", counted)
+    trees = {}
+    for k in (1, 4, 64):
+        monkeypatch.setattr(grower, "SPECULATIVE_SPLITS", k)
+        waves.append(0)
+        model = make(db).fit(X, y)
+        trees[k] = [t for r in model.trees_ for t in (r if isinstance(r, list) else [r])]
+    assert trees[4] == trees[1] and trees[64] == trees[1]
+    assert len(trees[1][0].nodes) > 7
+    assert waves[1] < waves[0] and waves[2] <= waves[1]
