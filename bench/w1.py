@@ -33,11 +33,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-Task = Literal["binary", "regression"]
+Task = Literal["binary", "regression", "multiclass"]
 
 N_FEATURES = 28
 FEATURES = [f"f{i:02d}" for i in range(N_FEATURES)]
-TARGET_COLUMN = {"binary": "label", "regression": "target"}
+TARGET_COLUMN = {"binary": "label", "regression": "target", "multiclass": "label"}
 BLOCK_ROWS = 1 << 17
 DEFAULT_SEED = 20240611
 MAX_TEST_ROWS = 200_000
@@ -49,6 +49,8 @@ _META = "meta.json"
 _SIGNAL_SCALE = 2.57
 _LOGIT_NOISE = 1.0
 _TARGET_NOISE = 1.0
+# Multiclass W1: the noisy log-odds cut at its deciles (measured on 200k rows) into 10 classes.
+_CLASS_CUTS = np.array([-2.77, -1.88, -1.2, -0.6, -0.02, 0.61, 1.33, 2.22, 3.61])
 
 
 def default_cache_dir() -> Path:
@@ -140,7 +142,7 @@ def _log_odds(low: dict[str, np.ndarray], high: dict[str, np.ndarray]) -> np.nda
     )
 
 
-def block(seed: int, split: int, index: int, task: Task) -> pa.Table:
+def block(seed: int, split: int, index: int, task: Task, extra_features: int = 0) -> pa.Table:
     """Generate block ``index`` of a split: ``BLOCK_ROWS`` rows of W1.
 
     Parameters
@@ -151,14 +153,18 @@ def block(seed: int, split: int, index: int, task: Task) -> pa.Table:
         0 for training rows, 1 for test rows.
     index : int
         Block number within the split.
-    task : {"binary", "regression"}
+    task : {"binary", "regression", "multiclass"}
         "binary" adds an int8 column ``label`` drawn from the log-odds;
-        "regression" adds a float32 column ``target`` = log-odds + noise.
+        "regression" adds a float32 column ``target`` = log-odds + noise;
+        "multiclass" an int8 ``label`` in 0..9, the noisy log-odds' decile.
+    extra_features : int
+        Wide W1: this many more float32 columns ``x000`` ... after the 28, each
+        a noisy mix of two W1 features (every fourth) or pure noise.
 
     Returns
     -------
     pyarrow.Table
-        Columns ``f00`` .. ``f27`` (float32) and the target column.
+        Columns ``f00`` .. ``f27`` (float32), the extra ones, and the target column.
     """
     rng = np.random.default_rng([seed, split, index])
     low = _low_level(rng, BLOCK_ROWS)
@@ -169,19 +175,40 @@ def block(seed: int, split: int, index: int, task: Task) -> pa.Table:
     target_noise = rng.normal(0.0, _TARGET_NOISE, BLOCK_ROWS)
     columns = {name: values.astype(np.float32) for name, values in
                zip(FEATURES, [*low.values(), *high.values()], strict=True)}
+    if extra_features:
+        columns.update(_extra_columns(np.random.default_rng([seed, split, index, 1]),
+                                      columns, extra_features))
     if task == "binary":
         columns["label"] = (uniform < 1.0 / (1.0 + np.exp(-log_odds))).astype(np.int8)
+    elif task == "multiclass":
+        columns["label"] = np.digitize(log_odds, _CLASS_CUTS).astype(np.int8)
     else:
         columns["target"] = (log_odds + target_noise).astype(np.float32)
     return pa.table(columns)
 
 
-def row_range(seed: int, split: int, start: int, stop: int, task: Task) -> Iterator[pa.Table]:
+def _extra_columns(rng: np.random.Generator, base: dict[str, np.ndarray],
+                   n: int) -> dict[str, np.ndarray]:
+    """``n`` more columns for wide W1: every fourth a noisy mix of two of the 28
+    base features (standardized), the others noise."""
+    names = list(base)
+    out = {}
+    for k in range(n):
+        noise = rng.standard_normal(BLOCK_ROWS, dtype=np.float32)
+        if k % 4 == 0:
+            a, b = (base[names[(k * 7 + j * 11) % len(names)]] for j in range(2))
+            noise = (a - a.mean()) / (a.std() + 1e-9) + (b - b.mean()) / (b.std() + 1e-9) + noise
+        out[f"x{k:03d}"] = noise.astype(np.float32)
+    return out
+
+
+def row_range(seed: int, split: int, start: int, stop: int, task: Task,
+              extra_features: int = 0) -> Iterator[pa.Table]:
     """Yield rows ``[start, stop)`` of a split as tables of at most one block."""
     for index in range(start // BLOCK_ROWS, -(-stop // BLOCK_ROWS)):
         lo = max(start - index * BLOCK_ROWS, 0)
         hi = min(stop - index * BLOCK_ROWS, BLOCK_ROWS)
-        yield block(seed, split, index, task).slice(lo, hi - lo)
+        yield block(seed, split, index, task, extra_features).slice(lo, hi - lo)
 
 
 def _write_rows(path: Path, tables: Iterator[pa.Table]) -> None:
@@ -196,10 +223,18 @@ def _write_rows(path: Path, tables: Iterator[pa.Table]) -> None:
 
 def dataset_dir(
     n_rows: int, n_partitions: int, task: Task = "binary", cache_dir: Path | None = None,
+    extra_features: int = 0,
 ) -> Path:
     """Return the cache folder of a W1 data set (which may not exist yet)."""
-    prefix = "w1" if task == "binary" else "w1-regression"
+    prefix = "w1" if task == "binary" else f"w1-{task}"
+    if extra_features:
+        prefix += f"-wide{N_FEATURES + extra_features}"
     return Path(cache_dir or default_cache_dir()) / f"{prefix}-{n_rows}-{n_partitions}"
+
+
+def feature_names(extra_features: int = 0) -> list[str]:
+    """The feature columns of W1 with ``extra_features`` more (wide W1)."""
+    return FEATURES + [f"x{k:03d}" for k in range(extra_features)]
 
 
 def generate(
@@ -210,6 +245,7 @@ def generate(
     task: Task = "binary",
     seed: int = DEFAULT_SEED,
     cache_dir: Path | None = None,
+    extra_features: int = 0,
 ) -> Path:
     """Write W1 to the cache unless a complete copy is there, and return its folder.
 
@@ -221,12 +257,14 @@ def generate(
         Number of training Parquet files, ``train/part-000.parquet`` ...
     n_test_rows : int, optional
         Rows in ``test/part-000.parquet``; default ``default_test_rows(n_rows)``.
-    task : {"binary", "regression"}
-        Target column: ``label`` (0/1) or ``target`` (log-odds + noise).
+    task : {"binary", "regression", "multiclass"}
+        Target column: ``label`` (0/1, or 0..9) or ``target`` (log-odds + noise).
     seed : int
         Data-set seed.
     cache_dir : path, optional
         Cache root; default ``$DISTBOOST_BENCH_CACHE`` or ``bench/.cache``.
+    extra_features : int
+        Wide W1: columns beyond the 28 (``block``).
 
     Returns
     -------
@@ -239,15 +277,18 @@ def generate(
     n_test_rows = default_test_rows(n_rows) if n_test_rows is None else n_test_rows
     meta = {"rows": n_rows, "partitions": n_partitions, "test_rows": n_test_rows,
             "task": task, "seed": seed, "block_rows": BLOCK_ROWS}
-    target = dataset_dir(n_rows, n_partitions, task, cache_dir)
+    if extra_features:
+        meta["extra_features"] = extra_features
+    target = dataset_dir(n_rows, n_partitions, task, cache_dir, extra_features)
     if (target / _META).exists() and json.loads((target / _META).read_text()) == meta:
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
     # Write beside the target and rename, so an interrupted run leaves no partial copy.
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
     staging.chmod(0o755)
-    _write_split(staging / "train", seed, _TRAIN_SPLIT, n_rows, n_partitions, task)
-    _write_split(staging / "test", seed, _TEST_SPLIT, n_test_rows, 1, task)
+    _write_split(staging / "train", seed, _TRAIN_SPLIT, n_rows, n_partitions, task,
+                 extra_features)
+    _write_split(staging / "test", seed, _TEST_SPLIT, n_test_rows, 1, task, extra_features)
     (staging / _META).write_text(json.dumps(meta, indent=1))
     shutil.rmtree(target, ignore_errors=True)
     staging.rename(target)
@@ -256,13 +297,14 @@ def generate(
 
 def _write_split(
     folder: Path, seed: int, split: int, n_rows: int, n_partitions: int, task: Task,
+    extra_features: int = 0,
 ) -> None:
     """Write rows ``[0, n_rows)`` of a split as ``n_partitions`` near-equal files."""
     folder.mkdir()
     bounds = np.linspace(0, n_rows, n_partitions + 1).astype(int)
     for part, (start, stop) in enumerate(itertools.pairwise(bounds)):
         _write_rows(folder / f"part-{part:03d}.parquet",
-                    row_range(seed, split, int(start), int(stop), task))
+                    row_range(seed, split, int(start), int(stop), task, extra_features))
 
 
 def _parse_args() -> argparse.Namespace:
@@ -271,7 +313,9 @@ def _parse_args() -> argparse.Namespace:
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--partitions", type=int, default=8)
     parser.add_argument("--test-rows", type=int, default=None)
-    parser.add_argument("--task", choices=["binary", "regression"], default="binary")
+    parser.add_argument("--task", choices=["binary", "regression", "multiclass"],
+                        default="binary")
+    parser.add_argument("--extra-features", type=int, default=0, help="wide W1")
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
     parser.add_argument("--cache-dir", type=Path, default=None)
     return parser.parse_args()
@@ -280,4 +324,4 @@ def _parse_args() -> argparse.Namespace:
 if __name__ == "__main__":
     args = _parse_args()
     print(generate(args.rows, args.partitions, n_test_rows=args.test_rows, task=args.task,
-                   seed=args.seed, cache_dir=args.cache_dir))
+                   seed=args.seed, cache_dir=args.cache_dir, extra_features=args.extra_features))
