@@ -32,6 +32,11 @@ logs nothing. Every event is a dict of plain numbers and strings with
 ``fit-end``
     ``n_rounds`` (the rounds the model keeps), ``best_round``, ``elapsed``,
     ``timings`` (the whole fit) and learner extras (forests: ``oob_score``).
+``stall``
+    No task finished and no wave answered for a while (``engine.watch``):
+    ``what`` the fit waits for, ``idle`` seconds, the ``workers`` it waits on
+    and a ``message`` naming their state and what to do. It may come before
+    ``fit-start`` (while the partitions are read).
 """
 
 from __future__ import annotations
@@ -79,7 +84,7 @@ class FitEvents:
                  metric: str | None = None, eval_sets: int = 0, higher_is_better: bool = False):
         self.client = getattr(engine.ex, "client", None)
         self.timings = engine.timings
-        self.fit = uuid.uuid4().hex[:12]
+        self.fit = getattr(engine.ex, "fit_id", None) or uuid.uuid4().hex[:12]
         self.metric, self._sign = metric, -1.0 if higher_is_better else 1.0
         self.n_rounds = first_round + n_rounds
         self.best_round, self._best = None, math.inf

@@ -25,6 +25,7 @@ class FitView:
     start: dict = field(default_factory=dict)
     rounds: list = field(default_factory=list)
     end: dict | None = None
+    stall: dict | None = None  # the last ``stall`` event, until the fit moves on
 
     def add(self, event: dict) -> None:
         kind = event.get("kind")
@@ -34,6 +35,10 @@ class FitView:
             self.rounds.append(event)
         elif kind == "fit-end":
             self.end = event
+        if kind == "stall":
+            self.stall = event
+        elif kind in ("fit-start", "round", "fit-end"):
+            self.stall = None
 
     @property
     def label(self) -> str:

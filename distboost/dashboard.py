@@ -50,12 +50,16 @@ def summary_html(view: FitView) -> str:
     extra = ""
     if view.end and "oob_score" in view.end:
         extra = f" &middot; out-of-bag score {view.end['oob_score']:.4f}"
+    stall = ""
+    if view.stall is not None:
+        stall = (f"<p style='color:#b00020'><b>stalled:</b> "
+                 f"{html.escape(view.stall.get('message', ''))}</p>")
     return (
         f"<h3>{html.escape(view.start.get('estimator', 'fit'))} "
         f"<small>fit {html.escape(view.fit)}, {state}</small></h3>"
         f"<p><b>round {p['round']} of {n}</b> &middot; elapsed {_seconds(p['elapsed'])} "
         f"&middot; remaining {_seconds(p['remaining'])}{best}{extra}</p>"
-        f"<p style='font-size:smaller'>{html.escape(params)}</p>"
+        f"<p style='font-size:smaller'>{html.escape(params)}</p>{stall}"
     )
 
 

@@ -116,3 +116,17 @@ def test_fit_view_progress_time_split_and_summary():
         log.add(event)
     assert view.progress()["finished"] and view.progress()["remaining"] == 0.0
     assert [e["round"] for e in view.rounds] == [0, 1, 2, 3, 4]
+
+
+def test_a_stall_shows_until_the_fit_moves_on():
+    log = FitLog()
+    for _, event in _events(2):
+        log.add(event)
+    view = log.fits["f"]
+    log.add({"fit": "f", "kind": "stall", "what": "the wave 'histogram' of round 2",
+             "idle": 61.0, "workers": ["tcp://w:1"],
+             "message": "distboost: no progress for 61 s ... tcp://w:1: paused <memory>"})
+    text = summary_html(view)
+    assert "stalled:" in text and "tcp://w:1: paused &lt;memory&gt;" in text
+    log.add(_events(3)[-1][1])  # round 2 arrives: the fit moved on
+    assert view.stall is None and "stalled" not in summary_html(view)

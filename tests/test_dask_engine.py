@@ -240,10 +240,10 @@ def test_short_waves_run_on_the_workers_event_loops(frame, dask_client):
         threads = [engine.apply(_thread, "probe", s) for s in (0, 0, LOOP_CALL_SECONDS + 0.05, 0)]
     finally:
         ex.close()
-    where = [{"Actor" if "-Dask-Actor-" in name else name for name in names} for names in threads]
-    # a wave's first call runs in the actor threads, calls after a short one on the
-    # workers' event loops (their main threads), a call after a long one in the threads again
-    assert where == [{"Actor"}, {"MainThread"}, {"MainThread"}, {"Actor"}]
+    where = [{"loop" if name == "MainThread" else "thread" for name in names} for names in threads]
+    # a wave's first call runs in a thread, calls after a short one on the workers'
+    # event loops (their main threads), a call after a long one in a thread again
+    assert where == [{"thread"}, {"loop"}, {"loop"}, {"thread"}]
 
 
 # ------------------------------------------------------------------ bad input

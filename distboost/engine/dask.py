@@ -18,13 +18,17 @@ import uuid
 import weakref
 from collections import defaultdict
 
+import dask
 import numba
 from dask.delayed import Delayed, delayed
-from distributed import as_completed, wait
-from distributed.actor import ProxyRPC
-from distributed.protocol import to_serialize
+from distributed import wait
 
+from . import reduction
+from ._dask_comm import DriverCalls, serialized
+from .buffers import Buffers
 from .holder import History, Holder, pack, unpack
+from .reduction import Failed, combine_all
+from .watch import Watch, worker_memory
 
 
 def resolve_client(client=None):
@@ -82,8 +86,10 @@ class DaskExecutor:
     max_recoveries = 8
     """Lost holders rebuilt within one wave before giving up."""
 
-    def __init__(self, client):
+    def __init__(self, client, public: bool | None = None):
         self.client = client
+        if public is None:  # dask.config.set({"distboost.transport": "public"})
+            public = dask.config.get("distboost.transport", "auto") == "public"
         self.token = uuid.uuid4().hex[:8]
         self.round = 0
         self.wave = 0
@@ -92,7 +98,11 @@ class DaskExecutor:
         self._recipes: dict[str, tuple] = {}
         self._binned: dict[str, list] = {}
         self._short: dict[str, bool] = {}  # per wave name: its last call was short
-        self._calls = _Calls(client)
+        self._calls = DriverCalls(client, public)
+        self.wave_number = 0  # waves run (a retried wave keeps its number)
+        self.fit_id = uuid.uuid4().hex[:12]  # the fit's events are named by it
+        self.watch = Watch(client, self.fit_id)
+        self.buffers = Buffers()  # the driver's sums of its children's sums
         weakref.finalize(self, self._calls.close)  # an executor dropped without close()
 
     def _key(self, name, i):
@@ -128,11 +138,67 @@ class DaskExecutor:
         ]
 
     def gather(self, values):
+        self._wait_all(values, "reading the partitions")
         return self.client.gather(values)
 
+    def _wait_all(self, futures, what):
+        """Wait for every future, saying so when none finishes for a while (``watch``)."""
+        pending = list(futures)
+        while pending:
+            done = self._wait_any(pending, what)
+            pending = [f for f in pending if f.key not in done]
+
+    def _wait_any(self, futures, what) -> set:
+        """Keys of the futures done once at least one is (``watch``: stalls reported)."""
+        while True:
+            with self.client.as_current():
+                try:
+                    wait(futures, timeout=WATCH_POLL, return_when="FIRST_COMPLETED")
+                except TimeoutError:
+                    pass
+            done = {f.key for f in futures if f.done()}
+            if done:
+                self.watch.progress()
+                return done
+            if self.watch.due():
+                self.watch.check(what, self._running(futures), self.workers_info())
+
+    def _running(self, futures) -> list[str]:
+        """Workers running (or about to run) these futures' tasks; all of them if none is."""
+        keys = {f.key for f in futures}
+        busy = [w for w, running in self.client.processing().items() if keys & set(running)]
+        return busy or list(self.workers_info())
+
+    def check_memory(self) -> None:
+        """Refuse, before any work, workers whose memory cannot hold a fit.
+
+        A worker needs room for the working set above what it uses already
+        (its baseline: Python, numpy, pandas, pyarrow, numba, distributed)
+        and below the fraction of ``memory_limit`` where Dask pauses it.
+        """
+        for address, m in sorted(self.client.run(worker_memory).items()):
+            limit, pause, rss = m["memory_limit"], m["pause"], m["rss"]
+            if not limit or not pause:
+                continue
+            room = pause * limit - rss
+            if room < MIN_WORKING_SET:
+                need = (rss + MIN_WORKING_SET) / pause
+                raise MemoryError(
+                    f"worker {address} cannot train: it uses {rss / 2**20:.0f} MiB before any "
+                    f"work (its baseline) and Dask pauses it at {pause:.0%} of its "
+                    f"{limit / 2**20:.0f} MiB memory_limit, which leaves "
+                    f"{max(room, 0) / 2**20:.0f} MiB; distboost needs at least "
+                    f"{MIN_WORKING_SET / 2**20:.0f} MiB there (compiled kernels, a block of "
+                    f"rows, a partition being read, histograms). Give each worker a "
+                    f"memory_limit of at least {need / 2**20:.0f} MiB (dask worker "
+                    f"--memory-limit), or fewer worker processes with more memory each.")
+
+    def workers_info(self) -> dict:
+        """The scheduler's view of each worker (status, memory, memory_limit)."""
+        return self.client.scheduler_info()["workers"]
+
     def _owners(self, futures):
-        with self.client.as_current():
-            wait(futures)
+        self._wait_all(futures, "binning the partitions")
         for f in futures:
             if f.status == "error":
                 f.result()  # raises the task's own error (e.g. bad input in a partition)
@@ -147,18 +213,18 @@ class DaskExecutor:
         partitions there are. The caller must not keep ``values``.
         """
         self.wave += 1
-        pending = as_completed(values, loop=self.client.loop)
+        pending, ready, n = list(values), [], 0
         values.clear()
-        waiting, n = None, 0
-        for future in pending:
-            if waiting is None:
-                waiting = future
-                continue
-            n += 1
-            pending.add(self.client.submit(_call, combine, [waiting, future], *args,
-                                           key=self._key(name, n)))
-            waiting = future = None
-        return waiting.result()
+        while pending or len(ready) > 1:
+            if pending:
+                done = self._wait_any(pending, "merging the partitions' samples")
+                ready += [f for f in pending if f.key in done]
+                pending = [f for f in pending if f.key not in done]
+            while len(ready) > 1:
+                n += 1
+                pending.append(self.client.submit(_call, combine, [ready.pop(), ready.pop()],
+                                                  *args, key=self._key(name, n)))
+        return ready[0].result()
 
     # ---------------------------------------------------------- holders
     def bin(self, set_key, fn, name, per_part, *common):
@@ -209,6 +275,9 @@ class DaskExecutor:
                 lost.append(g)
             else:
                 g.address = min(who[g.future.key])
+                if self._calls.public:
+                    with self.client.as_current():  # the handle binds to this client
+                        g.actor = g.future.result()
                 placed.append(g)
         return placed, lost
 
@@ -225,19 +294,22 @@ class DaskExecutor:
                     parts[k] += idx
             placed, lost = self._place({k: self._bin(k, sorted(v)) for k, v in parts.items()},
                                        "regroup")
-            outcomes = self._call(placed, [self.history.replay(g.sets) for g in placed])
+            outcomes = self._replay(placed, [self.history.replay(g.sets) for g in placed])
             for g, out in zip(placed, outcomes):
                 (lost if _lost(g, out) else rebuilt).append(g)
         raise RuntimeError(f"lost workers {self.max_recoveries} times while rebuilding holders; "
                            f"check the cluster's health (memory limits, worker logs)")
 
     def run(self, ops, name):
-        """One actor call per holder; per op, the small results of the holders having its set.
+        """One wave: per op, its results (``reduction``): for an op that
+        combines, one (summed among the holders); else one per holder having
+        the op's set, in the holders' order.
 
         A holder lost with its worker is rebuilt on the workers left and the
-        wave runs again there. An error other than a lost worker ends the
-        fit: the holders are released at once (the error's traceback may hold
-        this executor in a reference cycle for a while).
+        wave is tried again (the others keep their results of it). An error
+        other than a lost worker ends the fit: the holders are released at
+        once (the error's traceback may hold this executor in a reference
+        cycle for a while).
         """
         try:
             results = self._wave(ops, name)
@@ -245,12 +317,7 @@ class DaskExecutor:
             self.close()
             raise
         self.history.record(ops)
-        out = [[] for _ in ops]
-        for g in self.groups:
-            mine = (i for i, op in enumerate(ops) if op.set_key in g.sets)
-            for i, small in zip(mine, results[id(g)]):
-                out[i].append(small)
-        return out
+        return results
 
     def close(self):
         """Release every holder (their workers drop the fit's data) and the connections."""
@@ -258,140 +325,138 @@ class DaskExecutor:
             g.release()
         self._calls.close()
 
-    def _wave(self, ops, name) -> dict:
-        """Per holder (by id), its smalls: ``_call`` on every holder, again on
-        rebuilt holders for those lost."""
-        results, todo = {}, self.groups
-        for _ in range(self.max_recoveries + 1):
+    def _wave(self, ops, name) -> list:
+        self.wave_number += 1
+        packed = _packed(ops)
+        for attempt in range(self.max_recoveries + 1):
+            groups = list(self.groups)
             t0 = time.perf_counter()
-            outcomes = self._call(todo, [[op for op in ops if op.set_key in g.sets] for g in todo],
-                                  on_loop=self._short.get(name, False))
+            outcomes = self._attempt(groups, ops, packed, attempt, self._short.get(name, False),
+                                     f"the wave {name!r} of round {self.round}")
             self._short[name] = time.perf_counter() - t0 < LOOP_CALL_SECONDS
-            lost = []
-            for g, out in zip(todo, outcomes):
-                if _lost(g, out):
-                    lost.append(g)
-                else:
-                    results[id(g)] = out
-            if not lost:
-                break
+            lost = [g for g, out in zip(groups, outcomes) if _lost(g, out)]
+            if not lost and not any(isinstance(out[1], Failed) for out in outcomes):
+                self.watch.progress()
+                return self._assemble(ops, groups, outcomes)
             self.groups = [g for g in self.groups if g not in lost]
-            todo = self._rebuild(lost)
-            self.groups += todo
-        else:
-            raise RuntimeError(f"lost workers {self.max_recoveries} times in one wave ({name})")
-        return results
+            self.groups += self._rebuild(lost)
+        raise RuntimeError(f"lost workers {self.max_recoveries} times in one wave ({name})")
 
-    def _call(self, groups, op_lists, on_loop=False):
-        """``Holder.call`` on every group at once; per group, its smalls or the error raised.
+    def _assemble(self, ops, groups, outcomes) -> list:
+        """Per op: the driver's sum of its children's sums, or every holder's result."""
+        combines = {k: op.combine for k, op in enumerate(ops) if op.combine is not None}
+        sums = combine_all(combines, [s for _, s in outcomes if s is not None], self.buffers)
+        out = [[sums[k]] if k in sums else [] for k in range(len(ops))]
+        for direct, _ in outcomes:
+            for k in sorted(direct):
+                out[k].append(direct[k])
+        return out
 
-        ``on_loop`` runs the calls on the workers' event loops instead of
-        their actor threads (one thread hand-over less each way).
-        """
-        keys = [tuple(map(id, ops)) for ops in op_lists]
-        packed = {}
-        for key, ops in zip(keys, op_lists):  # packed once, whatever the number of holders
-            if ops and key not in packed:
-                header, buffers = pack(ops)  # buffers need Dask's serialization, bytes do not
-                packed[key] = to_serialize((header, buffers)) if buffers else (header, ())
-        kwargs = {"separate_thread": not on_loop}
-
-        async def call(send, g, ops, key):
-            # errors are returned, not raised here: a raised error's traceback would
-            # hold this frame, and through it the executor, in a reference cycle
-            if not ops:
-                return []
-            reply = asyncio.ensure_future(send(g, packed[key], kwargs))
-            while not reply.done():  # don't wait out connection timeouts for a dead worker
-                if g.future.status == "error":
-                    reply.cancel()
-                    return RuntimeError(f"the worker holding {g.future.key} was lost")
-                await asyncio.wait([reply], timeout=LOST_POLL)
-            if reply.exception() is not None:
-                return reply.exception()
-            answer = reply.result()
-            return unpack(answer["result"]) if answer["status"] == "OK" else answer["exception"]
+    def _attempt(self, groups, ops, packed, attempt, inline, what="a wave"):
+        """One try at a wave on ``groups`` (``Holder.wave``, the reduction tree
+        over them); per group, (direct results, sums or None) or the error
+        raised. Any error aborts the attempt on every holder, so that none
+        waits for a child that will not deliver."""
+        peers = [reduction.Peer(g.address, g.future.key) for g in groups]
+        plans = [reduction.Plan(self.wave_number, attempt,
+                                tuple(k for k, op in enumerate(ops) if op.set_key in g.sets),
+                                None if parent < 0 else peers[parent], n_children, inline,
+                                self._calls.public)
+                 for g, (parent, n_children) in zip(groups, reduction.tree(len(groups)))]
 
         async def wave(send):
-            return await asyncio.gather(*(call(send, g, ops, key)
-                                          for g, ops, key in zip(groups, op_lists, keys)),
-                                        return_exceptions=True)
+            failed = asyncio.Event()
+            calls = [asyncio.ensure_future(_watched(send(g, "wave", [packed, plan], {}), g, failed))
+                     for g, plan in zip(groups, plans)]
+            abort = asyncio.ensure_future(self._abort_when(failed, send, groups, attempt))
+            try:
+                await self._monitor(calls, groups, what)
+            except BaseException:
+                failed.set()
+                await asyncio.sleep(0)  # the abort goes out before the calls are dropped
+                for call in calls:
+                    call.cancel()
+                raise
+            outcomes = await asyncio.gather(*calls, return_exceptions=True)
+            abort.cancel()
+            return outcomes
 
-        return self._calls.run(wave)
+        return [out if isinstance(out, BaseException) else unpack(out)
+                for out in self._calls.run(wave)]
 
-class _Calls:
-    """How a wave's actor calls reach the holders' workers.
+    async def _monitor(self, calls, groups, what):
+        """Until every call is answered: say so when none is for a while (``watch``;
+        ``StallError`` after ``distboost.stall-timeout``)."""
+        while not all(call.done() for call in calls):
+            await asyncio.wait(calls, timeout=WATCH_POLL)
+            if self.watch.due() and not all(call.done() for call in calls):
+                info = await asyncio.to_thread(self.workers_info)
+                waiting = [g.address for g, call in zip(groups, calls) if not call.done()]
+                self.watch.check(what, waiting, info)
 
-    Over connections of the fit's own, opened with the client's security
-    settings and driven by an event loop run in the calling thread, so that
-    a wave costs no hand-over to the client's event-loop thread and back. In
-    a thread that already runs an event loop (a notebook) through the
-    client's loop and connection pool instead (what an Actor proxy does),
-    and through the scheduler when the client was told not to reach
-    workers directly (``direct_to_workers=False``).
-    """
+    async def _abort_when(self, failed, send, groups, attempt):
+        """Once ``failed`` is set, tell every holder still there to stop waiting."""
+        await failed.wait()
+        live = [g for g in groups if g.future.status != "error"]
+        await asyncio.gather(*(send(g, "abort", [self.wave_number, attempt], {}) for g in live),
+                             return_exceptions=True)
 
-    def __init__(self, client):
-        self.client = client
-        self._loop = None
-        self._comms: dict[str, object] = {}
+    def _replay(self, groups, op_lists):
+        """``Holder.call`` on every group (its own ops, in its actor thread);
+        per group, its smalls or the error raised."""
+        async def wave(send):
+            calls = [_watched(send(g, "call", [_packed(ops)], {}), g, asyncio.Event())
+                     for g, ops in zip(groups, op_lists)]
+            return await asyncio.gather(*calls, return_exceptions=True)
 
-    def run(self, wave):
-        """``wave(send)`` to its end, ``async send(group, payload, kwargs) -> answer``
-        reaching the holders the way this thread and client allow."""
-        if self.client.direct_to_workers is False:
-            return self.client.sync(wave, self._relayed)
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:  # no loop in this thread: run one of the fit's own
-            if self._loop is None:
-                self._loop = asyncio.new_event_loop()
-            return self._loop.run_until_complete(wave(self._send))
-        return self.client.sync(wave, self._pooled)
+        return [out if isinstance(out, BaseException) else unpack(out)
+                for out in self._calls.run(wave)]
 
-    def _pooled(self, g, payload, kwargs):
-        """Through the client's connection pool (what an Actor proxy does)."""
-        return self.client.rpc(g.address).actor_execute(
-            actor=g.future.key, function="call", args=[payload], kwargs=kwargs)
 
-    def _relayed(self, g, payload, kwargs):
-        """Through the scheduler."""
-        return ProxyRPC(self.client.scheduler, g.address).actor_execute(
-            actor=g.future.key, function="call", args=[payload], kwargs=kwargs)
+async def _watched(reply, g, failed):
+    """The packed result of a holder's call; an error (returned, not raised)
+    sets ``failed``. A lost worker is noticed while waiting, not after
+    connection timeouts."""
+    reply = asyncio.ensure_future(reply)
+    while not reply.done():
+        if g.future.status == "error":
+            reply.cancel()
+            failed.set()
+            return RuntimeError(f"the worker holding {g.future.key} was lost")
+        await asyncio.wait([reply], timeout=LOST_POLL)
+    # errors are returned, not raised: a raised error's traceback would hold
+    # the caller's frame, and through it the executor, in a reference cycle
+    error = reply.exception()
+    if error is None:
+        answer = reply.result()
+        if answer["status"] == "OK":
+            return answer["result"]
+        error = answer["exception"]
+    failed.set()
+    return error
 
-    async def _send(self, g, payload, kwargs):
-        from distributed.comm import connect
-        from distributed.core import send_recv
 
-        comm = self._comms.pop(g.address, None)
-        if comm is None or comm.closed():
-            comm = await connect(g.address, **self.client.connection_args)
-        try:
-            answer = await send_recv(comm, op="actor_execute", actor=g.future.key, function="call",
-                                     args=[payload], kwargs=kwargs)
-        except BaseException:
-            comm.abort()  # a cut exchange leaves the connection unusable
-            raise
-        self._comms[g.address] = comm  # reused only after a whole exchange
-        return answer
-
-    def close(self):
-        """Close the fit's connections and event loop."""
-        for comm in self._comms.values():
-            comm.abort()
-        self._comms.clear()
-        if self._loop is not None:
-            self._loop.close()
-            self._loop = None
+def _packed(ops):
+    """A wave's ops packed once for every holder (``holder.pack``)."""
+    header, buffers = pack(ops)  # buffers need Dask's serialization, bytes do not
+    return serialized((header, buffers)) if buffers else (header, ())
 
 
 LOOP_CALL_SECONDS = 0.1
 """A wave whose last call took less than this runs on the workers' event loops
-(no hand-over to and from the actor thread: ~0.15 ms less per call); a longer
-one in the actor thread, so that a worker's event loop is never held long."""
+(no hand-over to and from a thread: ~0.15 ms less per call); a longer one in
+a thread, so that a worker's event loop is never held long."""
 
 LOST_POLL = 0.05
 """Seconds between looks at whether a holder's worker was lost, during a call."""
+
+MIN_WORKING_SET = 100 * 2**20
+"""Bytes a worker needs above its baseline and below its pause threshold
+(``check_memory``): what the kernels, one block of rows on disk, one partition
+being read and the histograms take at the least."""
+
+WATCH_POLL = 1.0
+"""Seconds between looks at whether a fit's tasks or waves make progress (``watch``)."""
 
 LOST_PATIENCE = 10.0
 """Seconds a connection error waits for the scheduler to confirm a lost worker."""
@@ -405,7 +470,7 @@ class _Group:
     """One holder Actor (its future, its worker) and the partitions, per set, it holds."""
 
     def __init__(self, sets: dict, future):
-        self.sets, self.future, self.address = sets, future, None
+        self.sets, self.future, self.address, self.actor = sets, future, None, None
 
     def release(self):
         self.future.release()

@@ -50,5 +50,8 @@ class Executor(Protocol):
     def n_workers(self) -> int:
         """Workers the partitions are spread over."""
 
+    def check_memory(self) -> None:
+        """Refuse, before any work, workers too small to train."""
+
     def close(self) -> None:
         """Release the holders and whatever reaches them."""

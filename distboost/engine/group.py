@@ -15,6 +15,8 @@ import time
 import weakref
 from dataclasses import dataclass, field, replace
 
+import numpy as np
+
 from .. import _exact
 from .._common import MAX_BINS, STAT_DTYPE
 from ..histogram import RowPartition, columns, replay, root_histograms, split_level
@@ -217,3 +219,43 @@ def apply(state: GroupState, fn, *args):
 def merge_metrics(learner, partials) -> list:
     """Per metric of ``learner.metrics``, its partials (one list per shard or group) merged."""
     return [m.merge([p[i] for p in partials]) for i, m in enumerate(learner.metrics)]
+
+
+# ------------------------------------------------- results summed among holders
+def _summed(arrays, buffers, name):
+    """The sum of ``arrays`` in reused memory (exact: integers); inputs unchanged."""
+    out = buffers.get(name, arrays[0].shape, arrays[0].dtype)
+    np.add(arrays[0], arrays[1], out=out)
+    for a in arrays[2:]:
+        out += a
+    return out
+
+
+def combine_level(results, buffers):
+    """``level`` results of several holders as one: histograms and counts
+    summed, the slowest holder's seconds."""
+    return (_summed([r[0] for r in results], buffers, "reduce-level"),
+            sum(r[1] for r in results), max(r[2] for r in results))
+
+
+class CombineRoundStart:
+    """``start_round`` results of several holders as one (a picklable combine)."""
+
+    def __init__(self, learner):
+        self.learner = learner
+
+    def __call__(self, results, buffers):
+        metrics = [r[1] for r in results]
+        return (_summed([r[0] for r in results], buffers, "reduce-root"),
+                None if metrics[0] is None else merge_metrics(self.learner, metrics),
+                max(r[2] for r in results), sum(r[3] for r in results))
+
+
+class CombineMetrics:
+    """Metric partials (``finish``, ``evaluate``) of several holders merged; None stays None."""
+
+    def __init__(self, learner):
+        self.learner = learner
+
+    def __call__(self, results, buffers):
+        return None if results[0] is None else merge_metrics(self.learner, results)

@@ -15,10 +15,18 @@ reset, from which a rebuilt holder reaches the same state bit for bit.
 
 from __future__ import annotations
 
+import asyncio
 import pickle
 from dataclasses import dataclass
 
+from ._dask_comm import deliver
+from .buffers import Buffers
 from .group import bundle
+from .reduction import Failed, Mailbox, combine_all
+
+CHILD_TIMEOUT = 3600.0
+"""Seconds a holder waits for its children's sums before giving up on a wave
+(the driver aborts a wave with a lost holder long before)."""
 
 STATE, SMALL, BOTH = "state", "small", "both"
 """What an op's function returns: a new state, a small result, or (state, small)."""
@@ -44,6 +52,11 @@ class Op:
     light : Op or None
         A cheaper op leaving the same row states, for replays where the
         statistics it also computes are replaced before anything reads them.
+    combine : callable or None
+        ``combine(results, buffers) -> result``: how the small results of
+        several holders make one (histograms summed, ``group.combine_level``);
+        such results are summed among the holders (``reduction``). None: every
+        holder's result goes to the driver.
     """
 
     set_key: str
@@ -53,6 +66,7 @@ class Op:
     resets: bool = False
     fresh_round: bool = False
     light: Op | None = None
+    combine: object = None
 
     @property
     def changes_state(self) -> bool:
@@ -79,6 +93,9 @@ class Holder:
             self.states[set_key] = bundle(*shards[k: k + n])
             k += n
         self.n_threads = n_threads
+        self.mailbox = Mailbox()
+        self.buffers = Buffers()  # the sums of reduced results
+        self._own = (None, None)  # (wave, this holder's own results of it)
 
     def run(self, ops):
         """Run ``ops`` in order; return their small results (None for STATE ops)."""
@@ -106,6 +123,59 @@ class Holder:
     def call(self, packed_ops):
         """``run`` for a remote caller: ops and results ``pack``-ed."""
         return pack(self.run(unpack(packed_ops)))
+
+    async def wave(self, packed_ops, plan):
+        """One attempt at a wave (``reduction``): run this holder's ops of the
+        wave (once per wave, whatever the attempts), add the sums its children
+        deliver to its own results, and deliver those sums to its parent.
+
+        Returns, packed: (per position, the results of ops that are not summed;
+        the sums, or None when they went to the parent, or a ``Failed``).
+        """
+        ops = unpack(packed_ops)
+        mine = {k: ops[k] for k in plan.mine}
+        wave, own = self._own
+        if wave != plan.wave:
+            run = [mine[k] for k in plan.mine]
+            try:
+                results = (self.run(run) if plan.inline else
+                           await asyncio.get_running_loop().run_in_executor(None, self.run, run))
+            except Exception as error:
+                await self._deliver_up(plan, Failed(f"{type(error).__name__}: {error}"))
+                raise
+            own = dict(zip(plan.mine, results))
+            self._own = (plan.wave, own)
+        combines = {k: op.combine for k, op in enumerate(ops) if op.combine is not None}
+        direct = {k: r for k, r in own.items() if k not in combines}
+        reports = [{k: r for k, r in own.items() if k in combines}]
+        if plan.n_children:
+            reports += await self.mailbox.collect(plan.wave, plan.attempt, plan.n_children,
+                                                  CHILD_TIMEOUT)
+        failed = next((r for r in reports if isinstance(r, Failed)), None)
+        sums = failed or combine_all(combines, reports, self.buffers)
+        if plan.parent is None:
+            return pack((direct, sums))
+        sent = await self._deliver_up(plan, sums)
+        return pack((direct, failed or (None if sent is True else sent)))
+
+    async def _deliver_up(self, plan, sums):
+        """Deliver ``sums`` to the parent; True, or a ``Failed`` if it cannot be reached."""
+        if plan.parent is None:
+            return True
+        try:
+            await deliver(plan.parent, plan.public, type(self), plan.wave, plan.attempt,
+                          pack(sums))
+        except Exception as error:  # the parent's worker is gone: the driver will see
+            return Failed(f"parent holder unreachable ({type(error).__name__}: {error})")
+        return True
+
+    async def deliver(self, wave, attempt, packed_sums):
+        """A child's sums for (wave, attempt)."""
+        self.mailbox.put(wave, attempt, unpack(packed_sums))
+
+    async def abort(self, wave, attempt):
+        """The driver gave up this attempt: stop waiting for children."""
+        self.mailbox.abort(wave, attempt)
 
 
 def pack(obj):

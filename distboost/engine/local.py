@@ -50,6 +50,9 @@ class LocalExecutor:
     def set_round(self, round_index):
         pass
 
+    def check_memory(self):
+        """Nothing to check: this process's memory is the user's."""
+
     def n_workers(self) -> int:
         return 1
 

@@ -46,6 +46,9 @@ class Engine:
     ``round_start`` and ``histograms`` (wall time of those waves, seen from the
     driver), ``kernels`` (the slowest group's own compute time in each of those
     waves: the part no transport could remove), and whatever the booster adds.
+
+    The waves' histograms and metrics are summed among the holders on Dask
+    (``reduction``): each op's results come back as one.
     """
 
     def __init__(self, executor: Executor, timings: dict | None = None, out_of_core="auto"):
@@ -90,6 +93,7 @@ class Engine:
         mapper, classes : given when continuing a model (its bins and classes)
         """
         t0 = time.perf_counter()
+        self.ex.check_memory()
         n_samples = N_BINNING_SAMPLES if mapper is None else 0  # given bins: no sample
         scans = self.ex.map(_scan_args, "scan", [(p, i) for i, p in enumerate(train_parts)],
                             schema, n_samples, regression)
@@ -182,7 +186,7 @@ class Engine:
         self._split_history, self._features = [], features
         light = Op(TRAIN, _group.finish, (learner, update, False), BOTH)
         op = Op(TRAIN, _group.start_round, (learner, update, train_metric, round_index, features),
-                BOTH, fresh_round=True, light=light)
+                BOTH, fresh_round=True, light=light, combine=_group.CombineRoundStart(learner))
         evals = self._evaluations(learner, update) if update is not None else []
         results, *rest = self.ex.run([op] + evals, "round-start")
         hist = _sum_histograms([r[0] for r in results])
@@ -208,7 +212,8 @@ class Engine:
         self._split_history.append(splits)
         args = (tuple(self._split_history), n_slots, self._features)
         self.n_level_waves += 1
-        (results,) = self.ex.run([Op(TRAIN, _group.level, args)], "histogram")
+        (results,) = self.ex.run([Op(TRAIN, _group.level, args, combine=_group.combine_level)],
+                                 "histogram")
         hist = _sum_histograms([r[0] for r in results])
         counts = sum(r[1] for r in results)
         self.timings["kernels"] += max(r[2] for r in results)
@@ -217,7 +222,8 @@ class Engine:
 
     def finish(self, learner, update, train_metric):
         """Add the last round's trees; metrics of the final model."""
-        op = Op(TRAIN, _group.finish, (learner, update, train_metric), BOTH, fresh_round=True)
+        op = Op(TRAIN, _group.finish, (learner, update, train_metric), BOTH, fresh_round=True,
+                combine=_group.CombineMetrics(learner))
         results, *rest = self.ex.run([op] + self._evaluations(learner, update), "finish")
         tm = _finish_metric(results, learner) if train_metric else None
         return tm, [_finish_metric(sums, learner) for sums in rest]
@@ -236,8 +242,8 @@ class Engine:
         return [TRAIN] + [eval_key(k) for k in range(self.n_eval_sets)]
 
     def _evaluations(self, learner, update):
-        return [Op(eval_key(k), _group.evaluate, (learner, update), BOTH)
-                for k in range(self.n_eval_sets)]
+        return [Op(eval_key(k), _group.evaluate, (learner, update), BOTH,
+                   combine=_group.CombineMetrics(learner)) for k in range(self.n_eval_sets)]
 
 
 class _InitStatistics:
