@@ -1,19 +1,20 @@
-"""Train one system on W1 in this process and print one JSON line with the results.
+"""Train one system on a shape's W1 in this process and print one JSON line with the results.
 
-``bench/run.py`` starts a fresh ``python bench/_systems.py SYSTEM --data DIR``
+``bench/run.py`` starts a fresh ``python bench/_systems.py SYSTEM --shape S --data DIR``
 per system and repeat, so that no system inherits another's caches, threads or
-memory. Every system trains the same model shape: 100 rounds, depth 6,
-learning rate 0.1, 256 bins, L2 regularization 1, binary log loss.
+memory. Every system trains the shape's model (``_shapes.Shape``).
 
 Timings, in seconds:
 
-- ``read_s``: Parquet to memory (numpy, or Dask ``persist``), if done apart.
-- ``prepare_s``: building the binned training structure (DMatrix, bins).
-- ``train_s``: the boosting rounds.
+- ``read_s``: Parquet to memory: numpy, or a Dask DataFrame persisted on the
+  workers. Not part of the whole fit.
+- ``whole_s``: the **whole fit**, from features in memory (numpy, or persisted
+  Dask collections) to a trained model: binning and rounds.
+- ``prepare_s``: the binning within it (DMatrix construction, bins), when the
+  system lets it be told apart; ``rounds_s``: the boosting rounds.
 
 Peak RSS comes from ``getrusage`` (Linux: kilobytes), in this process and, for
-the Dask systems, in each worker (read with ``client.run`` right after
-training).
+the Dask systems, in each worker (read with ``client.run`` right after the fit).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import importlib
 import json
 import logging
 import numbers
+import os
 import resource
 import time
 import traceback
@@ -35,14 +37,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow.parquet as pq
-from w1 import FEATURES
-
-N_ROUNDS = 100
-LEARNING_RATE = 0.1
-MAX_DEPTH = 6
-N_BINS = 256
-REG_LAMBDA = 1.0
-LABEL = "label"
+from _shapes import LABEL, N_BINS, SHAPES, Shape, task_metrics
 
 
 class Skipped(Exception):
@@ -51,24 +46,31 @@ class Skipped(Exception):
 
 @dataclass
 class Setup:
-    """What every system gets: the data and the compute budget."""
+    """What every system gets: the shape, the data and the compute budget."""
 
+    shape: Shape
     train_dir: Path
     X_test: np.ndarray
     threads: int
     workers: int
-    rounds: int = N_ROUNDS
+    rounds: int
     memory_limit: str = "auto"
+    lazy: bool = False
 
 
 @dataclass
 class Outcome:
-    """What a system reports back; times in seconds, memory in MB."""
+    """What a system reports back; times in seconds, memory in MB.
+
+    ``proba`` holds the test set's probabilities: of class 1, shape (n,) or
+    (n, 2), or of every class, shape (n, 10).
+    """
 
     version: str
-    train_s: float
+    whole_s: float
     proba: np.ndarray
     prepare_s: float | None = None
+    rounds_s: float | None = None
     read_s: float | None = None
     worker_peak_rss_mb: list[float] = field(default_factory=list)
     breakdown: dict[str, float] = field(default_factory=dict)
@@ -88,15 +90,15 @@ def _import_peer(name: str) -> ModuleType:
         raise Skipped(f"{name} is not installed ({error}); pip install -e .[bench]") from error
 
 
-def _read_numpy(folder: Path) -> tuple[np.ndarray, np.ndarray]:
-    """Read a W1 split: X of shape (n, 28) float32 C-order, y of shape (n,) int8."""
-    table = pq.read_table(folder)
-    X = np.column_stack([table.column(name).to_numpy() for name in FEATURES])
+def read_numpy(folder: Path, features: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Read a W1 split: X of shape (n, d) float32 C-order, y of shape (n,) int8."""
+    table = pq.read_table(folder, columns=[*features, LABEL])
+    X = np.column_stack([table.column(name).to_numpy() for name in features])
     return np.ascontiguousarray(X, dtype=np.float32), table.column(LABEL).to_numpy()
 
 
 @contextmanager
-def _timer() -> Iterator[list[float]]:
+def timer() -> Iterator[list[float]]:
     """Measure a block's wall time; the result is in ``elapsed[0]`` afterwards."""
     elapsed: list[float] = []
     start = time.perf_counter()
@@ -105,22 +107,21 @@ def _timer() -> Iterator[list[float]]:
 
 
 @contextmanager
-def _local_cluster(setup: Setup) -> Iterator[Any]:
+def local_cluster(workers: int, memory_limit: str = "auto") -> Iterator[Any]:
     """Yield a Client on ``LocalCluster(workers, threads_per_worker=1, memory_limit)``,
     dashboard off."""
     from distributed import Client, LocalCluster
 
     with (
-        LocalCluster(n_workers=setup.workers, threads_per_worker=1, dashboard_address=None,
-                     memory_limit=setup.memory_limit, silence_logs=logging.ERROR) as cluster,
+        LocalCluster(n_workers=workers, threads_per_worker=1, dashboard_address=None,
+                     memory_limit=memory_limit, silence_logs=logging.ERROR) as cluster,
         Client(cluster) as client,
     ):
         yield client
 
 
 def _worker_pids(client: Any) -> dict[str, int]:
-    import os
-
+    """Each worker's process id, by address."""
     return client.run(os.getpid)
 
 
@@ -139,7 +140,7 @@ def _workers_peak_rss_mb(client: Any) -> list[float]:
     return [peaks[address] for address in sorted(peaks)]
 
 
-def _persisted_parquet(client: Any, folder: Path) -> Any:
+def persisted_parquet(client: Any, folder: Path) -> Any:
     """Read a Parquet folder with ``dask.dataframe`` and persist it on the workers."""
     import dask.dataframe as dd
     from distributed import wait
@@ -149,65 +150,82 @@ def _persisted_parquet(client: Any, folder: Path) -> Any:
     return frame
 
 
-XGBOOST_PARAMS = {"tree_method": "hist", "max_depth": MAX_DEPTH, "eta": LEARNING_RATE,
-                  "max_bin": N_BINS, "lambda": REG_LAMBDA, "objective": "binary:logistic"}
-
-
 def run_xgboost(setup: Setup) -> Outcome:
-    """xgboost ``hist`` in memory: QuantileDMatrix (prepare), then ``xgb.train``."""
+    """xgboost ``hist`` in memory: QuantileDMatrix (prepare), then ``xgb.train`` (rounds)."""
     xgb = _import_peer("xgboost")
-    with _timer() as read:
-        X, y = _read_numpy(setup.train_dir)
-    with _timer() as prepare:
+    with timer() as read:
+        X, y = read_numpy(setup.train_dir, setup.shape.features)
+    with timer() as prepare:
         dtrain = xgb.QuantileDMatrix(X, y, max_bin=N_BINS, nthread=setup.threads)
-    params = {**XGBOOST_PARAMS, "nthread": setup.threads}
-    with _timer() as train:
+    params = {**setup.shape.xgboost_params(), "nthread": setup.threads}
+    with timer() as rounds:
         booster = xgb.train(params, dtrain, num_boost_round=setup.rounds)
     proba = booster.predict(xgb.DMatrix(setup.X_test, nthread=setup.threads))
-    return Outcome(xgb.__version__, train[0], proba, prepare_s=prepare[0], read_s=read[0])
+    return Outcome(xgb.__version__, prepare[0] + rounds[0], proba, prepare_s=prepare[0],
+                   rounds_s=rounds[0], read_s=read[0])
+
+
+XGBOOST_DASK_NOTE = (
+    "whole fit = DaskQuantileDMatrix(...) + xgboost.dask.train (the quantile matrix is built "
+    "lazily inside train); prepare = the same with a fresh DaskQuantileDMatrix and 0 rounds, "
+    "timed after the fit, so with the workers warm; rounds = whole − prepare, so they also "
+    "hold the first train call's start-up on the workers"
+)
 
 
 def run_xgboost_dask(setup: Setup) -> Outcome:
-    """xgboost.dask on a LocalCluster: persisted Parquet, DaskQuantileDMatrix, train."""
+    """xgboost.dask on a LocalCluster: persisted Parquet, DaskQuantileDMatrix, train.
+
+    The binning alone is timed after the fit, as a 0-round ``train`` on a fresh
+    DaskQuantileDMatrix; the rounds are the whole fit minus that.
+    """
     xgb = _import_peer("xgboost")
     xgb_dask = _import_peer("xgboost.dask")
-    with _local_cluster(setup) as client:
+    features, params = setup.shape.features, setup.shape.xgboost_params()
+    with local_cluster(setup.workers, setup.memory_limit) as client:
         pids = _worker_pids(client)
-        with _timer() as read:
-            frame = _persisted_parquet(client, setup.train_dir)
-        with _timer() as prepare:
-            dtrain = xgb_dask.DaskQuantileDMatrix(client, frame[FEATURES], frame[LABEL],
-                                                 max_bin=N_BINS)
-        with _timer() as train:
-            output = xgb_dask.train(client, XGBOOST_PARAMS, dtrain, num_boost_round=setup.rounds)
+        with timer() as read:
+            frame = persisted_parquet(client, setup.train_dir)
+
+        def quantile_matrix() -> Any:
+            """A fresh DaskQuantileDMatrix of the persisted frame (built lazily, in train)."""
+            return xgb_dask.DaskQuantileDMatrix(client, frame[features], frame[LABEL],
+                                                max_bin=N_BINS)
+
+        with timer() as whole:
+            booster = xgb_dask.train(client, params, quantile_matrix(),
+                                     num_boost_round=setup.rounds)["booster"]
         workers_rss = _workers_peak_rss_mb(client)
+        with timer() as prepare:
+            xgb_dask.train(client, params, quantile_matrix(), num_boost_round=0)
         restarts = _restarts(client, pids)
-    X_test = xgb.DMatrix(setup.X_test, feature_names=FEATURES, nthread=setup.threads)
-    proba = output["booster"].predict(X_test)
-    note = "train includes building the QuantileDMatrix on the workers (lazy in xgboost.dask)"
-    return Outcome(xgb.__version__, train[0], proba, prepare_s=prepare[0], read_s=read[0],
-                   worker_peak_rss_mb=workers_rss, notes=[note, *restarts])
+    proba = booster.predict(xgb.DMatrix(setup.X_test, feature_names=features,
+                                        nthread=setup.threads))
+    return Outcome(xgb.__version__, whole[0], proba, prepare_s=prepare[0],
+                   rounds_s=whole[0] - prepare[0], read_s=read[0],
+                   worker_peak_rss_mb=workers_rss, notes=[XGBOOST_DASK_NOTE, *restarts])
+
+
+LIGHTGBM_NOTE = ("whole fit = fit, which holds LightGBM's binning (Dataset construction); "
+                 "num_leaves 63, depth unlimited")
 
 
 def run_lightgbm_dask(setup: Setup) -> Outcome:
     """lightgbm.dask DaskLGBMClassifier (63 leaves) on a LocalCluster, persisted Parquet."""
     lgb = _import_peer("lightgbm")
-    with _local_cluster(setup) as client:
+    features = setup.shape.features
+    with local_cluster(setup.workers, setup.memory_limit) as client:
         pids = _worker_pids(client)
-        with _timer() as read:
-            frame = _persisted_parquet(client, setup.train_dir)
-        model = lgb.DaskLGBMClassifier(
-            client=client, n_estimators=setup.rounds, learning_rate=LEARNING_RATE, num_leaves=63,
-            max_bin=N_BINS - 1, reg_lambda=REG_LAMBDA, verbose=-1,
-        )
-        with _timer() as train:
-            model.fit(frame[FEATURES], frame[LABEL])
+        with timer() as read:
+            frame = persisted_parquet(client, setup.train_dir)
+        model = lgb.DaskLGBMClassifier(client=client, **setup.shape.lightgbm_params(setup.rounds))
+        with timer() as whole:
+            model.fit(frame[features], frame[LABEL])
         workers_rss = _workers_peak_rss_mb(client)
         restarts = _restarts(client, pids)
     proba = model.booster_.predict(setup.X_test, num_threads=setup.threads)
-    notes = ["train includes LightGBM's binning (Dataset construction happens inside fit)",
-             *restarts]
-    return Outcome(lgb.__version__, train[0], proba, read_s=read[0],
+    notes = [LIGHTGBM_NOTE, *restarts]
+    return Outcome(lgb.__version__, whole[0], proba, read_s=read[0],
                    worker_peak_rss_mb=workers_rss, notes=notes)
 
 
@@ -217,27 +235,15 @@ def run_sklearn(setup: Setup) -> Outcome:
     from sklearn.ensemble import HistGradientBoostingClassifier
     from threadpoolctl import threadpool_limits
 
-    with _timer() as read:
-        X, y = _read_numpy(setup.train_dir)
-    model = HistGradientBoostingClassifier(
-        max_iter=setup.rounds, learning_rate=LEARNING_RATE, max_depth=MAX_DEPTH,
-        max_leaf_nodes=None, max_bins=N_BINS - 1, l2_regularization=REG_LAMBDA,
-        early_stopping=False,
-    )
+    with timer() as read:
+        X, y = read_numpy(setup.train_dir, setup.shape.features)
+    model = HistGradientBoostingClassifier(**setup.shape.sklearn_params(setup.rounds))
     with threadpool_limits(limits=setup.threads, user_api="openmp"):
-        with _timer() as train:
+        with timer() as whole:
             model.fit(X, y)
-        proba = model.predict_proba(setup.X_test)[:, 1]
-    notes = ["train includes binning (inside fit); max_bins=255 + 1 bin for missing values"]
-    return Outcome(sklearn.__version__, train[0], proba, read_s=read[0], notes=notes)
-
-
-def _distboost_classifier(db: ModuleType, rounds: int, **options: Any) -> Any:
-    """A distboost classifier with the W1 model shape."""
-    return db.GradientBoostingClassifier(
-        n_estimators=rounds, learning_rate=LEARNING_RATE, max_depth=MAX_DEPTH,
-        max_bins=N_BINS, reg_lambda=REG_LAMBDA, **options,
-    )
+        proba = model.predict_proba(setup.X_test)
+    notes = ["whole fit = fit, which holds the binning; max_bins=255 + 1 bin for missing values"]
+    return Outcome(sklearn.__version__, whole[0], proba, read_s=read[0], notes=notes)
 
 
 def _seconds(value: Any) -> float | None:
@@ -245,42 +251,55 @@ def _seconds(value: Any) -> float | None:
     return None if value is None else float(value)
 
 
-def _fit_and_time(model: Any, X: Any, y: Any) -> dict[str, Any]:
-    """Fit a distboost model and split its time using ``fit_timings_``.
+def fit_and_time(model: Any, X: Any, y: Any) -> dict[str, Any]:
+    """Fit a distboost model: the whole fit is the wall time of ``fit``.
 
     Returns
     -------
     dict
-        ``train_s``, ``prepare_s``, ``breakdown`` and ``notes`` for `Outcome`.
-        Without ``fit_timings_["train"]`` the train time is the wall time of fit.
+        ``whole_s`` (wall time of fit), ``prepare_s`` and ``rounds_s``
+        (``fit_timings_["prepare"]`` and ``["train"]``, None if missing),
+        ``breakdown`` (the other numeric keys of ``fit_timings_``) and
+        ``notes``, for `Outcome`.
     """
-    with _timer() as wall:
+    with timer() as wall:
         model.fit(X, y)
     timings = getattr(model, "fit_timings_", None)
-    if not isinstance(timings, dict) or "train" not in timings:
-        note = "fit_timings_['train'] missing: train is the wall time of fit (incl. preparation)"
-        return {"train_s": wall[0], "prepare_s": None, "breakdown": {}, "notes": [note]}
-    notes = [] if "prepare" in timings else ["fit_timings_['prepare'] missing"]
+    timings = timings if isinstance(timings, dict) else {}
+    missing = [key for key in ("prepare", "train") if key not in timings]
+    notes = [f"fit_timings_ lacks {', '.join(map(repr, missing))}"] if missing else []
     breakdown = {key: _seconds(value) for key, value in timings.items()
                  if key not in ("prepare", "train") and isinstance(value, numbers.Real)}
-    return {"train_s": _seconds(timings["train"]), "prepare_s": _seconds(timings.get("prepare")),
-            "breakdown": breakdown, "notes": notes}
+    return {"whole_s": wall[0], "prepare_s": _seconds(timings.get("prepare")),
+            "rounds_s": _seconds(timings.get("train")), "breakdown": breakdown, "notes": notes}
+
+
+LAZY_NOTE = ("fitted on the lazy dd.read_parquet frame (--lazy): the whole fit and prepare "
+             "include reading the Parquet")
 
 
 def run_distboost_dask(setup: Setup, out_of_core: Any = "auto") -> Outcome:
-    """distboost on a LocalCluster, fitted on the lazy ``dd.read_parquet`` frame."""
+    """distboost on a LocalCluster, fitted on the persisted ``dd.read_parquet`` frame
+    (``setup.lazy``: on the lazy one, reading inside the fit)."""
     import dask.dataframe as dd
 
     db = importlib.import_module("distboost")
-    with _local_cluster(setup) as client:
+    features = setup.shape.features
+    with local_cluster(setup.workers, setup.memory_limit) as client:
         pids = _worker_pids(client)
-        frame = dd.read_parquet(setup.train_dir)
-        model = _distboost_classifier(db, setup.rounds, client=client, out_of_core=out_of_core)
-        timing = _fit_and_time(model, frame.drop(columns=LABEL), frame[LABEL])
+        with timer() as read:
+            frame = (dd.read_parquet(setup.train_dir) if setup.lazy
+                     else persisted_parquet(client, setup.train_dir))
+        model = db.GradientBoostingClassifier(client=client, out_of_core=out_of_core,
+                                              **setup.shape.distboost_params(setup.rounds))
+        timing = fit_and_time(model, frame[features], frame[LABEL])
         workers_rss = _workers_peak_rss_mb(client)
         timing["notes"] += _restarts(client, pids) + [_placement(model)]
-        proba = model.predict_proba(setup.X_test)[:, 1]
-    return Outcome(db.__version__, proba=proba, worker_peak_rss_mb=workers_rss, **timing)
+        proba = model.predict_proba(setup.X_test)
+    if setup.lazy:
+        timing["notes"].append(LAZY_NOTE)
+    return Outcome(db.__version__, proba=proba, read_s=None if setup.lazy else read[0],
+                   worker_peak_rss_mb=workers_rss, **timing)
 
 
 def run_distboost_dask_disk(setup: Setup) -> Outcome:
@@ -299,11 +318,12 @@ def _placement(model: Any) -> str:
 def run_distboost(setup: Setup) -> Outcome:
     """distboost in this process on numpy arrays, ``n_jobs=threads``, no Dask client."""
     db = importlib.import_module("distboost")
-    with _timer() as read:
-        X, y = _read_numpy(setup.train_dir)
-    model = _distboost_classifier(db, setup.rounds, n_jobs=setup.threads)
-    timing = _fit_and_time(model, X, y)
-    proba = model.predict_proba(setup.X_test)[:, 1]
+    with timer() as read:
+        X, y = read_numpy(setup.train_dir, setup.shape.features)
+    model = db.GradientBoostingClassifier(n_jobs=setup.threads,
+                                          **setup.shape.distboost_params(setup.rounds))
+    timing = fit_and_time(model, X, y)
+    proba = model.predict_proba(setup.X_test)
     return Outcome(db.__version__, proba=proba, read_s=read[0], **timing)
 
 
@@ -318,27 +338,24 @@ SYSTEMS: dict[str, Callable[[Setup], Outcome]] = {
 }
 
 
-def _metrics(y_true: np.ndarray, proba: np.ndarray) -> dict[str, float]:
-    """Test AUC and log loss of predicted probabilities of class 1, shape (n,)."""
-    from sklearn.metrics import log_loss, roc_auc_score
+def run(system: str, shape: Shape, data_dir: Path, threads: int, workers: int, rounds: int,
+        memory_limit: str = "auto", lazy: bool = False) -> dict[str, Any]:
+    """Run one system on the shape's W1 folder ``data_dir``; return its JSON-able record.
 
-    return {"auc": float(roc_auc_score(y_true, proba)),
-            "logloss": float(log_loss(y_true, np.asarray(proba, dtype=np.float64)))}
-
-
-def run(system: str, data_dir: Path, threads: int, workers: int, rounds: int = N_ROUNDS,
-        memory_limit: str = "auto") -> dict[str, Any]:
-    """Run one system on the W1 folder ``data_dir`` and return its JSON-able record.
+    ``lazy``: distboost's Dask systems fit the lazy ``dd.read_parquet`` frame
+    (for data larger than the workers' memory); the others ignore it.
 
     ``status`` is "ok", "skipped" (peer not installed) or "failed" (any error,
-    with ``error`` and ``traceback``).
+    with ``error`` and ``traceback``). An "ok" record has the `Outcome`'s fields
+    (but the probabilities) and the shape's test metrics (``_shapes.METRICS``).
     """
-    record: dict[str, Any] = {"system": system, "status": "ok"}
+    record: dict[str, Any] = {"system": system, "shape": shape.name, "status": "ok"}
     try:
-        X_test, y_test = _read_numpy(data_dir / "test")
-        outcome = SYSTEMS[system](Setup(data_dir / "train", X_test, threads, workers, rounds,
-                                        memory_limit))
-        record.update(_metrics(y_test, outcome.proba))
+        X_test, y_test = read_numpy(data_dir / "test", shape.features)
+        setup = Setup(shape, data_dir / "train", X_test, threads, workers, rounds, memory_limit,
+                      lazy)
+        outcome = SYSTEMS[system](setup)
+        record.update(task_metrics(shape.task, y_test, outcome.proba))
     except Skipped as error:
         record.update(status="skipped", error=str(error))
     except Exception as error:  # noqa: BLE001 - any failure is reported, not raised
@@ -351,18 +368,23 @@ def run(system: str, data_dir: Path, threads: int, workers: int, rounds: int = N
 
 
 def _parse_args() -> argparse.Namespace:
-    """Command-line options: the system, the W1 folder and the compute budget."""
+    """Command-line options: the system, the shape, its W1 folder and the compute budget."""
     parser = argparse.ArgumentParser(description="Train one system on W1, print one JSON line.")
     parser.add_argument("system", choices=list(SYSTEMS))
+    parser.add_argument("--shape", choices=list(SHAPES), default="w1")
     parser.add_argument("--data", type=Path, required=True, help="W1 folder (train/, test/)")
     parser.add_argument("--threads", type=int, default=2, help="threads of in-memory systems")
     parser.add_argument("--workers", type=int, default=2, help="Dask workers (1 thread each)")
-    parser.add_argument("--rounds", type=int, default=N_ROUNDS, help="boosting rounds")
+    parser.add_argument("--rounds", type=int, default=None,
+                        help="boosting rounds (default: the shape's)")
     parser.add_argument("--memory-limit", default="auto", help="memory_limit of each Dask worker")
+    parser.add_argument("--lazy", action="store_true",
+                        help="distboost on Dask: fit the lazy read_parquet frame, not a persisted one")
     return parser.parse_args()
 
 
 if __name__ == "__main__":
     args = _parse_args()
-    print(json.dumps(run(args.system, args.data, args.threads, args.workers, args.rounds,
-                         args.memory_limit)), flush=True)
+    shape = SHAPES[args.shape]
+    print(json.dumps(run(args.system, shape, args.data, args.threads, args.workers,
+                         args.rounds or shape.rounds, args.memory_limit, args.lazy)), flush=True)

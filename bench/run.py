@@ -1,12 +1,14 @@
-"""Side-by-side W1 benchmark of distboost and its peers (see docs/benchmarks.md).
+"""Side-by-side benchmark of distboost and its peers on a shape of W1 (docs/benchmarks.md).
 
-Generates W1 once into the cache, then runs every system in a fresh
-``python bench/_systems.py SYSTEM`` process, alternating systems within each
-repeat (the order rotates between repeats), and prints one markdown report:
-times, peak memory, test AUC / log loss, ratios to distboost, distboost's time
-breakdown and the targets.
+Generates the shape's W1 variant once into the cache, then runs every system
+in a fresh ``python bench/_systems.py SYSTEM`` process, alternating systems
+within each repeat (the order rotates between repeats), and prints one
+markdown report: whole fit (binning and rounds) with its prepare and rounds
+parts, peak memory, test metrics, ratios to distboost, distboost's time
+breakdown and the shape's targets.
 
     python bench/run.py                                   # W1: 1M rows, 8 partitions
+    python bench/run.py --shape best-first                # also multiclass, wide
     python bench/run.py --rows 50000 --partitions 4 --repeats 1 --systems xgboost,sklearn
     python bench/run.py --out                             # also write bench/results/
 """
@@ -24,9 +26,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-import w1
 from _report import Record, render, summarize
-from _systems import N_ROUNDS, SYSTEMS
+from _shapes import METRICS, SHAPES, Shape
+from _systems import SYSTEMS
 
 BENCH_DIR = Path(__file__).resolve().parent
 REPO_ROOT = BENCH_DIR.parent
@@ -52,9 +54,11 @@ def _parse_record(system: str, returncode: int, stdout: str, stderr: str) -> Rec
 
 def run_once(system: str, data_dir: Path, args: argparse.Namespace) -> Record:
     """Run one system in a fresh process (its own session, so a timeout kills its workers)."""
-    command = [sys.executable, str(BENCH_DIR / "_systems.py"), system, "--data", str(data_dir),
+    command = [sys.executable, str(BENCH_DIR / "_systems.py"), system, "--shape", args.shape,
+               "--data", str(data_dir),
                "--threads", str(args.threads), "--workers", str(args.workers),
-               "--rounds", str(args.rounds), "--memory-limit", args.memory_limit]
+               "--rounds", str(args.rounds), "--memory-limit", args.memory_limit,
+               *(["--lazy"] if args.lazy else [])]
     with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                           env=_child_environment(args.threads), start_new_session=True) as child:
         try:
@@ -70,7 +74,8 @@ def run_once(system: str, data_dir: Path, args: argparse.Namespace) -> Record:
 def _progress(record: Record, repeat: int, repeats: int) -> None:
     """One line per run on stderr, so the table on stdout stays clean."""
     if record["status"] == "ok":
-        outcome = f"train {record['train_s']:.2f} s, AUC {record['auc']:.4f}"
+        key, name = METRICS[SHAPES[record["shape"]].task][0]
+        outcome = f"whole fit {record['whole_s']:.2f} s, {name} {record[key]:.4f}"
     else:
         outcome = f"{record['status']}: {record.get('error', '')}"
     print(f"[{repeat + 1}/{repeats}] {record['system']}: {outcome}", file=sys.stderr, flush=True)
@@ -93,9 +98,10 @@ def run_all(systems: list[str], data_dir: Path, args: argparse.Namespace) -> lis
     return records
 
 
-def _git_commit() -> str:
+def git_commit() -> str:
     """This checkout's commit (with "+dirty" for uncommitted changes), or "unknown"."""
     def git(*options: str) -> str:
+        """The stripped output of ``git OPTIONS`` in this checkout."""
         return subprocess.run(["git", *options], cwd=REPO_ROOT, capture_output=True,
                               text=True, check=True).stdout.strip()
     try:
@@ -112,32 +118,42 @@ def describe_run(data_dir: Path, args: argparse.Namespace, load_before: float) -
     competed for the CPUs (OpenMP peers slow down several-fold when it does).
     """
     meta = json.loads((data_dir / "meta.json").read_text())
-    return {**meta, "data_dir": str(data_dir), "repeats": args.repeats, "threads": args.threads,
+    shape = SHAPES[args.shape]
+    return {**meta, "shape": shape.name, "features": len(shape.features), "trees": shape.trees(),
+            "data_dir": str(data_dir), "repeats": args.repeats, "threads": args.threads,
             "workers": args.workers, "rounds": args.rounds, "memory_limit": args.memory_limit,
+            "lazy": args.lazy,
             "cpu_count": os.cpu_count(), "python": platform.python_version(),
-            "platform": platform.platform(), "commit": _git_commit(),
+            "platform": platform.platform(), "commit": git_commit(),
             "date": time.strftime("%Y-%m-%d %H:%M:%S %z"), "load_average_before": load_before,
             "load_average_after": os.getloadavg()[0]}
 
 
-def _context_line(meta: dict[str, Any]) -> str:
-    """The sentence under the title: data shape, compute budget, commit and date."""
-    return (f"{meta['rows']:,} training rows × {len(w1.FEATURES)} float32 features in "
-            f"{meta['partitions']} Parquet partitions, {meta['test_rows']:,} test rows; "
-            f"{meta['repeats']} repeat(s); in-memory systems {meta['threads']} threads, Dask "
-            f"LocalCluster({meta['workers']} workers × 1 thread, memory_limit "
-            f"{meta.get('memory_limit', 'auto')}); {meta.get('rounds', N_ROUNDS)} rounds; "
+def _context_line(meta: dict[str, Any], shape: Shape) -> str:
+    """The sentence under the title: shape, data, compute budget, commit and date."""
+    return (f"Shape `{shape.name}`: {meta['rows']:,} training rows × {len(shape.features)} "
+            f"float32 features in {meta['partitions']} Parquet partitions, "
+            f"{meta['test_rows']:,} test rows, {shape.n_classes} classes; {meta['rounds']} rounds, "
+            f"{shape.trees()}; {meta['repeats']} repeat(s); in-memory systems "
+            f"{meta['threads']} thread(s), Dask LocalCluster({meta['workers']} workers × 1 "
+            f"thread, memory_limit {meta.get('memory_limit', 'auto')}); "
             f"{meta['cpu_count']} CPUs, "
             f"load average {meta['load_average_before']:.1f} before / "
             f"{meta['load_average_after']:.1f} after; "
-            f"commit {meta['commit']}; {meta['date']}. Times in seconds, memory in MB.")
+            f"commit {meta['commit']}; {meta['date']}. Times in seconds, memory in MB; "
+            f"whole fit = binning and rounds, from features in memory (numpy, or Dask "
+            f"collections persisted on the workers) to a trained model"
+            + ("; but --lazy: distboost's Dask systems read the Parquet within their fit."
+               if meta.get("lazy") else "."))
 
 
-def write_results(name: str, report: str, payload: dict[str, Any]) -> Path:
-    """Write ``bench/results/NAME.md`` and ``NAME.json``; return the markdown path."""
-    RESULTS_DIR.mkdir(exist_ok=True)
-    (RESULTS_DIR / f"{name}.json").write_text(json.dumps(payload, indent=1) + "\n")
-    markdown = RESULTS_DIR / f"{name}.md"
+def write_results(name: str, report: str, payload: dict[str, Any],
+                  folder: Path = RESULTS_DIR) -> Path:
+    """Write ``NAME.md`` and ``NAME.json`` into ``folder`` (default ``bench/results``);
+    return the markdown path."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{name}.json").write_text(json.dumps(payload, indent=1) + "\n")
+    markdown = folder / f"{name}.md"
     markdown.write_text(report)
     return markdown
 
@@ -155,41 +171,60 @@ def _system_list(text: str) -> list[str]:
 
 def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     """Command-line options; see ``python bench/run.py --help``."""
-    parser = argparse.ArgumentParser(description="Side-by-side W1 benchmark.")
-    parser.add_argument("--rows", type=int, default=1_000_000, help="training rows")
-    parser.add_argument("--partitions", type=int, default=8, help="training Parquet files")
+    parser = argparse.ArgumentParser(description="Side-by-side benchmark on a shape of W1.")
+    parser.add_argument("--shape", choices=list(SHAPES), default="w1",
+                        help="w1 (default), best-first, multiclass or wide")
+    parser.add_argument("--rows", type=int, default=None,
+                        help="training rows (default: the shape's)")
+    parser.add_argument("--partitions", type=int, default=None,
+                        help="training Parquet files (default: the shape's)")
     parser.add_argument("--repeats", type=int, default=3, help="runs per system")
     parser.add_argument("--systems", type=_system_list, default=list(SYSTEMS),
                         help=f"comma-separated subset of {','.join(SYSTEMS)}")
     parser.add_argument("--threads", type=int, default=2, help="threads of in-memory systems")
     parser.add_argument("--workers", type=int, default=2, help="Dask workers, 1 thread each")
     parser.add_argument("--timeout", type=float, default=3600.0, help="seconds per run")
-    parser.add_argument("--rounds", type=int, default=N_ROUNDS, help="boosting rounds")
+    parser.add_argument("--rounds", type=int, default=None,
+                        help="boosting rounds (default: the shape's)")
     parser.add_argument("--memory-limit", default="auto",
                         help="memory_limit of each Dask worker (e.g. 500MB; default: Dask's)")
+    parser.add_argument("--lazy", action="store_true",
+                        help="distboost's Dask systems fit the lazy read_parquet frame (reading "
+                             "inside the fit; for data larger than the workers' memory); the "
+                             "peers still persist it")
     parser.add_argument("--cache-dir", type=Path, default=None,
-                        help=f"W1 cache root (default ${w1.CACHE_ENV} or bench/.cache)")
+                        help="W1 cache root (default $DISTBOOST_BENCH_CACHE or bench/.cache)")
     parser.add_argument("--out", nargs="?", const="", default=None, metavar="NAME",
                         help="also write bench/results/NAME.md and NAME.json "
-                             "(NAME defaults to w1-ROWS-PARTITIONS-DATE)")
-    return parser.parse_args(argv)
+                             "(NAME defaults to SHAPE-ROWS-PARTITIONS-DATE)")
+    parser.add_argument("--results-dir", type=Path, default=RESULTS_DIR,
+                        help="folder of --out (default bench/results)")
+    args = parser.parse_args(argv)
+    shape = SHAPES[args.shape]
+    args.rows = args.rows or shape.rows
+    args.partitions = args.partitions or shape.partitions
+    args.rounds = args.rounds or shape.rounds
+    return args
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Generate W1 if needed, run the systems, print the report, optionally save it."""
+    """Generate the shape's W1 if needed, run the systems, print the report, optionally save it."""
     args = _parse_args(argv)
-    data_dir = w1.generate(args.rows, args.partitions, cache_dir=args.cache_dir)
+    shape = SHAPES[args.shape]
+    data_dir = shape.generate(args.rows, args.partitions, cache_dir=args.cache_dir)
     load_before = os.getloadavg()[0]
     records = run_all(args.systems, data_dir, args)
-    summaries = summarize(records, args.systems)
+    summaries = summarize(records, args.systems, shape.task)
     meta = describe_run(data_dir, args, load_before)
-    report = render(summaries, "W1 benchmark (HIGGS-shaped binary classification)",
-                    _context_line(meta))
+    report = render(summaries, shape.title, _context_line(meta, shape), shape.name,
+                    shape.task, args.rows)
     print(report)
     if args.out is not None:
-        name = args.out or f"w1-{args.rows}-{args.partitions}-{time.strftime('%Y%m%d-%H%M%S')}"
+        name = args.out or (f"{shape.name}-{args.rows}-{args.partitions}-"
+                            f"{time.strftime('%Y%m%d-%H%M%S')}")
         payload = {"meta": meta, "summaries": summaries, "records": records}
-        print(f"wrote {write_results(name, report, payload)}", file=sys.stderr)
+        print(f"wrote {write_results(name, report, payload, args.results_dir)}",
+              file=sys.stderr)
 
 
 if __name__ == "__main__":

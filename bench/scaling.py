@@ -40,7 +40,8 @@ SYSTEMS = ("distboost", "xgboost.dask")
 
 def _socket_bytes(pid: int) -> dict[tuple[str, str], int]:
     """Bytes received so far on each TCP socket of process ``pid`` (``ss -tinp``)."""
-    out = subprocess.run(["ss", "-tinpH"], capture_output=True, text=True).stdout.splitlines()
+    out = subprocess.run(["ss", "-tinpH"], capture_output=True, text=True,
+                         check=False).stdout.splitlines()
     counts, key = {}, None
     for line in out:
         if not line.startswith((" ", "\t")):
@@ -131,17 +132,18 @@ class Cluster:
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(
             filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")]))}
         bindir = os.path.dirname(sys.executable)
-        log = open(os.path.join(self.folder, "cluster.log"), "w")
-        self.procs = [subprocess.Popen(
-            [os.path.join(bindir, "dask"), "scheduler", "--scheduler-file", self.scheduler_file,
-             "--port", "0", "--dashboard-address", ":0", "--no-show"],
-            stdout=log, stderr=log, env=env, start_new_session=True)]
-        self._wait_for(lambda: os.path.exists(self.scheduler_file))
-        self.procs.append(subprocess.Popen(
-            [os.path.join(bindir, "dask"), "worker", "--scheduler-file", self.scheduler_file,
-             "--nworkers", str(n_workers), "--nthreads", "1", "--memory-limit", memory_limit,
-             "--local-directory", self.folder, "--no-dashboard"],
-            stdout=log, stderr=log, env=env, start_new_session=True))
+        # The processes keep their own copies of the log's descriptor.
+        with open(os.path.join(self.folder, "cluster.log"), "w") as log:
+            self.procs = [subprocess.Popen(
+                [os.path.join(bindir, "dask"), "scheduler", "--scheduler-file",
+                 self.scheduler_file, "--port", "0", "--dashboard-address", ":0", "--no-show"],
+                stdout=log, stderr=log, env=env, start_new_session=True)]
+            self._wait_for(lambda: os.path.exists(self.scheduler_file))
+            self.procs.append(subprocess.Popen(
+                [os.path.join(bindir, "dask"), "worker", "--scheduler-file", self.scheduler_file,
+                 "--nworkers", str(n_workers), "--nthreads", "1", "--memory-limit", memory_limit,
+                 "--local-directory", self.folder, "--no-dashboard"],
+                stdout=log, stderr=log, env=env, start_new_session=True))
         from distributed import Client
 
         with Client(scheduler_file=self.scheduler_file) as client:
@@ -172,7 +174,8 @@ def _child(system, scheduler_file, data, args) -> dict:
                "--extra-features", str(args.extra_features), "--n-workers", str(args.n_workers)]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")]))}
-    out = subprocess.run(command, capture_output=True, text=True, env=env, timeout=3600)
+    out = subprocess.run(command, capture_output=True, text=True, env=env, timeout=3600,
+                         check=False)
     for line in reversed(out.stdout.splitlines()):
         if line.startswith("{"):
             return json.loads(line)
@@ -180,8 +183,8 @@ def _child(system, scheduler_file, data, args) -> dict:
 
 
 def _table(records) -> str:
-    rows = ["| workers | system | fit s (median) | driver MB per fit | driver KB per level | "
-            "driver CPU ms per level | workers' CPU s | ms per round | fit ÷ xgboost.dask |",
+    rows = [("| workers | system | fit s (median) | driver MB per fit | driver KB per level | "
+             "driver CPU ms per level | workers' CPU s | ms per round | fit ÷ xgboost.dask |"),
             "|---|---|---|---|---|---|---|---|---|"]
     import statistics
 

@@ -1,8 +1,16 @@
-"""Fast checks of bench/: the W1 generator, timings, the report and run.py on a tiny W1."""
+"""Checks of bench/: the W1 generator, the shapes, timings, the report, and real runs of
+run.py (every shape) and predict.py on tiny data.
+
+The real runs start together (``runs`` fixture) and the tests read their outputs:
+on a 2-core machine most of a tiny run is processes and Dask workers starting up,
+which overlap.
+"""
 
 from __future__ import annotations
 
 import importlib
+import json
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -25,6 +33,7 @@ def bench() -> SimpleNamespace:
             w1=importlib.import_module("w1"),
             report=importlib.import_module("_report"),
             systems=importlib.import_module("_systems"),
+            shapes=importlib.import_module("_shapes"),
         )
 
 
@@ -112,6 +121,31 @@ def test_simple_model_is_good_but_not_perfect(tiny: Path) -> None:
     assert 0.6 < auc < 0.95
 
 
+def test_shape_parameters(bench: SimpleNamespace) -> None:
+    shapes = bench.shapes.SHAPES
+    assert list(shapes) == ["w1", "best-first", "multiclass", "wide"]
+    assert (shapes["w1"].rows, shapes["w1"].partitions, shapes["w1"].rounds) == (1_000_000, 8, 100)
+    best = shapes["best-first"]
+    assert best.rounds == 50
+    assert best.xgboost_params() | {"grow_policy": "lossguide", "max_leaves": 63,
+                                    "max_depth": 0} == best.xgboost_params()
+    assert best.distboost_params(50)["max_leaf_nodes"] == 63
+    assert best.distboost_params(50)["max_depth"] is None
+    assert best.sklearn_params(50)["max_leaf_nodes"] == 63
+    assert best.sklearn_params(50)["max_depth"] is None
+    assert best.lightgbm_params(50)["num_leaves"] == 63
+    multi = shapes["multiclass"]
+    assert (multi.rows, multi.rounds, multi.n_classes) == (300_000, 30, 10)
+    assert multi.xgboost_params()["objective"] == "multi:softprob"
+    assert multi.xgboost_params()["num_class"] == 10
+    wide = shapes["wide"]
+    assert (wide.rows, wide.rounds, len(wide.features)) == (100_000, 50, 500)
+    for shape in (shapes["w1"], multi, wide):
+        assert shape.distboost_params(2)["max_depth"] == 6
+        assert shape.xgboost_params()["max_depth"] == 6
+        assert "grow_policy" not in shape.xgboost_params()
+
+
 class _FakeModel:
     """Stands in for a distboost estimator: fit sets ``fit_timings_`` (or not)."""
 
@@ -124,45 +158,66 @@ class _FakeModel:
         return self
 
 
-def test_fit_timings_give_train_prepare_and_breakdown(bench: SimpleNamespace) -> None:
-    timings = {"prepare": 1.5, "train": 4.0, "kernel": 3.0, "scheduling": 0.5, "engine": "numba"}
-    timing = bench.systems._fit_and_time(_FakeModel(timings), None, None)
-    assert timing == {"train_s": 4.0, "prepare_s": 1.5,
-                      "breakdown": {"kernel": 3.0, "scheduling": 0.5}, "notes": []}
+def test_fit_timings_give_prepare_rounds_and_breakdown(bench: SimpleNamespace) -> None:
+    timings = {"prepare": 1.5, "train": 4.0, "kernels": 3.0, "fit": 5.6, "engine": "numba"}
+    timing = bench.systems.fit_and_time(_FakeModel(timings), None, None)
+    assert timing.pop("whole_s") >= 0  # the wall time of this (instant) fit
+    assert timing == {"prepare_s": 1.5, "rounds_s": 4.0,
+                      "breakdown": {"kernels": 3.0, "fit": 5.6}, "notes": []}
 
 
-def test_missing_fit_timings_fall_back_to_wall_time(bench: SimpleNamespace) -> None:
-    timing = bench.systems._fit_and_time(_FakeModel(None), None, None)
-    assert timing["prepare_s"] is None and timing["breakdown"] == {}
-    assert timing["train_s"] >= 0 and "wall time of fit" in timing["notes"][0]
+def test_missing_fit_timings_leave_prepare_and_rounds_unknown(bench: SimpleNamespace) -> None:
+    timing = bench.systems.fit_and_time(_FakeModel(None), None, None)
+    assert timing["prepare_s"] is None and timing["rounds_s"] is None
+    assert timing["breakdown"] == {} and timing["whole_s"] >= 0
+    assert timing["notes"] == ["fit_timings_ lacks 'prepare', 'train'"]
 
 
-def _record(system: str, train_s: float, auc: float, **extra: object) -> dict:
+def _record(system: str, whole_s: float, auc: float, **extra: object) -> dict:
     """A successful run's record as ``_systems.py`` prints it."""
-    return {"system": system, "status": "ok", "version": "0", "train_s": train_s,
-            "prepare_s": 1.0, "read_s": None, "peak_rss_mb": 100.0, "auc": auc,
-            "logloss": 0.5, "worker_peak_rss_mb": [], "breakdown": {}, "notes": [], **extra}
+    return {"system": system, "status": "ok", "version": "0", "whole_s": whole_s,
+            "prepare_s": 1.0, "rounds_s": whole_s - 1.5, "read_s": 0.5, "peak_rss_mb": 100.0,
+            "auc": auc, "logloss": 0.5, "worker_peak_rss_mb": [], "breakdown": {},
+            "notes": [], **extra}
 
 
 def test_report_ratios_breakdown_and_targets(bench: SimpleNamespace) -> None:
     records = [
         _record("distboost.dask", 10.0, 0.840, worker_peak_rss_mb=[300.0, 350.0],
-                breakdown={"kernel": 6.0}),
+                breakdown={"kernels": 6.0}),
         _record("distboost.dask", 12.0, 0.840, worker_peak_rss_mb=[320.0, 340.0],
-                breakdown={"kernel": 8.0}),
-        _record("xgboost.dask", 22.0, 0.841, worker_peak_rss_mb=[450.0, 459.0]),
+                breakdown={"kernels": 8.0}),
+        _record("xgboost.dask", 22.0, 0.841, rounds_s=21.0, worker_peak_rss_mb=[450.0, 459.0]),
         {"system": "lightgbm.dask", "status": "skipped", "error": "lightgbm is not installed"},
     ]
     systems = ["distboost.dask", "xgboost.dask", "lightgbm.dask"]
     text = bench.report.render(bench.report.summarize(records, systems), "W1", "tiny")
-    assert "| distboost.dask | ok | 11.00 [10.00–12.00] |" in text
+    assert "| whole fit s, median [min–max] | prepare s | rounds s | read s |" in text
+    assert "| distboost.dask | ok | 11.00 [10.00–12.00] | 1.00 | 9.50 | 0.50 |" in text
     assert "| 320 / 350 |" in text  # largest peak per worker over the repeats
-    assert "| 2.00 | — |" in text  # xgboost.dask takes 2x distboost.dask's time
-    assert "| distboost.dask | kernel | 7.000 | 64 % |" in text
+    assert "| 2.00 | — |" in text  # xgboost.dask takes 2x distboost.dask's whole fit
+    assert "| distboost.dask | kernels | 7.000 | 64 % |" in text
+    assert "| distboost.dask | outside prepare and rounds | 0.500 | 5 % |" in text
     assert "| distboost.dask vs xgboost.dask | 0.500 | ≤ 1.0 (goal 0.7) | yes |" in text
-    assert "| distboost vs xgboost | — | ≤ 1.5 (goal 1.0) | not measured |" in text
-    assert "| lightgbm.dask | skipped |" in text
+    assert "| distboost vs xgboost | — | ≤ 1.0 (goal 0.8) | not measured |" in text
+    assert "| lightgbm.dask | skipped |" + " — |" * 10 in text
     assert "lightgbm is not installed" in text
+
+
+def test_targets_depend_on_the_shape(bench: SimpleNamespace) -> None:
+    records = [_record("distboost.dask", 9.0, 0.0, mlogloss=1.25, accuracy=0.5),
+               _record("xgboost.dask", 10.0, 0.0, mlogloss=1.20, accuracy=0.52)]
+    summaries = bench.report.summarize(records, ["distboost.dask", "xgboost.dask"], "multiclass")
+    text = "\n".join(bench.report.targets_table(summaries, "multiclass", "multiclass", 300_000))
+    assert "| whole fit ÷ peer's | distboost.dask vs xgboost.dask | 0.900 | ≤ 1.0 (goal 0.7) |" \
+        " yes |" in text
+    assert "| test mlogloss − peer's | distboost.dask vs xgboost.dask | 0.050 | reported | — |" \
+        in text
+    assert "| test accuracy − peer's | distboost.dask vs xgboost.dask | -0.020 | reported |" in text
+    assert "AUC" not in text and "worker" not in text
+    binary = bench.report.summarize(records, ["distboost.dask", "xgboost.dask"])
+    ten_million = "\n".join(bench.report.targets_table(binary, "w1", "binary", 10_000_000))
+    assert "| 0.900 | ≤ 0.8 (goal 0.6) | NO |" in ten_million
 
 
 def _distboost_skip_reason() -> str | None:
@@ -176,17 +231,175 @@ def _distboost_skip_reason() -> str | None:
     return None
 
 
-@pytest.mark.parametrize("system", ["sklearn", "distboost", "distboost.dask.disk"])
-def test_run_prints_the_table(system: str, tiny: Path, cache_dir: Path) -> None:
-    pytest.importorskip("sklearn", reason="bench/run.py computes AUC with scikit-learn")
-    if system.startswith("distboost") and (reason := _distboost_skip_reason()):
+# Each shape runs a few systems (every system in at least one shape, each run a new
+# process, the Dask ones with a LocalCluster of 2 workers): all of them on every
+# shape would take minutes here. "wide" runs with --lazy (distboost on Dask fits the
+# lazy read_parquet frame).
+SHAPE_SYSTEMS = {
+    "w1": ["distboost.dask", "xgboost.dask", "distboost", "xgboost"],
+    "best-first": ["distboost.dask", "xgboost.dask"],
+    "multiclass": ["distboost", "xgboost", "sklearn", "lightgbm.dask"],
+    "wide": ["distboost.dask.disk", "sklearn"],
+}
+TINY_ROWS, TINY_PARTITIONS, TINY_ROUNDS, REPEATS = 3_000, 2, 2, 2
+PEER_MODULES = {"xgboost": "xgboost", "xgboost.dask": "xgboost", "lightgbm.dask": "lightgbm",
+                "sklearn": "sklearn"}
+
+
+def _installed(system: str) -> bool:
+    """Whether a system's library is importable here (distboost always is)."""
+    module = PEER_MODULES.get(system)
+    return module is None or importlib.util.find_spec(module) is not None
+
+
+def _commands(cache_dir: Path, results: Path) -> dict[str, list[str]]:
+    """The command line of every real run: one run.py per shape, and predict.py."""
+    tiny = ["--cache-dir", str(cache_dir), "--results-dir", str(results)]
+    commands = {
+        shape: [sys.executable, str(BENCH_DIR / "run.py"), "--shape", shape, "--rows",
+                str(TINY_ROWS), "--partitions", str(TINY_PARTITIONS), "--rounds",
+                str(TINY_ROUNDS), "--repeats", "1", "--threads", "1", "--systems",
+                ",".join(systems), "--memory-limit", "2GB", "--out", shape, *tiny,
+                *(["--lazy"] if shape == "wide" else [])]
+        for shape, systems in SHAPE_SYSTEMS.items()
+    }
+    commands["predict"] = [sys.executable, str(BENCH_DIR / "predict.py"), "--rows",
+                           str(TINY_ROWS), "--train-rows", "1000", "--partitions",
+                           str(TINY_PARTITIONS), "--trees", "3", "--repeats", str(REPEATS),
+                           "--out", "predict", *tiny]
+    return commands
+
+
+@pytest.fixture(scope="module")
+def runs(bench: SimpleNamespace, cache_dir: Path,
+         tmp_path_factory: pytest.TempPathFactory) -> dict[str, SimpleNamespace]:
+    """Run every shape and the prediction bench at once; per run: ``returncode``,
+    ``stdout``, ``stderr``, the JSON ``payload`` and the markdown ``report`` of --out."""
+    pytest.importorskip("sklearn", reason="the bench computes its metrics with scikit-learn")
+    if reason := _distboost_skip_reason():
         pytest.skip(reason)
-    command = [sys.executable, str(BENCH_DIR / "run.py"), "--rows", str(ROWS),
-               "--partitions", str(PARTITIONS), "--repeats", "1", "--systems", system,
-               "--threads", "1", "--cache-dir", str(cache_dir), "--rounds", "5",
-               "--memory-limit", "2GB"]
-    result = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
-    assert result.returncode == 0, result.stderr
-    assert "| system | status | train s, median [min–max] |" in result.stdout
-    assert f"| {system} | ok |" in result.stdout, result.stdout + result.stderr
-    assert "memory_limit 2GB); 5 rounds" in result.stdout
+    # W1 is written here, not by the w1 run and predict.py racing for one folder.
+    bench.w1.generate(TINY_ROWS, TINY_PARTITIONS, cache_dir=cache_dir)
+    results = tmp_path_factory.mktemp("results")
+    started = {}
+    for name, command in _commands(cache_dir, results).items():
+        with open(results / f"{name}.stdout", "w") as out, \
+                open(results / f"{name}.stderr", "w") as err:
+            started[name] = subprocess.Popen(command, stdout=out, stderr=err)
+    outcome = {}
+    for name, process in started.items():
+        returncode = process.wait(timeout=600)
+        payload = results / f"{name}.json"
+        outcome[name] = SimpleNamespace(
+            returncode=returncode, stdout=(results / f"{name}.stdout").read_text(),
+            stderr=(results / f"{name}.stderr").read_text(),
+            payload=json.loads(payload.read_text()) if payload.exists() else None,
+            report=(results / f"{name}.md").read_text() if payload.exists() else "")
+    return outcome
+
+
+def _check_times(record: dict, lazy: bool) -> None:
+    """What each system's whole fit, prepare and rounds are."""
+    system = record["system"]
+    assert record["whole_s"] > 0
+    if lazy and system.startswith("distboost.dask"):
+        assert record["read_s"] is None and "(--lazy)" in record["notes"][-1]
+    else:
+        assert record["read_s"] > 0
+    if system.startswith("xgboost"):
+        # In memory: QuantileDMatrix + train; on Dask: rounds = whole - (0-round train).
+        assert record["prepare_s"] > 0
+        assert record["prepare_s"] + record["rounds_s"] == pytest.approx(record["whole_s"])
+    elif system.startswith("distboost"):
+        # fit_timings_' prepare and train lie within the wall time of fit.
+        assert 0 < record["prepare_s"] and 0 < record["rounds_s"]
+        assert record["prepare_s"] + record["rounds_s"] <= record["whole_s"]
+        assert record["breakdown"]["fit"] <= record["whole_s"]
+    else:
+        assert record["prepare_s"] is None and record["rounds_s"] is None
+    workers = 2 if ".dask" in system else 0
+    assert len(record["worker_peak_rss_mb"]) == workers
+
+
+def _check_metrics(record: dict, task: str) -> None:
+    """The task's test metrics, in range."""
+    if task == "multiclass":
+        assert 0 < record["mlogloss"] < 5 and 0 <= record["accuracy"] <= 1
+        assert "auc" not in record
+    else:
+        assert 0.5 < record["auc"] < 1 and 0 < record["logloss"] < 1
+        assert "mlogloss" not in record
+
+
+@pytest.mark.parametrize("shape", list(SHAPE_SYSTEMS))
+def test_shape_runs_end_to_end(shape: str, bench: SimpleNamespace,
+                               runs: dict[str, SimpleNamespace]) -> None:
+    run = runs[shape]
+    assert run.returncode == 0, run.stderr
+    task = bench.shapes.SHAPES[shape].task
+    assert run.payload["meta"]["shape"] == shape
+    assert run.payload["meta"]["lazy"] == (shape == "wide")
+    assert (run.payload["meta"]["rows"], run.payload["meta"]["rounds"]) == (TINY_ROWS, TINY_ROUNDS)
+    assert run.report in run.stdout
+    assert run.report.startswith(f"## {bench.shapes.SHAPES[shape].title}\n")
+    assert f"Shape `{shape}`: 3,000 training rows × {len(bench.shapes.SHAPES[shape].features)}" \
+        in run.report
+    assert bench.report.main_header(task)[0] in run.report
+    records = {record["system"]: record for record in run.payload["records"]}
+    assert list(records) == SHAPE_SYSTEMS[shape]
+    for system, record in records.items():
+        assert record["status"] == ("ok" if _installed(system) else "skipped"), record
+        if record["status"] == "ok":
+            _check_times(record, run.payload["meta"]["lazy"])
+            _check_metrics(record, task)
+
+
+def _row(report: str, system: str) -> list[str]:
+    """The cells of ``system``'s row of the main table."""
+    line = next(line for line in report.splitlines() if line.startswith(f"| {system} | "))
+    return [cell.strip() for cell in line.strip("|").split("|")]
+
+
+@pytest.mark.parametrize("shape", list(SHAPE_SYSTEMS))
+def test_shape_report_columns_and_ratios(shape: str, bench: SimpleNamespace,
+                                         runs: dict[str, SimpleNamespace]) -> None:
+    run = runs[shape]
+    ok = {r["system"]: r for r in run.payload["records"] if r["status"] == "ok"}
+
+    def ratio(system: str, reference: str) -> str:
+        if reference not in ok:
+            return "—"
+        return f"{ok[system]['whole_s'] / ok[reference]['whole_s']:.2f}"
+
+    for system, record in ok.items():
+        cells = _row(run.report, system)
+        none = "—"
+        assert cells[2] == f"{record['whole_s']:.2f} [{record['whole_s']:.2f}–" \
+            f"{record['whole_s']:.2f}]"
+        assert cells[3:6] == [none if record[key] is None else f"{record[key]:.2f}"
+                              for key in ("prepare_s", "rounds_s", "read_s")]
+        metrics = bench.shapes.METRICS[bench.shapes.SHAPES[shape].task]
+        assert cells[8:10] == [f"{record[key]:.4f}" for key, _ in metrics]
+        assert cells[10:] == [ratio(system, "distboost.dask"), ratio(system, "distboost")]
+    if {"distboost.dask", "xgboost.dask"} <= set(ok):
+        value = ok["distboost.dask"]["whole_s"] / ok["xgboost.dask"]["whole_s"]
+        assert f"| whole fit ÷ peer's | distboost.dask vs xgboost.dask | {value:.3f} |" \
+            in run.report
+
+
+def test_predict_end_to_end(runs: dict[str, SimpleNamespace]) -> None:
+    pytest.importorskip("xgboost", reason="predict.py compares with xgboost")
+    run = runs["predict"]
+    assert run.returncode == 0, run.stderr
+    assert run.report in run.stdout
+    seconds = run.payload["seconds"]
+    assert list(seconds) == ["in process, 2 threads", "Dask LocalCluster(2 workers × 1 thread)"]
+    for where, timings in seconds.items():
+        assert [len(timings["distboost"]), len(timings["xgboost"])] == [REPEATS, REPEATS]
+        ratio = statistics.median(timings["distboost"]) / statistics.median(timings["xgboost"])
+        cells = _row(run.report, where)
+        assert cells[1].startswith(f"{statistics.median(timings['distboost']):.3f} [")
+        assert cells[3] == f"{ratio:.2f}"
+    meta = run.payload["meta"]
+    assert meta["dask_difference"] == 0  # distboost predicts the same on Dask as in process
+    assert 0.5 < meta["auc"]["distboost"] < 1 and 0.5 < meta["auc"]["xgboost"] < 1
