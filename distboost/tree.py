@@ -225,12 +225,28 @@ def _leaves(X, raw, lo, n, table, thresholds, root, depth, bitsets, cat_index, h
             ks[j] = table[k, 3] + left * (table[k, 2] - table[k, 3])
 
 
+@numba.njit(cache=True, inline="always")
+def _at_leaf(nodes, kind, t, k, root, i, tree_output, leaf_values, tree_weight, out):
+    """What a traversal does when row ``i`` reaches packed leaf ``k`` of tree ``t``."""
+    if kind == 0:
+        out[tree_output[t], i] += nodes[k]["value"]
+    elif kind == 1:
+        for q in range(leaf_values.shape[1]):
+            out[i, q] += tree_weight[t] * leaf_values[k, q]
+    elif kind == 2:
+        out[t, i] = k
+    else:
+        out[t, i] = k - root
+
+
 @numba.njit(parallel=True, cache=True)
-def _walk(X, raw, nodes, roots, bitsets, kind, tree_output, leaf_values, tree_weight, out):
-    """Every traversal in one kernel, of raw values (``raw``) or bin codes;
-    ``kind`` says what to do at a leaf: 0 add ``value`` to out[tree_output[t], i];
-    1 add tree_weight[t] * leaf_values[leaf] to out[i]; 2 store the packed leaf
-    index in out[t, i]; 3 store the leaf's index within its tree."""
+def _walk_links(X, raw, nodes, roots, bitsets, kind, tree_output, leaf_values, tree_weight, out):
+    """Every traversal in one kernel, of raw values (``raw``) or bin codes,
+    following the nodes' child links (any tree: deep ones, categorical
+    splits); ``kind`` says what to do at a leaf (``_at_leaf``): 0 add
+    ``value`` to out[tree_output[t], i]; 1 add tree_weight[t] *
+    leaf_values[leaf] to out[i]; 2 store the packed leaf index in out[t, i];
+    3 store the leaf's index within its tree."""
     n = X.shape[0]
     table, thresholds, depths = _walk_table(nodes, roots)
     cat_index = nodes["cat_index"].astype(np.int64)
@@ -244,16 +260,118 @@ def _walk(X, raw, nodes, roots, bitsets, kind, tree_output, leaf_values, tree_we
                 _leaves(X, raw, lo, m, table, thresholds, roots[t], depths[t], bitsets, cat_index,
                         has_categorical, ks)
                 for j in range(m):
-                    k = ks[j]
-                    if kind == 0:
-                        out[tree_output[t], lo + j] += nodes[k]["value"]
-                    elif kind == 1:
-                        for q in range(leaf_values.shape[1]):
-                            out[lo + j, q] += tree_weight[t] * leaf_values[k, q]
-                    elif kind == 2:
-                        out[t, lo + j] = k
-                    else:
-                        out[t, lo + j] = k - roots[t]
+                    _at_leaf(nodes, kind, t, ks[j], roots[t], lo + j, tree_output, leaf_values,
+                             tree_weight, out)
+
+
+HEAP_MAX_DEPTH = 10
+"""Trees no deeper than this (and without categorical splits) are walked in
+heap order (``_heap_tables``): 2**depth - 1 split slots per tree."""
+
+HEAP_BLOCK_ROWS = 64
+"""Rows that walk a tree together in heap order."""
+
+
+@numba.njit(cache=True)
+def _heap_tables(nodes, roots, depth):
+    """Every tree as a complete binary tree of ``depth`` levels in heap order
+    (XGBoost's array tree layout): slot s's children are 2s+1 (left) and
+    2s+2, so a walk computes the next slot instead of loading it. A leaf above
+    the last level becomes a chain of splits every row goes left at (feature
+    0, threshold +inf, bin 255, missing left), ending in the leaf.
+
+    Returns
+    -------
+    feature : ndarray (n_trees, 2**depth - 1), int64
+    threshold : ndarray (n_trees, 2**depth - 1), float64
+    bin_threshold : ndarray (n_trees, 2**depth - 1), uint64
+    missing_left : ndarray (n_trees, 2**depth - 1), bool
+    leaf : ndarray (n_trees, 2**depth), int64: packed node of each bottom slot
+    """
+    n_trees, n_split = len(roots), (1 << depth) - 1
+    feature = np.zeros((n_trees, n_split), np.int64)
+    threshold = np.full((n_trees, n_split), np.inf)
+    bin_threshold = np.full((n_trees, n_split), MISSING_BIN, np.uint64)
+    missing_left = np.ones((n_trees, n_split), np.bool_)
+    leaf = np.zeros((n_trees, n_split + 1), np.int64)
+    stack = np.empty((2 * depth + 2, 2), np.int64)  # (packed node, slot), depth first
+    for t in range(n_trees):
+        stack[0, 0], stack[0, 1], top = roots[t], 0, 1
+        while top > 0:
+            top -= 1
+            k, slot = stack[top, 0], stack[top, 1]
+            if slot >= n_split:
+                leaf[t, slot - n_split] = k
+                continue
+            left, right = k, k
+            if not nodes[k]["is_leaf"]:
+                feature[t, slot], threshold[t, slot] = nodes[k]["feature"], nodes[k]["threshold"]
+                bin_threshold[t, slot] = nodes[k]["bin_threshold"]
+                missing_left[t, slot] = nodes[k]["missing_left"] != 0
+                left, right = nodes[k]["left"], nodes[k]["right"]
+            # a leaf's right side is never taken; its slots are filled all the same
+            stack[top, 0], stack[top, 1] = right, 2 * slot + 2
+            stack[top + 1, 0], stack[top + 1, 1] = left, 2 * slot + 1
+            top += 2
+    return feature, threshold, bin_threshold, missing_left, leaf
+
+
+@numba.njit(parallel=True, cache=True)
+def _walk_heap(X, raw, nodes, roots, depth, kind, tree_output, leaf_values, tree_weight, out):
+    """``_walk_links`` for trees of at most ``HEAP_MAX_DEPTH`` levels without
+    categorical splits, in heap order (``_heap_tables``): a block of rows
+    walks each tree level by level together, each step one feature load, one
+    comparison and the next slot computed (``2s + 2 - left``), no branch.
+
+    Indices are unsigned: numba then drops its negative-index wraparound
+    code, a third of the instructions of a step.
+    """
+    n = X.shape[0]
+    feature, threshold, bin_threshold, missing_left, leaf = _heap_tables(nodes, roots, depth)
+    feature = feature.astype(np.uint64)
+    n_split, one, two = np.uint64(feature.shape[1]), np.uint64(1), np.uint64(2)
+    chunk = HEAP_BLOCK_ROWS * CHUNK_BLOCKS
+    for c in numba.prange((n + chunk - 1) // chunk):
+        slots = np.empty(HEAP_BLOCK_ROWS, np.uint64)
+        for lo in range(c * chunk, min(n, (c + 1) * chunk), HEAP_BLOCK_ROWS):
+            m, ulo = min(HEAP_BLOCK_ROWS, n - lo), np.uint64(lo)
+            for t in range(len(roots)):
+                ut = np.uint64(t)
+                for j in range(m):
+                    slots[np.uint64(j)] = 0
+                for _ in range(depth):
+                    for jj in range(m):
+                        j = np.uint64(jj)
+                        s = slots[j]
+                        x = X[ulo + j, feature[ut, s]]
+                        if raw:
+                            left = (x <= threshold[ut, s]) | (np.isnan(x) & missing_left[ut, s])
+                        else:
+                            code = np.uint64(x)
+                            missing = code == MISSING_BIN
+                            left = ((code <= bin_threshold[ut, s]) & ~missing) | (
+                                missing & missing_left[ut, s])
+                        slots[j] = two * s + two - (one if left else np.uint64(0))
+                for jj in range(m):
+                    j = np.uint64(jj)
+                    _at_leaf(nodes, kind, t, leaf[ut, slots[j] - n_split], roots[t], lo + jj,
+                             tree_output, leaf_values, tree_weight, out)
+
+
+def _walk(X, raw, nodes, roots, bitsets, kind, tree_output, leaf_values, tree_weight, out):
+    """Every traversal: in heap order where the trees allow it, else by links."""
+    if len(roots) and not (nodes["is_categorical"] != 0).any():
+        depth = _max_depth(nodes, roots)
+        if depth <= HEAP_MAX_DEPTH:
+            _walk_heap(X, raw, nodes, roots, max(depth, 1), kind, tree_output, leaf_values,
+                       tree_weight, out)
+            return
+    _walk_links(X, raw, nodes, roots, bitsets, kind, tree_output, leaf_values, tree_weight, out)
+
+
+def _max_depth(nodes, roots) -> int:
+    """The deepest tree's depth, from the child links (not the stored depths)."""
+    return int(_walk_table(nodes, roots)[2].max(initial=0))
 
 
 def predict_raw(X, nodes, roots, bitsets, tree_output, out):

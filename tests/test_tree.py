@@ -59,3 +59,37 @@ def test_json_round_trip_is_exact():
     tree.cat_bitsets = bitset_from_mask(mask)[None, :]
     again = Tree.from_dict(json.loads(json.dumps(tree.to_dict())))
     assert again == tree
+
+
+def test_heap_order_walk_reaches_the_leaves_the_links_reach():
+    """Every traversal kind, on raw values (NaN included) and bin codes (the
+    missing bin included), over trees of depths 1 to 9 (best-first, so
+    leaves sit at every depth): the heap-order kernel (a computed next slot)
+    and the link-following one agree exactly."""
+    import distboost as db
+    from distboost.tree import (
+        HEAP_MAX_DEPTH, _max_depth, _walk_heap, _walk_links, pack_leaf_values)
+
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(3000, 4))
+    X[rng.random(X.shape) < 0.05] = np.nan
+    y = (np.nan_to_num(X[:, 0]) * np.nan_to_num(X[:, 1]) + rng.logistic(size=3000) > 0)
+    model = db.GradientBoostingClassifier(n_estimators=6, max_depth=None, max_leaf_nodes=12,
+                                          learning_rate=0.5).fit(X, y.astype(int))
+    stumps = db.GradientBoostingRegressor(n_estimators=2, max_depth=1).fit(X, np.nan_to_num(X[:, 2]))
+    trees = [t for r in model.trees_ + stumps.trees_ for t in r]
+    nodes, roots, bitsets = pack_trees(trees)
+    depth = _max_depth(nodes, roots)
+    assert 4 <= depth <= HEAP_MAX_DEPTH and {t.max_depth for t in trees} >= {1, depth}
+    binned = np.ascontiguousarray(model.bin_mapper_.transform(X))
+    assert (binned == MISSING_BIN).any()
+    k = len(roots)
+    leaf_values = pack_leaf_values(trees, [np.stack([t.nodes["value"], t.nodes["count"]], axis=1)
+                                           for t in trees])
+    weights, outputs = rng.random(k), np.arange(k) % 3
+    for data, raw in ((X, True), (binned, False)):
+        for kind, shape in ((0, (3, len(X))), (1, (len(X), 2)), (2, (k, len(X))), (3, (k, len(X)))):
+            a, b = np.zeros(shape), np.zeros(shape)
+            _walk_links(data, raw, nodes, roots, bitsets, kind, outputs, leaf_values, weights, a)
+            _walk_heap(data, raw, nodes, roots, depth, kind, outputs, leaf_values, weights, b)
+            np.testing.assert_array_equal(a, b)
