@@ -79,8 +79,7 @@ class ParamsMixin:
         """
         self._check_fitted()
         if X is not None and hasattr(X, "dask"):
-            _validation.check_dask_X(self, X)
-            return X
+            return _validation.check_dask_X(self, X)
         return _validation.check_predict_X(self, X)
 
     def __sklearn_tags__(self):

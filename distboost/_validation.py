@@ -434,8 +434,10 @@ def check_predict_X(est, X):
     return X
 
 
-def check_dask_X(est, X) -> None:
-    """A Dask collection for prediction: its columns (from metadata) match the model."""
+def check_dask_X(est, X):
+    """A Dask collection for prediction: its columns (from metadata) match the
+    model. Returns X; a DataFrame for a model fitted on an array gets the
+    model's column names by position, as an in-memory DataFrame does."""
     ncols = X.shape[1] if X.ndim == 2 else None
     if hasattr(X, "columns"):
         names = getattr(est, "feature_names_in_", None)
@@ -446,7 +448,7 @@ def check_dask_X(est, X) -> None:
                     f"X is missing feature column(s) {missing[:10]} that "
                     f"{type(est).__name__} was trained on"
                 )
-            return
+            return X
         ncols = len(X.columns)
     if X.ndim != 2:
         raise ValueError(f"Expected a 2D Dask collection for X, got {X.ndim}D. Reshape your "
@@ -456,3 +458,7 @@ def check_dask_X(est, X) -> None:
             f"X has {ncols} features, but {type(est).__name__} is expecting "
             f"{est.n_features_in_} features as input"
         )
+    schema = getattr(est, "_schema", None)
+    if hasattr(X, "columns") and schema and [str(c) for c in X.columns] != schema.feature_names:
+        X = X.rename(columns=dict(zip(X.columns, schema.feature_names)))
+    return X

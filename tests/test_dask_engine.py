@@ -319,3 +319,14 @@ def test_the_driver_finds_splits_on_one_thread_unless_told(frame, parquet_dirs, 
             data[FEATURES], data["label"], callbacks=[seen])
         assert seen.seen == {want}
     assert numba.get_num_threads() == default
+
+
+def test_array_fitted_model_predicts_a_dask_frame_by_position(frame, dask_client):
+    """Fitted on an array, a model takes a DataFrame's columns by position, whatever
+    their names: in memory and on Dask alike."""
+    numeric = FEATURES[:-1]
+    model = db.GradientBoostingClassifier(n_estimators=3).fit(frame[numeric].to_numpy(),
+                                                               frame["label"])
+    renamed = frame[numeric].set_axis([f"other{j}" for j in range(len(numeric))], axis=1)
+    lazy = model.predict_proba(dd.from_pandas(renamed, npartitions=3))
+    np.testing.assert_array_equal(lazy.compute(), model.predict_proba(renamed))
