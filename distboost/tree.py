@@ -316,46 +316,90 @@ def _heap_tables(nodes, roots, depth):
     return feature, threshold, bin_threshold, missing_left, leaf
 
 
+@numba.njit(cache=True, inline="always")
+def _heap_tree_values(X, lo, m, t, feature, threshold, missing_left, depth, slots):
+    """Rows lo .. lo+m-1 of raw values walk tree ``t`` in heap order: each
+    step one feature load, one comparison (NaN: the learned direction) and the
+    next slot computed (``2s + 2 - left``), no branch."""
+    two, one, zero = np.uint64(2), np.uint64(1), np.uint64(0)
+    for j in range(m):
+        slots[np.uint64(j)] = zero
+    for _ in range(depth):
+        for jj in range(m):
+            j = np.uint64(jj)
+            s = slots[j]
+            x = X[lo + j, feature[t, s]]
+            left = (x <= threshold[t, s]) | (np.isnan(x) & missing_left[t, s])
+            slots[j] = two * s + two - (one if left else zero)
+
+
+@numba.njit(cache=True, inline="always")
+def _heap_tree_codes(X, lo, m, t, feature, bin_threshold, missing_left, depth, slots):
+    """``_heap_tree_values`` for bin codes: a split's bin threshold is below
+    the missing bin (a chain slot's is the missing bin: every code goes left)."""
+    two, one, zero, missing_bin = np.uint64(2), np.uint64(1), np.uint64(0), np.uint64(MISSING_BIN)
+    for j in range(m):
+        slots[np.uint64(j)] = zero
+    for _ in range(depth):
+        for jj in range(m):
+            j = np.uint64(jj)
+            s = slots[j]
+            code = np.uint64(X[lo + j, feature[t, s]])
+            left = (code <= bin_threshold[t, s]) | ((code == missing_bin) & missing_left[t, s])
+            slots[j] = two * s + two - (one if left else zero)
+
+
 @numba.njit(parallel=True, cache=True)
-def _walk_heap(X, raw, nodes, roots, depth, kind, tree_output, leaf_values, tree_weight, out):
-    """``_walk_links`` for trees of at most ``HEAP_MAX_DEPTH`` levels without
-    categorical splits, in heap order (``_heap_tables``): a block of rows
-    walks each tree level by level together, each step one feature load, one
-    comparison and the next slot computed (``2s + 2 - left``), no branch.
+def _walk_heap_values(X, nodes, roots, depth, kind, tree_output, leaf_values, tree_weight, out):
+    """``_walk_links`` over raw values for trees of at most ``HEAP_MAX_DEPTH``
+    levels without categorical splits, in heap order (``_heap_tables``): a
+    block of rows walks each tree level by level together.
 
     Indices are unsigned: numba then drops its negative-index wraparound
-    code, a third of the instructions of a step.
+    code, a third of the instructions of a step (and they are not mixed with
+    signed values, which numba would compare as float64).
     """
-    n = X.shape[0]
-    feature, threshold, bin_threshold, missing_left, leaf = _heap_tables(nodes, roots, depth)
+    feature, threshold, _, missing_left, leaf = _heap_tables(nodes, roots, depth)
     feature = feature.astype(np.uint64)
-    n_split, one, two = np.uint64(feature.shape[1]), np.uint64(1), np.uint64(2)
+    n, n_split = X.shape[0], np.uint64(feature.shape[1])
     chunk = HEAP_BLOCK_ROWS * CHUNK_BLOCKS
     for c in numba.prange((n + chunk - 1) // chunk):
         slots = np.empty(HEAP_BLOCK_ROWS, np.uint64)
         for lo in range(c * chunk, min(n, (c + 1) * chunk), HEAP_BLOCK_ROWS):
-            m, ulo = min(HEAP_BLOCK_ROWS, n - lo), np.uint64(lo)
+            m = min(HEAP_BLOCK_ROWS, n - lo)
             for t in range(len(roots)):
                 ut = np.uint64(t)
+                _heap_tree_values(X, np.uint64(lo), m, ut, feature, threshold, missing_left,
+                                  depth, slots)
                 for j in range(m):
-                    slots[np.uint64(j)] = 0
-                for _ in range(depth):
-                    for jj in range(m):
-                        j = np.uint64(jj)
-                        s = slots[j]
-                        x = X[ulo + j, feature[ut, s]]
-                        if raw:
-                            left = (x <= threshold[ut, s]) | (np.isnan(x) & missing_left[ut, s])
-                        else:
-                            code = np.uint64(x)
-                            missing = code == MISSING_BIN
-                            left = ((code <= bin_threshold[ut, s]) & ~missing) | (
-                                missing & missing_left[ut, s])
-                        slots[j] = two * s + two - (one if left else np.uint64(0))
-                for jj in range(m):
-                    j = np.uint64(jj)
-                    _at_leaf(nodes, kind, t, leaf[ut, slots[j] - n_split], roots[t], lo + jj,
-                             tree_output, leaf_values, tree_weight, out)
+                    _at_leaf(nodes, kind, t, leaf[ut, slots[np.uint64(j)] - n_split], roots[t],
+                             lo + j, tree_output, leaf_values, tree_weight, out)
+
+
+@numba.njit(parallel=True, cache=True)
+def _walk_heap_codes(X, nodes, roots, depth, kind, tree_output, leaf_values, tree_weight, out):
+    """``_walk_heap_values`` over bin codes."""
+    feature, _, bin_threshold, missing_left, leaf = _heap_tables(nodes, roots, depth)
+    feature = feature.astype(np.uint64)
+    n, n_split = X.shape[0], np.uint64(feature.shape[1])
+    chunk = HEAP_BLOCK_ROWS * CHUNK_BLOCKS
+    for c in numba.prange((n + chunk - 1) // chunk):
+        slots = np.empty(HEAP_BLOCK_ROWS, np.uint64)
+        for lo in range(c * chunk, min(n, (c + 1) * chunk), HEAP_BLOCK_ROWS):
+            m = min(HEAP_BLOCK_ROWS, n - lo)
+            for t in range(len(roots)):
+                ut = np.uint64(t)
+                _heap_tree_codes(X, np.uint64(lo), m, ut, feature, bin_threshold, missing_left,
+                                 depth, slots)
+                for j in range(m):
+                    _at_leaf(nodes, kind, t, leaf[ut, slots[np.uint64(j)] - n_split], roots[t],
+                             lo + j, tree_output, leaf_values, tree_weight, out)
+
+
+def _walk_heap(X, raw, nodes, roots, depth, kind, tree_output, leaf_values, tree_weight, out):
+    """Heap-order traversal of raw values (``raw``) or bin codes."""
+    walk = _walk_heap_values if raw else _walk_heap_codes
+    walk(X, nodes, roots, depth, kind, tree_output, leaf_values, tree_weight, out)
 
 
 def _walk(X, raw, nodes, roots, bitsets, kind, tree_output, leaf_values, tree_weight, out):
