@@ -37,8 +37,8 @@ from ..engine.spill import OUT_OF_CORE_PARAMETER
 from ..grower import GrowthParams
 from ..learners.gradient import GradientLearner, pack_rounds
 from ..losses import CLASSIFICATION_LOSSES, LOG_LINK_LOSSES, REGRESSION_LOSSES, make_loss
-from ..objective import CustomObjective, explained_import_errors
 from ..metrics import make_metrics
+from ..objective import CustomObjective, explained_import_errors
 from ..splitting import SplitParams
 from ..tree import feature_totals, pack_trees, predict_raw
 from . import _objectives
