@@ -522,7 +522,7 @@ class GradientBoostingClassifier(_GradientBoosting):
     _is_classifier = True
     _estimator_type = "classifier"
     _parameter_constraints: ClassVar[dict] = {**_GradientBoosting._parameter_constraints,
-                              "loss": [Options(CLASSIFICATION_LOSSES)]}
+                              "loss": [Options(CLASSIFICATION_LOSSES), CALLABLE]}
 
     def __init__(self, *, loss="log_loss", alpha=0.9, leaf_estimation="auto", n_estimators=100,
                  learning_rate=0.1, max_depth=6, max_leaf_nodes=None, max_bins=256,
