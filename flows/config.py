@@ -246,7 +246,23 @@ def resolve_train_config(
     if "random_state" not in cfg.params:
         cfg = cfg.model_copy(update={"params": {**cfg.params, "random_state": 0}})
     check_task(cfg, schema)
+    check_constraint_columns(cfg, schema)
     return cfg
+
+
+def check_constraint_columns(cfg: TrainConfig, schema: dict) -> None:
+    """``monotonic_cst`` / ``interaction_cst`` name columns of the prepared data
+    (checked as ``fit`` will, before any cluster starts)."""
+    from distboost import constraints
+
+    names = [f["name"] for f in schema["features"]]
+    categorical = [f.get("kind") == "categorical" for f in schema["features"]]
+    if "monotonic_cst" in cfg.params:
+        constraints.monotonic_constraints(cfg.params["monotonic_cst"], names, True,
+                                          categorical, cfg.estimator)
+    if "interaction_cst" in cfg.params:
+        constraints.interaction_constraints(cfg.params["interaction_cst"], names, True,
+                                            cfg.estimator)
 
 
 def check_task(cfg: TrainConfig, schema: dict) -> None:

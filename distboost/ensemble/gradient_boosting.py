@@ -320,13 +320,13 @@ class _GradientBoosting(TreeEnsembleBase):
         return init_model
 
     def _validate_params(self):
+        _objectives.check_params(self)  # first: says why a classifier takes no function
         super()._validate_params()
         if self.max_depth is None and self.max_leaf_nodes is None:
             raise _validation.InvalidParameterError(
                 f"{type(self).__name__}: set max_depth or max_leaf_nodes (or both); with "
                 f"neither the trees would grow without bound"
             )
-        _objectives.check_params(self)
         n_classes = 2 if self._is_classifier else None  # the names; "auc" is checked at fit
         loss = CustomObjective(self.loss) if _objectives.is_custom(self.loss) else make_loss(
             self.loss, n_classes, self.alpha, self.tweedie_variance_power)
@@ -406,6 +406,18 @@ _SHARED_PARAMETERS = """\
     colsample_bytree, colsample_bylevel, colsample_bynode : float in (0, 1], default 1.0
         Fractions of the features drawn per tree, per depth and per node
         (nested), as functions of (random_state, round, node).
+    monotonic_cst : array-like of int of shape (n_features,), dict or None, default None
+        scikit-learn's monotone constraints: -1 / 0 / +1 per feature (or a dict
+        by column name) for a model non-increasing / free / non-decreasing in
+        that feature (in f: the log-odds of ``classes_[1]`` for two classes;
+        refused for more). Enforced exactly (``distboost.constraints``):
+        splits breaking the order are refused, node values are bounded and
+        leaves clipped, line-search leaves included.
+    interaction_cst : {"pairwise", "no_interactions"}, sequence of sets or None, default None
+        scikit-learn's interaction constraints: feature sets (indices or
+        names); every root-to-leaf path uses features of one set only;
+        features no set lists form one more set. Combines with column
+        subsampling (a node draws its features, then keeps the allowed ones).
     base_score : float or None, default None
         The initial score f_0; None: the loss's optimal constant.
     warm_start : bool, default False
@@ -419,13 +431,17 @@ _SHARED_PARAMETERS = """\
     client : dask.distributed.Client or None, default None
         The client Dask input trains on (None: the current default client).
         The library never starts a cluster.
-{out_of_core}    eval_metric : str, list of str or None, default None
+{out_of_core}    eval_metric : str, callable, list of them or None, default None
         Metrics recorded every round on the evaluation sets (and the training
         rows, see ``train_metric``) in ``evals_result_``: "logloss",
         "mlogloss", "error" and (two classes) "auc" for classifiers; "rmse"
-        and "mae" for regressors; or the loss's own metric, which None
-        means. Early stopping watches the last one. Computed exactly on the
-        workers ("auc" carries each row's score to the driver).
+        and "mae" for regressors (of the prediction, e^f for a log link);
+        "poisson_deviance" and "gamma_deviance" for the log-link losses; or
+        the loss's own metric, which None means; or a function
+        ``fn(y_true, raw_score) -> per-row values`` (weighted mean; see
+        ``distboost.metrics.make_metric`` for its name and direction). Early
+        stopping watches the last one. Computed exactly on the workers
+        ("auc" carries each row's score to the driver).
     train_metric : bool or "auto", default "auto"
         Record the metrics on the training rows too (``evals_result_
         ["training"]``, one more pass per round); "auto": when ``verbose``.
@@ -445,13 +461,24 @@ class GradientBoostingRegressor(_GradientBoosting):
 
     Parameters
     ----------
-    loss : {"squared_error", "absolute_error", "huber", "quantile"}, default "squared_error"
+    loss : {"squared_error", "absolute_error", "huber", "quantile", "poisson", "gamma", \
+"tweedie"} or callable, default "squared_error"
         ESL Table 10.2. Huber's delta is the ``alpha``-quantile of |y - f| at
         the start of each round (Friedman's M-regression); ``"quantile"``
-        estimates the ``alpha``-quantile of y given x.
+        estimates the ``alpha``-quantile of y given x. ``"poisson"`` (y >= 0,
+        not all 0), ``"gamma"`` (y > 0) and ``"tweedie"`` (y >= 0) have a log
+        link: f = log E[y | x], ``predict`` returns e^f, f_0 is the log of the
+        weighted mean, L the negative log-likelihood (half the deviance, as
+        XGBoost and scikit-learn), the loss's own metric its mean deviance. A
+        function ``fn(y_true, raw_score) -> (gradient, hessian)`` is a custom
+        objective (``distboost.objective``): Newton leaves, f_0 =
+        ``base_score`` (0 by default), ``predict`` returns the raw score; a
+        saved model records ``"custom"``.
     alpha : float in (0, 1), default 0.9
         The quantile of ``"quantile"``; the residual quantile setting
         Huber's delta.
+    tweedie_variance_power : float in (1, 2), default 1.5
+        The power p of ``"tweedie"``: Var[y | x] proportional to mu^p.
     leaf_estimation : {"auto", "newton", "line_search"}, default "auto"
         "newton": -G/(H+lambda) (XGBoost); "line_search": the tree is fit to
         the negative gradient by least squares, then each leaf takes the
@@ -522,7 +549,7 @@ class GradientBoostingClassifier(_GradientBoosting):
     _is_classifier = True
     _estimator_type = "classifier"
     _parameter_constraints: ClassVar[dict] = {**_GradientBoosting._parameter_constraints,
-                              "loss": [Options(CLASSIFICATION_LOSSES), CALLABLE]}
+                              "loss": [Options(CLASSIFICATION_LOSSES)]}
 
     def __init__(self, *, loss="log_loss", alpha=0.9, leaf_estimation="auto", n_estimators=100,
                  learning_rate=0.1, max_depth=6, max_leaf_nodes=None, max_bins=256,
