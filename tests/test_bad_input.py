@@ -94,7 +94,7 @@ def _dask_fit(client, y, cls=GBC, columns=("a", "b", "c")):
     return cls(n_estimators=2, client=client).fit(Xd, yd)
 
 
-def GBR_POISSON(**kw):  # noqa: N802 (a class-like factory for _dask_fit)
+def _poisson_regressor(**kw):
     return GBR(loss="poisson", **kw)
 
 
@@ -126,7 +126,7 @@ ROWS = [
     # --- targets
     ("classifier target holds inf", lambda c: GBC().fit(X, _with(Y_CLASS, 5, np.inf)),
      ValueError, (r"target in partition 0 has 1 missing or infinite value\(s\), the first at row 5 "
-     r"\(value inf\)")),
+                  r"\(value inf\)")),
     ("classifier target holds -inf (Dask)",
      lambda c: _dask_fit(c.client, _with(Y_CLASS, 40, -np.inf)),
      ValueError, r"target in partition 1 has 1 missing or infinite.*row 10"),
@@ -245,16 +245,16 @@ ROWS = [
      db.InvalidParameterError, r"monotonic_cst names unknown feature\(s\) \['x'\]"),
     ("monotonic_cst value outside {-1, 0, 1}",
      lambda c: GBR(monotonic_cst=[1, 2, 0]).fit(X, Y_REG),
-     db.InvalidParameterError, r"monotonic_cst\[1\] must be -1 \(decreasing\), 0 \(free\) or "
-                               r"1 \(increasing\); got 2"),
+     db.InvalidParameterError, (r"monotonic_cst\[1\] must be -1 \(decreasing\), 0 \(free\) or "
+                                r"1 \(increasing\); got 2")),
     ("monotonic_cst on a categorical column",
      lambda c: GBR(monotonic_cst={"c": 1}).fit(DF.assign(c=DF.c.gt(0).astype("category")),
                                                Y_REG),
      db.InvalidParameterError, r"constrains categorical feature\(s\) \['c'\]"),
     ("monotonic_cst with three classes",
      lambda c: GBC(monotonic_cst=[1, 0, 0]).fit(X, np.arange(60) % 3),
-     db.InvalidParameterError, r"not supported for multiclass classification \(the target has "
-                               r"3 classes\)"),
+     db.InvalidParameterError, (r"not supported for multiclass classification \(the target has "
+                                r"3 classes\)")),
     ("monotonic_cst on an estimator without it",
      lambda c: db.AdaBoostClassifier().set_params(monotonic_cst=[1, 0, 0]),
      ValueError, r"invalid parameter 'monotonic_cst' for AdaBoostClassifier"),
@@ -269,12 +269,12 @@ ROWS = [
      db.InvalidParameterError, r"interaction_cst\[0\] holds feature index 5, outside \[0, 2\]"),
     ("negative counts for loss='poisson'",
      lambda c: GBR(loss="poisson").fit(X, _with(np.abs(Y_REG), 5, -1.0)),
-     ValueError, r"target has 1 value\(s\) that loss='poisson' does not allow \(y >= 0\), the "
-                 r"first at row 5 \(value -1.0\)"),
+     ValueError, (r"target has 1 value\(s\) that loss='poisson' does not allow \(y >= 0\), the "
+                  r"first at row 5 \(value -1.0\)")),
     ("negative counts for loss='poisson' (Dask)",
-     lambda c: _dask_fit(c.client, _with(np.abs(Y_REG), 40, -2.0), GBR_POISSON),
-     ValueError, r"target in partition 1 has 1 value\(s\) that loss='poisson' does not allow "
-                 r"\(y >= 0\), the first at row 10 \(value -2.0\)"),
+     lambda c: _dask_fit(c.client, _with(np.abs(Y_REG), 40, -2.0), _poisson_regressor),
+     ValueError, (r"target in partition 1 has 1 value\(s\) that loss='poisson' does not allow "
+                  r"\(y >= 0\), the first at row 10 \(value -2.0\)")),
     ("a zero target for loss='gamma'",
      lambda c: GBR(loss="gamma").fit(X, _with(np.abs(Y_REG) + 1, 7, 0.0)),
      ValueError, r"loss='gamma' does not allow \(y > 0\), the first at row 7 \(value 0.0\)"),
@@ -285,8 +285,8 @@ ROWS = [
      db.InvalidParameterError, r"tweedie_variance_power must be a number in \(1, 2\); got 2.5"),
     ("a custom objective returning NaN",
      lambda c: GBR(loss=_nan_objective, n_estimators=2).fit(X, Y_REG),
-     ValueError, r"_nan_objective returned 1 gradient\(s\) that are not finite in round 0, "
-                 r"partition 0, the first at row 3: nan"),
+     ValueError, (r"_nan_objective returned 1 gradient\(s\) that are not finite in round 0, "
+                  r"partition 0, the first at row 3: nan")),
     ("a custom objective of the wrong shape",
      lambda c: GBR(loss=lambda y, f: (f - y, 1.0), n_estimators=2).fit(X, Y_REG),
      ValueError, r"returned a hessian of shape \(\) for 60 rows in round 0, partition 0"),
@@ -303,8 +303,8 @@ ROWS = [
      ValueError, r"eval_metric '_nan_metric' must return one finite value per row \(60 rows\)"),
     ("a deviance metric of a squared-error model",
      lambda c: GBR(eval_metric="poisson_deviance").fit(X, Y_REG),
-     db.InvalidParameterError, r"'poisson_deviance' is not a metric of a regressor with "
-                               r"loss='squared_error'"),
+     db.InvalidParameterError, (r"'poisson_deviance' is not a metric of a regressor with "
+                                r"loss='squared_error'")),
     # --- prediction
     ("predict before fit", lambda c: GBR().predict(X),
      db.NotFittedError, r"GradientBoostingRegressor is not fitted yet; call fit first"),
@@ -322,7 +322,7 @@ ROWS = [
     ("init_model from AdaBoost",
      lambda c: GBC().fit(X, Y_CLASS, init_model=_fitted(db.AdaBoostClassifier)),
      TypeError, (r"init_model is a AdaBoostClassifier; GradientBoostingClassifier.fit can only "
-                r"continue a fitted GradientBoostingClassifier")),
+                 r"continue a fitted GradientBoostingClassifier")),
     ("init_model from a regressor",
      lambda c: GBC().fit(X, Y_CLASS, init_model=_fitted(GBR, y=Y_REG)),
      TypeError, r"init_model is a GradientBoostingRegressor"),
@@ -332,7 +332,7 @@ ROWS = [
     ("init_model trained on other columns",
      lambda c: GBC().fit(DF.rename(columns={"c": "d"}), Y_CLASS, init_model=_fitted(data=DF)),
      ValueError, (r"init_model was trained on features \['a', 'b', 'c'\] but X has "
-                 r"\['a', 'b', 'd'\]")),
+                  r"\['a', 'b', 'd'\]")),
     ("init_model with other classes",
      lambda c: GBC().fit(X, Y_CLASS + 1, init_model=_fitted()),
      ValueError, r"y has class\(es\) \[2\] that init_model was not trained on"),
@@ -364,7 +364,7 @@ ROWS = [
      lambda c: db.load_model(_model_file(c.tmp, lambda d: d["trees"][0][0]["nodes"]["feature"]
                                          .__setitem__(0, 7))),
      db.ModelFileError, (r"key trees\[0\]\[0\]\.nodes\.feature: uses feature index 7 but the "
-                        r"model has 3 features")),
+                         r"model has 3 features")),
     ("model file with an unknown parameter",
      lambda c: db.load_model(_model_file(c.tmp, lambda d: d["params"].update(learnin_rate=1))),
      db.ModelFileError, r"key params: unknown parameter\(s\) \['learnin_rate'\]"),

@@ -151,16 +151,16 @@ MONOTONE = {"a": 1, "c": -1}
 
 
 @pytest.mark.parametrize("params", [
-    dict(loss="squared_error"),
-    dict(loss="squared_error", max_depth=None, max_leaf_nodes=12),
-    dict(loss="squared_error", colsample_bynode=0.5, subsample=0.7),
-    dict(loss="absolute_error"),
-    dict(loss="huber"),
-    dict(loss="quantile", alpha=0.8),
-    dict(loss="squared_error", leaf_estimation="line_search"),
-    dict(loss="poisson"),
-    dict(loss="gamma"),
-    dict(loss="tweedie", tweedie_variance_power=1.3),
+    {"loss": "squared_error"},
+    {"loss": "squared_error", "max_depth": None, "max_leaf_nodes": 12},
+    {"loss": "squared_error", "colsample_bynode": 0.5, "subsample": 0.7},
+    {"loss": "absolute_error"},
+    {"loss": "huber"},
+    {"loss": "quantile", "alpha": 0.8},
+    {"loss": "squared_error", "leaf_estimation": "line_search"},
+    {"loss": "poisson"},
+    {"loss": "gamma"},
+    {"loss": "tweedie", "tweedie_variance_power": 1.3},
 ], ids=lambda p: "-".join(f"{v}" for v in p.values()))
 def test_gradient_boosting_regressor_is_monotone(params):
     X, y = _data()
@@ -219,11 +219,11 @@ def _paths(tree):
 
 
 @pytest.mark.parametrize("params", [
-    dict(),
-    dict(colsample_bynode=0.6, colsample_bylevel=0.8),
-    dict(max_depth=None, max_leaf_nodes=16),
-    dict(max_depth=None, max_leaf_nodes=16, colsample_bynode=0.6),
-    dict(loss="absolute_error"),
+    {},
+    {"colsample_bynode": 0.6, "colsample_bylevel": 0.8},
+    {"max_depth": None, "max_leaf_nodes": 16},
+    {"max_depth": None, "max_leaf_nodes": 16, "colsample_bynode": 0.6},
+    {"loss": "absolute_error"},
 ], ids=["depth-wise", "bynode", "best-first", "best-first-bynode", "line-search"])
 def test_every_path_stays_within_one_interaction_set(params):
     X, y = _data()
@@ -256,10 +256,10 @@ def test_monotone_and_interaction_constraints_together():
 
 
 @pytest.mark.parametrize("params", [
-    dict(monotonic_cst=MONOTONE),
-    dict(monotonic_cst=MONOTONE, loss="absolute_error", subsample=0.8),
-    dict(monotonic_cst=MONOTONE, loss="huber"),
-    dict(interaction_cst=[["a", "b"]], colsample_bynode=0.5),
+    {"monotonic_cst": MONOTONE},
+    {"monotonic_cst": MONOTONE, "loss": "absolute_error", "subsample": 0.8},
+    {"monotonic_cst": MONOTONE, "loss": "huber"},
+    {"interaction_cst": [["a", "b"]], "colsample_bynode": 0.5},
 ], ids=["newton", "line-search-quantile", "line-search-huber", "interactions"])
 def test_dask_gives_the_in_process_model(params, dask_client, partitioned):
     import dask.dataframe as dd
@@ -280,7 +280,7 @@ def test_forest_on_dask_gives_the_in_process_forest(dask_client):
     import dask.dataframe as dd
 
     X, y = _data(400)
-    est = dict(n_estimators=4, max_depth=5, random_state=0, monotonic_cst=MONOTONE)
+    est = {"n_estimators": 4, "max_depth": 5, "random_state": 0, "monotonic_cst": MONOTONE}
     local = db.RandomForestClassifier(**est).fit(X, (y > 0).astype(int))
     remote = db.RandomForestClassifier(client=dask_client, **est).fit(
         dd.from_pandas(X, npartitions=2), dd.from_pandas(pd.Series((y > 0).astype(int)),

@@ -333,8 +333,8 @@ def test_log_link_models_do_not_depend_on_the_partitioning(loss, partitioned, da
     import dask.dataframe as dd
 
     X, ys = _counts(400)
-    params = dict(loss=loss, n_estimators=8, max_depth=3, learning_rate=0.5,
-                  eval_metric=["poisson_deviance", "rmse"], subsample=0.9)
+    params = {"loss": loss, "n_estimators": 8, "max_depth": 3, "learning_rate": 0.5,
+                  "eval_metric": ["poisson_deviance", "rmse"], "subsample": 0.9}
     local = db.GradientBoostingRegressor(**params).fit(X, ys[loss], eval_set=[(X, ys[loss])])
     partitioned(5)
     parts = db.GradientBoostingRegressor(**params).fit(X, ys[loss], eval_set=[(X, ys[loss])])

@@ -196,7 +196,8 @@ def test_log_link_deviances_are_scikit_learns(loss, y, metric):
 
 
 @pytest.mark.parametrize("loss, y", [(PoissonLoss(), Y_COUNT), (GammaLoss(), Y_POSITIVE),
-                                     (TweedieLoss(1.5), Y_COUNT)], ids=["poisson", "gamma", "tweedie"])
+                                     (TweedieLoss(1.5), Y_COUNT)],
+                         ids=["poisson", "gamma", "tweedie"])
 def test_log_link_initial_score_is_the_log_of_the_weighted_mean_and_the_minimizer(loss, y):
     f0 = loss.init_score([np.sum(W * y), np.sum(W)], 1)[0]
     assert f0 == pytest.approx(np.log(np.average(y, weights=W)), rel=1e-14)

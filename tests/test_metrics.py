@@ -222,7 +222,8 @@ def test_early_stopping_watches_a_user_metric_in_its_direction(dask_client):
     X = rng.normal(size=(1200, 4))
     y = X[:, 0] + 0.5 * X[:, 1] * X[:, 2] + rng.normal(size=1200)
     hits = make_metric(_accuracy_of_sign, name="sign_hits", greater_is_better=True)
-    params = dict(n_estimators=200, learning_rate=0.5, max_depth=3, eval_metric=["rmse", hits])
+    params = {"n_estimators": 200, "learning_rate": 0.5, "max_depth": 3,
+              "eval_metric": ["rmse", hits]}
     reg = db.GradientBoostingRegressor(**params).fit(X[:600], y[:600],
                                                      eval_set=[(X[600:], y[600:])],
                                                      early_stopping_rounds=8)
@@ -236,4 +237,5 @@ def test_early_stopping_watches_a_user_metric_in_its_direction(dask_client):
     remote = db.GradientBoostingRegressor(client=dask_client, **params).fit(
         train[list("abcd")], train.y, eval_set=[(valid[list("abcd")], valid.y)],
         early_stopping_rounds=8)
-    assert remote.evals_result_ == reg.evals_result_ and remote.best_iteration_ == reg.best_iteration_
+    assert remote.evals_result_ == reg.evals_result_
+    assert remote.best_iteration_ == reg.best_iteration_

@@ -41,7 +41,7 @@ def _same_trees(a, b, rtol):
 
 
 def test_a_function_squared_error_gives_the_built_in_model():
-    params = dict(n_estimators=10, max_depth=3, learning_rate=0.3)
+    params = {"n_estimators": 10, "max_depth": 3, "learning_rate": 0.3}
     custom = db.GradientBoostingRegressor(loss=squared_error, **params).fit(X, Y, W)
     built_in = db.GradientBoostingRegressor(base_score=0.0, **params).fit(X, Y, W)
     assert custom.base_score_.tolist() == [0.0]  # XGBoost's default for a custom objective
@@ -67,7 +67,8 @@ def test_a_custom_objective_does_what_it_says():
 def test_the_model_does_not_depend_on_the_partitioning(partitioned, dask_client):
     import dask.dataframe as dd
 
-    params = dict(loss=asymmetric, n_estimators=6, max_depth=3, subsample=0.8, random_state=2)
+    params = {"loss": asymmetric, "n_estimators": 6, "max_depth": 3, "subsample": 0.8,
+              "random_state": 2}
     partitioned(1)
     one = db.GradientBoostingRegressor(**params).fit(X, Y, W)
     partitioned(4)
@@ -90,10 +91,10 @@ def _nan_once_moved(y, f):
 
 
 @pytest.mark.parametrize("fn, pattern", [
-    (_nan_at_row_24, r"_nan_at_row_24 returned 1 gradient\(s\) that are not finite in round 0, "
-                     r"partition 1, the first at row 4: nan"),
-    (_nan_once_moved, r"returned \d+ hessian\(s\) that are not finite and >= 0 in round 1, "
-                      r"partition 0, the first at row \d+: nan"),
+    (_nan_at_row_24, (r"_nan_at_row_24 returned 1 gradient\(s\) that are not finite in round 0, "
+                      r"partition 1, the first at row 4: nan")),
+    (_nan_once_moved, (r"returned \d+ hessian\(s\) that are not finite and >= 0 in round 1, "
+                       r"partition 0, the first at row \d+: nan")),
     (lambda y, f: (f - y, -np.ones_like(f)), r"hessian\(s\) that are not finite and >= 0"),
     (lambda y, f: (f - y, np.ones(3)), r"returned a hessian of shape \(3,\) for 20 rows"),
     (lambda y, f: f - y, r"must return \(gradient, hessian\); it returned ndarray"),
