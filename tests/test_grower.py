@@ -97,7 +97,7 @@ def test_best_first_expanding_several_leaves_per_wave_grows_the_one_split_trees(
     """Leaves expanded speculatively and taken in best-first order give the very
     trees of one split per wave (ids, values, counts), in fewer waves."""
     import distboost as db
-    import distboost.grower as grower
+    from distboost import grower
     from distboost.engine.waves import Engine
 
     rng = np.random.default_rng(11)
