@@ -190,3 +190,15 @@ def test_run_prints_the_table(system: str, tiny: Path, cache_dir: Path) -> None:
     assert "| system | status | train s, median [min–max] |" in result.stdout
     assert f"| {system} | ok |" in result.stdout, result.stdout + result.stderr
     assert "memory_limit 2GB); 5 rounds" in result.stdout
+
+
+def test_the_tweedie_sampler_has_the_tweedie_mean_and_variance():
+    """Compound Poisson-gamma draws: mean mu, variance phi mu^p (bench/losses_log_link.py)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.syspath_prepend(str(BENCH_DIR))
+        bench = importlib.import_module("losses_log_link")
+    rng = np.random.default_rng(0)
+    for mu in (0.3, 2.0):
+        y = bench.tweedie_sample(rng, np.full(400_000, mu), 1.5, phi=1.2)
+        assert abs(y.mean() / mu - 1) < 0.01 and abs(y.var() / (1.2 * mu**1.5) - 1) < 0.02
+        assert (y == 0).mean() == pytest.approx(np.exp(-mu**0.5 / (1.2 * 0.5)), abs=0.005)
