@@ -495,8 +495,9 @@ class LogLinkLoss(Loss):
         return 0.5 * self.metric_pointwise(y, raw)
 
     def check_target(self, y) -> np.ndarray:
-        """Rows whose target the loss refuses (bool mask)."""
-        return ~(y >= 0) if self.y_may_be_zero else ~(y > 0)
+        """Rows whose finite target the loss refuses (bool mask; NaN and inf are the
+        data checks' to refuse)."""
+        return np.isfinite(y) & ((y < 0) if self.y_may_be_zero else (y <= 0))
 
 
 def _xlogy(x, y):

@@ -229,8 +229,14 @@ def check_targets(engine, loss) -> None:
 
 
 def check_local_targets(loss, y) -> None:
-    """The same refusal for a target in memory, before any work (rows of ``y``)."""
-    y = np.asarray(y, dtype=np.float64)
+    """The same refusal for a target in memory, before any work (rows of ``y``).
+    A target that is not numeric at all is left to the data checks of ``fit``."""
+    try:
+        y = np.asarray(y, dtype=np.float64)
+    except (TypeError, ValueError):
+        return
+    if y.ndim != 1:
+        return
     bad = loss.check_target(y)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])

@@ -211,7 +211,7 @@ def test_log_link_targets_outside_the_domain():
     y = np.array([0.0, 1.0, -0.5, 2.0])
     np.testing.assert_array_equal(PoissonLoss().check_target(y), [0, 0, 1, 0])
     np.testing.assert_array_equal(GammaLoss().check_target(y), [1, 0, 1, 0])
-    np.testing.assert_array_equal(TweedieLoss().check_target(np.array([np.nan, 0.0])), [1, 0])
+    np.testing.assert_array_equal(TweedieLoss().check_target(np.array([np.nan, 0.0])), [0, 0])
     with pytest.raises(ValueError, match="1 < tweedie_variance_power < 2"):
         TweedieLoss(2.0)
     assert isinstance(make_loss("tweedie", tweedie_variance_power=1.1), TweedieLoss)

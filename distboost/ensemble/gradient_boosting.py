@@ -33,6 +33,7 @@ from .._validation import (
 )
 from ..booster import BoostParams, BoostResult, boost
 from ..callbacks import TrainingCallback
+from ..engine.inputs import is_dask
 from ..engine.spill import OUT_OF_CORE_PARAMETER
 from ..grower import GrowthParams
 from ..learners.gradient import GradientLearner, pack_rounds
@@ -172,7 +173,8 @@ class _GradientBoosting(TreeEnsembleBase):
         _objectives.check_trainable(self)
         _objectives.check_data(self, X, y)
         init_model = self._resolve_init_model(init_model)
-        with explained_import_errors(_objectives.functions_of(self), type(self).__name__):
+        remote = _objectives.functions_of(self) if is_dask(X) else []  # unpickled on workers
+        with explained_import_errors(remote, type(self).__name__):
             return self._fit(X, y, sample_weight, bin_mapper=bin_mapper, eval_set=eval_set,
                              sample_weight_eval_set=sample_weight_eval_set,
                              init_model=init_model, early_stopping_rounds=early_stopping_rounds,
