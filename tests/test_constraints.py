@@ -176,10 +176,13 @@ def test_gradient_boosting_regressor_is_monotone(params):
     assert not any(t[0] == u[0] for t, u in zip(model.trees_, free.trees_))  # it did something
 
 
-@pytest.mark.parametrize("loss", ["log_loss", "exponential"])
-def test_gradient_boosting_classifier_is_monotone_in_probability(loss):
+@pytest.mark.parametrize("loss, leaves", [("log_loss", "newton"), ("exponential", "newton"),
+                                          ("log_loss", "line_search"),
+                                          ("exponential", "line_search")])
+def test_gradient_boosting_classifier_is_monotone_in_probability(loss, leaves):
     X, y = _data()
     model = db.GradientBoostingClassifier(loss=loss, n_estimators=12, max_depth=3,
+                                          leaf_estimation=leaves,
                                           monotonic_cst=[1, 0, -1, 0]).fit(X, y > 0)
     _assert_monotone(lambda Z: model.predict_proba(Z)[:, 1], MONOTONE)
     _assert_monotone(model.decision_function, MONOTONE)
