@@ -142,10 +142,16 @@ VERBOSE = _Kind(lambda v: isinstance(v, (bool, np.bool_, numbers.Integral)), "a 
 N_JOBS = _Kind(lambda v: v is None or (isinstance(v, numbers.Integral)
                                        and not isinstance(v, bool) and v >= 1),
                "None or an int >= 1")
+def _is_metric(m) -> bool:
+    """A metric name, a function fn(y_true, raw_score) or a ``metrics.make_metric`` object."""
+    return isinstance(m, str) or callable(m) or hasattr(m, "rowwise")
+
+
 METRIC_NAMES = _Kind(
-    lambda v: isinstance(v, str) or (isinstance(v, (list, tuple)) and len(v) > 0
-                                     and all(isinstance(m, str) for m in v)),
-    "a metric name or a non-empty list of them")
+    lambda v: _is_metric(v) or (isinstance(v, (list, tuple)) and len(v) > 0
+                                and all(_is_metric(m) for m in v)),
+    "a metric name, a function, a metrics.make_metric object, or a non-empty list of them")
+CALLABLE = _Kind(callable, "a function fn(y_true, raw_score) -> (gradient, hessian)")
 POSITIVE_INT = Interval("int", 1, None)
 NONNEG_REAL = Interval("real", 0, None)
 FRACTION = Interval("real", 0, 1, "right")

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import line_search
+from . import line_search, objective
 from ._fixed_point import fixed_point_scales
 from .grower import GrowthParams
 from .learners.gradient import GradientLearner, pack_rounds
@@ -141,7 +141,7 @@ class _Boosting:
         delta), fixed-point scales, column subsamples."""
         p = self.params
         self.loss_r = _round_loss(self.engine, self.loss, update)
-        scales = _scales(self.engine, self.loss_r, self.margin_bound, self.line)
+        scales = _scales(self.engine, self.loss_r, self.margin_bound, self.line, update, r)
         criterion = GradientCriterion(p.split, scales, self.counts)
         learner = GradientLearner(self.loss_r, scales, p.seed, p.subsample, self.line,
                                   criterion.n_stats, p.metrics)
@@ -184,9 +184,23 @@ def _round_loss(engine, loss, pending_packed):
     return loss.with_delta(delta)
 
 
-def _scales(engine, loss, margin_bound, first_order):
-    """Fixed-point scales of g and h (h = w for line-search trees)."""
-    g_bound, h_bound = loss.gradient_bounds(engine.y_absmax, engine.w_max, margin_bound)
+def _scales(engine, loss, margin_bound, first_order, pending=None, round_index=0):
+    """Fixed-point scales of g and h (h = w for line-search trees).
+
+    From driver-side bounds (``loss.gradient_bounds``: the margins can move
+    at most ``margin_bound``), or from one exact pass over the rows: the
+    margins' range for the log-link losses, the gradients' range for a
+    user's objective (``objective``).
+    """
+    t0 = time.perf_counter()
+    if getattr(loss, "gradient_range_pass", False):
+        g_bound, h_bound = objective.gradient_range(engine, loss, pending, round_index)
+    elif loss.margin_range_bounds:
+        f_lo, f_hi = objective.margin_range(engine, pending)
+        g_bound, h_bound = loss.gradient_bounds_in(engine.y_absmax, engine.w_max, f_lo, f_hi)
+    else:
+        g_bound, h_bound = loss.gradient_bounds(engine.y_absmax, engine.w_max, margin_bound)
+    engine.timings["gradient_range"] += time.perf_counter() - t0
     return fixed_point_scales((g_bound, engine.w_max if first_order else h_bound), engine.n_rows)
 
 
@@ -201,7 +215,7 @@ def _line_search(engine, loss, trees, n_outputs, growth: GrowthParams):
     """Leaf values by the loss's line search (ESL Algorithm 10.3, step 2(c))."""
     t0 = time.perf_counter()
     trees = line_search.leaf_values(engine, loss, trees, pack_rounds([trees], n_outputs),
-                                    growth.learning_rate)
+                                    growth.learning_rate, growth.monotonic_cst)
     engine.timings["line_search"] += time.perf_counter() - t0
     return trees
 

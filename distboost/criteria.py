@@ -78,12 +78,23 @@ def class_category_order(hist_f, n_categories, majority):
     return present[:k][order]
 
 
+@numba.njit(cache=True, inline="always")
+def _ordered(cl, w_l, cr, w_r, cst, bounds):
+    """Whether the children's class-1 frequencies, clipped to the node's bounds,
+    keep the order ``cst`` (+1: left <= right; -1: left >= right)."""
+    p_l = min(max(cl[1] / w_l, bounds[0]), bounds[1])
+    p_r = min(max(cr[1] / w_r, bounds[0]), bounds[1])
+    return not ((cst > 0 and p_l > p_r) or (cst < 0 and p_l < p_r))
+
+
 @numba.njit(cache=True)
-def _scan(hist_f, order, total, kind, min_count, parent):
+def _scan(hist_f, order, total, kind, min_count, parent, cst, bounds):
     """Best prefix of ``order`` (bins or categories) as the left child.
 
     Returns (gain, prefix_length, missing_left); the missing bin is tried on
-    both sides.
+    both sides. With ``bounds[2]`` (monotone constraints, two classes) a
+    split whose clipped class-1 frequencies break the order ``cst`` is
+    refused (``_ordered``).
     """
     n_classes = total.shape[0] - 1
     miss = hist_f[MISSING_BIN]
@@ -109,6 +120,8 @@ def _scan(hist_f, order, total, kind, min_count, parent):
                 w_r += cr[k]
             if w_l <= 0.0 or w_r <= 0.0:
                 continue
+            if bounds[2] and not _ordered(cl, w_l, cr, w_r, cst, bounds):
+                continue
             gain = parent - _weighted_impurity(cl, kind) - _weighted_impurity(cr, kind)
             if gain > best_gain:
                 best_gain, best_len = gain, p + 1
@@ -116,9 +129,8 @@ def _scan(hist_f, order, total, kind, min_count, parent):
     return best_gain, best_len, best_missing_left
 
 
-@numba.njit(cache=True)
 def find_best_impurity_splits(hist, totals, features, n_bins, is_categorical, kind, min_count,
-                              tolerance):
+                              tolerance, monotonic=None, lower=None, upper=None):
     """Best split of each node by impurity decrease.
 
     Parameters
@@ -141,9 +153,24 @@ def find_best_impurity_splits(hist, totals, features, n_bins, is_categorical, ki
     feature, split_bin : ndarray (n_nodes,), int64
         ``split_bin``: last left bin (numeric) or prefix length (categorical).
     missing_left : ndarray (n_nodes,), bool
+
+    ``monotonic`` (n_features,) and ``lower``, ``upper`` (n_nodes,): monotone
+    constraints on the frequency of class 1 of two classes (``_scan``).
     """
+    if lower is None:
+        lower = upper = np.zeros(0)
+    monotonic = np.zeros(0, np.int8) if monotonic is None else np.asarray(monotonic, np.int8)
+    return _best_impurity_splits(hist, totals, features, n_bins, is_categorical, kind, min_count,
+                                 tolerance, monotonic, np.asarray(lower, np.float64),
+                                 np.asarray(upper, np.float64))
+
+
+@numba.njit(cache=True)
+def _best_impurity_splits(hist, totals, features, n_bins, is_categorical, kind, min_count,
+                          tolerance, monotonic, lower, upper):
     n_nodes, n_features = hist.shape[0], hist.shape[1]
     n_classes = hist.shape[3] - 1
+    bounded = len(lower) > 0
     gain = np.full(n_nodes, -np.inf)
     feature = np.full(n_nodes, -1, np.int64)
     split_bin = np.full(n_nodes, -1, np.int64)
@@ -159,15 +186,19 @@ def find_best_impurity_splits(hist, totals, features, n_bins, is_categorical, ki
             if c[k] > c[majority]:
                 majority = k
         parent = _weighted_impurity(c, kind)
+        bounds = (lower[node], upper[node], True) if bounded else (-np.inf, np.inf, False)
         for f in range(n_features):
             if not features[node, f]:
                 continue
+            cst = monotonic[f] if len(monotonic) else 0
             if is_categorical[f]:
                 order = class_category_order(hist[node, f], n_bins[f], majority)
-                g_, b_, m_ = _scan(hist[node, f], order, total, kind, min_count, parent)
+                g_, b_, m_ = _scan(hist[node, f], order, total, kind, min_count, parent, cst,
+                                   bounds)
             else:
                 order = np.arange(n_bins[f])
-                g_, b_, m_ = _scan(hist[node, f], order, total, kind, min_count, parent)
+                g_, b_, m_ = _scan(hist[node, f], order, total, kind, min_count, parent, cst,
+                                   bounds)
                 b_ -= 1  # prefix length -> last left bin
             if g_ > gain[node]:
                 gain[node], feature[node], split_bin[node], missing_left[node] = g_, f, b_, m_
@@ -196,10 +227,12 @@ class ImpurityCriterion:
         self.scale, self.min_samples_leaf = scale, min_samples_leaf
         self.n_stats = n_classes + 1
 
-    def best_splits(self, hist, totals, masks, mapper):
+    def best_splits(self, hist, totals, masks, mapper, constraints=None):
+        """Best split of each node; ``constraints``: (monotonic, lower, upper) on
+        the class-1 frequency (two classes), or None."""
         gain, feature, split_bin, missing_left = find_best_impurity_splits(
             hist, totals, masks, mapper.n_bins_non_missing_, mapper.is_categorical_,
-            self.kind, self.min_samples_leaf, _RELATIVE_TOLERANCE,
+            self.kind, self.min_samples_leaf, _RELATIVE_TOLERANCE, *(constraints or ()),
         )
         return gain / self.scale, feature, split_bin, missing_left
 
@@ -219,15 +252,28 @@ class ImpurityCriterion:
         return (totals[self.n_classes] >= 2 * self.min_samples_leaf
                 and np.count_nonzero(totals[: self.n_classes]) > 1)
 
-    def node_value(self, totals) -> float:
-        """The weighted majority class (its code), ESL eq. 9.17's c_m."""
+    def node_value(self, totals, lower: float = -np.inf, upper: float = np.inf) -> float:
+        """The weighted majority class (its code), ESL eq. 9.17's c_m; under
+        bounds, the most frequent class of the clipped frequencies."""
+        if lower > -np.inf or upper < np.inf:
+            return float(np.argmax(self.node_vector(totals, lower, upper)))
         return float(np.argmax(totals[: self.n_classes]))
 
-    def node_vector(self, totals) -> np.ndarray:
-        """Class frequencies p_k of the node."""
+    def node_vector(self, totals, lower: float = -np.inf, upper: float = np.inf) -> np.ndarray:
+        """Class frequencies p_k of the node; with bounds (monotone constraints,
+        two classes) p_1 is clipped to [lower, upper] and p_0 = 1 - p_1, as
+        scikit-learn's trees clip a node's value."""
         c = totals[: self.n_classes].astype(np.float64)
         s = c.sum()
-        return c / s if s > 0 else np.full(self.n_classes, 1.0 / self.n_classes)
+        p = c / s if s > 0 else np.full(self.n_classes, 1.0 / self.n_classes)
+        if lower > -np.inf or upper < np.inf:
+            p1 = min(max(p[1], lower), upper)
+            p = np.array([1.0 - p1, p1])
+        return p
+
+    def bound_value(self, totals) -> float:
+        """The value monotone constraints order: the frequency of class 1."""
+        return float(self.node_vector(totals)[1])
 
     def count(self, totals) -> int:
         return int(totals[self.n_classes])
@@ -253,8 +299,9 @@ class VarianceCriterion(GradientCriterion):
                              min_samples_leaf=min_samples_leaf)
         super().__init__(params, scales)
 
-    def best_splits(self, hist, totals, masks, mapper):
-        gain, feature, split_bin, missing_left = super().best_splits(hist, totals, masks, mapper)
+    def best_splits(self, hist, totals, masks, mapper, constraints=None):
+        gain, feature, split_bin, missing_left = super().best_splits(hist, totals, masks, mapper,
+                                                                     constraints)
         noise = _RELATIVE_TOLERANCE * np.abs(totals[:, 0] / self.scale_g) ** 2 / np.maximum(
             totals[:, 1] / self.scale_h, np.finfo(float).tiny)
         gain = np.where(gain > noise, gain, -np.inf)

@@ -22,9 +22,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._common import MAX_BINS, MISSING_BIN, N_BITSET_WORDS, NODE_DTYPE
+from .constraints import child_bounds
 from .histogram import LevelSplits
 from .tree import Tree, bitset_from_mask
-
 
 SPECULATIVE_SPLITS = 4
 """Best-first growth: leaves a wave expands at most, per tree (the best one
@@ -33,11 +33,17 @@ and the next best, in case the best one's children do not beat them)."""
 
 @dataclass
 class GrowthParams:
-    """How far trees grow, and how leaves are scaled."""
+    """How far trees grow, what their paths may combine, and how leaves are scaled.
+
+    ``monotonic_cst`` (n_features,) int8 of -1 / 0 / +1 and ``interaction_cst``
+    (n_sets, n_features) bool are ``constraints``' resolved forms (None: none).
+    """
 
     max_depth: int | None = 6
     max_leaf_nodes: int | None = None
     learning_rate: float = 1.0
+    monotonic_cst: np.ndarray | None = None
+    interaction_cst: np.ndarray | None = None
 
 
 class _Node:
@@ -54,10 +60,13 @@ class _Node:
         "hist",
         "id",
         "left",
+        "lower",
         "missing_left",
         "right",
+        "sets",
         "split_bin",
         "totals",
+        "upper",
     )
 
     def __init__(self, node_id, depth, totals):
@@ -74,6 +83,10 @@ class _Node:
         self.missing_left = False
         self.goes_left = None
         self.left = self.right = -1
+        # monotone constraints: bounds of the node's value (the whole line at the root);
+        # interaction constraints: the interaction sets its path is still within
+        self.lower, self.upper = -np.inf, np.inf
+        self.sets = None
 
 
 class TreeGrower:
@@ -124,6 +137,8 @@ class TreeGrower:
             f0 = int(np.flatnonzero(feature_masks[t])[0]) if feature_masks[t].any() else 0
             root = _Node(0, 0, root_hist[t, f0].sum(axis=0))
             root.hist, root.exact = root_hist[t], 0
+            if params.interaction_cst is not None:
+                root.sets = np.arange(len(params.interaction_cst))
             root.count = self.criterion.count(root.totals)  # None: the workers count
             if root.count is None:
                 root.count = int(root_counts[t])
@@ -197,6 +212,26 @@ class TreeGrower:
         p = self.params
         return (p.max_depth is None or node.depth < p.max_depth) and self.criterion.splittable(node.totals)
 
+    def _constrain_children(self, parent, lchild, rchild):
+        """Children's bounds and interaction sets.
+
+        Monotone constraints (XGBoost's ``TreeEvaluator::AddSplit``, scikit-learn's
+        grower): children start from the parent's bounds; a split on a
+        constrained feature cuts them at the midpoint of the two children's
+        values (clipped to the parent's bounds), the left child below it for an
+        increasing constraint, above it for a decreasing one. Interaction
+        constraints: a child keeps the parent's sets that hold the split feature.
+        """
+        p = self.params
+        if p.monotonic_cst is not None:
+            c = int(p.monotonic_cst[parent.feature])
+            values = [self.criterion.bound_value(n.totals) if c else 0.0 for n in (lchild, rchild)]
+            (lchild.lower, lchild.upper), (rchild.lower, rchild.upper) = child_bounds(
+                parent.lower, parent.upper, c, *values)
+        if parent.sets is not None:
+            keep = parent.sets[p.interaction_cst[parent.sets, parent.feature]]
+            lchild.sets = rchild.sets = keep
+
     def _split(self, chosen):
         """Create children, then one wave: apply splits, histogram smaller children.
 
@@ -217,6 +252,7 @@ class TreeGrower:
             if not self.best_first:  # splits are taken in wave order: ids are known
                 lchild.exact, rchild.exact = lchild.id, rchild.id
             nodes += [lchild, rchild]
+            self._constrain_children(parent, lchild, rchild)
             build = self._splittable(lchild) or self._splittable(rchild)
             lchild.count, rchild.count = self.criterion.count(left), self.criterion.count(rchild.totals)
             if lchild.count is None:  # counted by the wave
@@ -301,11 +337,20 @@ class TreeGrower:
             return []
         totals = np.stack([n.totals for _, n in pairs])
         masks = np.stack([self.masks[t] for t, _ in pairs])
+        allowed = self._interaction_masks(pairs)
+        if allowed is not None:
+            masks &= allowed
         if self.node_features is not None:
             masks = self.node_features(masks, block, [(t, n.depth, n.exact) for t, n in pairs])
+            if allowed is not None:  # a hook may draw from its own sets (boosting's by level)
+                masks = masks & allowed
         masks[~splittable] = False
+        extra = ()
+        if self.params.monotonic_cst is not None:
+            extra = ((self.params.monotonic_cst, np.array([n.lower for _, n in pairs]),
+                      np.array([n.upper for _, n in pairs])),)
         gain, feature, split_bin, missing_left = self.criterion.best_splits(
-            block, totals, masks, self.mapper
+            block, totals, masks, self.mapper, *extra
         )
         positive = []
         for k, (t, node) in enumerate(pairs):
@@ -317,6 +362,16 @@ class TreeGrower:
                 node.hist = None
         return positive
 
+    def _interaction_masks(self, pairs):
+        """Features each node may split on under interaction constraints: the
+        union of the sets its path is still within (scikit-learn's
+        ``_compute_interactions``; XGBoost's ``FeatureInteractionConstraint``),
+        or None without constraints."""
+        sets = self.params.interaction_cst
+        if sets is None:
+            return None
+        return np.stack([sets[n.sets].any(axis=0) for _, n in pairs])
+
     # ---------------------------------------------------------------- output
     def _make_tree(self, t) -> Tree:
         """Tree ``t``'s nodes in id order; an expansion never taken stays a leaf."""
@@ -324,7 +379,9 @@ class TreeGrower:
         nodes = sorted((n for n in made if n.exact >= 0), key=lambda n: n.exact)
         crit, lr, mapper = self.criterion, self.params.learning_rate, self.mapper
         rec = np.zeros(len(nodes), NODE_DTYPE)
-        rec["value"] = [lr * crit.node_value(n.totals) for n in nodes]
+        bounded = self.params.monotonic_cst is not None
+        bounds = [(n.lower, n.upper) if bounded else () for n in nodes]
+        rec["value"] = [lr * crit.node_value(n.totals, *b) for n, b in zip(nodes, bounds)]
         rec["count"] = [n.count for n in nodes]
         rec["cover"] = [crit.cover(n.totals) for n in nodes]
         rec["depth"] = [n.depth for n in nodes]
@@ -348,5 +405,8 @@ class TreeGrower:
         bits = np.array(bitsets, np.uint64).reshape(-1, N_BITSET_WORDS)
         vectors = None
         if hasattr(crit, "node_vector"):  # e.g. class frequencies of classification trees
-            vectors = np.stack([crit.node_vector(node.totals) for node in nodes])
-        return Tree(rec, bits, vectors)
+            vectors = np.stack([crit.node_vector(n.totals, *b) for n, b in zip(nodes, bounds)])
+        tree = Tree(rec, bits, vectors)
+        if bounded:  # for the line search, which sets the leaves again within bounds
+            tree.bounds = np.array([(n.lower, n.upper) for n in nodes]).reshape(-1, 2)
+        return tree

@@ -31,6 +31,7 @@ import numpy as np
 
 from . import _exact
 from ._select import plain_state, weighted_quantiles
+from .constraints import propagate_bounds
 from .engine.group import each_shard
 from .tree import Tree, leaf_indices_binned, predict_binned
 
@@ -194,7 +195,7 @@ def _with_leaf_values(trees, gammas, max_nodes, learning_rate):
     return out
 
 
-def leaf_values(engine, loss, trees, packed, learning_rate) -> list[Tree]:
+def leaf_values(engine, loss, trees, packed, learning_rate, monotonic=None) -> list[Tree]:
     """The round's trees with every leaf value re-estimated by the loss's line search.
 
     Parameters
@@ -204,7 +205,12 @@ def leaf_values(engine, loss, trees, packed, learning_rate) -> list[Tree]:
     trees : list of Tree, one per output, grown on the negative gradient
     packed : ``learners.gradient.pack_rounds([trees], n_outputs)``
     learning_rate : float (shrinkage nu, ESL 10.12.1)
+    monotonic : ndarray of shape (n_features,), int8, optional
+        Monotone constraints (one output): the leaves are clipped to bounds
+        found from every node's line-search value (``monotone_leaf_values``).
     """
+    if monotonic is not None:
+        return monotone_leaf_values(engine, loss, trees, packed, learning_rate, monotonic)
     max_nodes = max(len(t.nodes) for t in trees)
     n_queries = max_nodes * len(trees)
     if loss.leaf_rule == "sums":
@@ -244,3 +250,104 @@ def huber_delta(engine, alpha, packed_pending) -> float:
     plus the pending trees (Friedman 2001, M_TreeBoost)."""
     return float(weighted_quantiles(engine, AbsoluteResiduals(packed_pending), alpha, 1,
                                     "huber-delta")[0])
+
+
+# ------------------------------------------------------ monotone constraints
+def monotone_leaf_values(engine, loss, trees, packed, learning_rate, monotonic) -> list[Tree]:
+    """Line-search leaves of a tree under monotone constraints (one output).
+
+    The bounds the grower propagated are in the units of the tree it grew (the
+    mean negative gradient), not of the line search's values (a median
+    residual, say), so the bounds are found again in the values' own units:
+    the line-search value of every node (the minimizer over its in-bag rows,
+    exactly across partitions, as for a leaf) goes through the same rule,
+    children bounded at the midpoint of their clipped values from the root down
+    (``constraints.propagate_bounds``); every leaf is then clipped to its
+    bounds, the exact constrained minimizer of its convex loss. The tree is
+    then monotone in every constrained feature, whatever the values.
+    """
+    tree = trees[0]
+    values = _node_values(engine, loss, tree, packed)
+    bounds = propagate_bounds(tree.nodes, values, monotonic)
+    nodes = tree.nodes.copy()
+    leaves = np.flatnonzero(nodes["is_leaf"] == 1)
+    gamma = np.where(np.isnan(values[leaves]), 0.0, values[leaves])
+    nodes["value"][leaves] = learning_rate * np.clip(gamma, bounds[leaves, 0], bounds[leaves, 1])
+    out = Tree(nodes, tree.cat_bitsets)
+    out.bounds = bounds
+    return [out]
+
+
+def node_paths(nodes) -> np.ndarray:
+    """(n_nodes, max_depth + 1) int64: the node ids from the root to each node, -1 beyond."""
+    depth = nodes["depth"]
+    paths = np.full((len(nodes), int(depth.max()) + 1), -1, np.int64)
+    parent = np.full(len(nodes), -1, np.int64)
+    internal = np.flatnonzero(nodes["is_leaf"] == 0)
+    parent[nodes["left"][internal]] = internal
+    parent[nodes["right"][internal]] = internal
+    for i in range(len(nodes)):  # a parent's id is below its children's
+        if parent[i] >= 0:
+            paths[i] = paths[parent[i]]
+        paths[i, depth[i]] = i
+    return paths
+
+
+def _row_paths(shard, positions, packed, paths) -> np.ndarray:
+    """(n_rows, max_depth + 1): the nodes of each in-bag row's path in tree 0, -1 beyond."""
+    leaves = round_leaves(shard, positions, packed)[0]
+    return np.where(leaves[:, None] >= 0, paths[np.maximum(leaves, 0)], -1)
+
+
+class PathResiduals:
+    """Residuals y - f of the in-bag rows, once for every node of the row's path in
+    tree 0 (query = node id): every node's quantile in one selection."""
+
+    def __init__(self, packed, paths):
+        self.packed, self.paths = packed, paths
+
+    def __call__(self, shard, rows, positions):
+        query = _row_paths(shard, positions, self.packed, self.paths)
+        k = query.shape[1]
+        return query.T.ravel(), np.tile(shard.y - rows[0], k), np.tile(shard.w, k)
+
+
+def _path_huber_sums(state, packed, paths, medians, delta):
+    """Per node: exact sums of w clip(r - median_node, -delta, delta) and of w over
+    its in-bag rows (Huber's one step from each node's own median)."""
+    totals = None
+    for shard, rows, positions in each_shard(state.shards, state.rows, state.positions):
+        groups = _row_paths(shard, positions, packed, paths)
+        deviations = np.clip((shard.y - rows[0])[:, None] - medians[np.maximum(groups, 0)],
+                             -delta, delta) * shard.w[:, None]
+        weights = np.broadcast_to(shard.w[:, None], groups.shape)
+        sums = [grouped_exact_sums(a.ravel(), groups.ravel(), len(paths))
+                for a in (deviations, weights)]
+        totals = sums if totals is None else [
+            [x + y for x, y in zip(t, s)] for t, s in zip(totals, sums)]
+    return plain_state(state), totals
+
+
+def _node_values(engine, loss, tree, packed) -> np.ndarray:
+    """The line-search value of every node of ``tree`` over its in-bag rows
+    (NaN where it has none), exact across partitions."""
+    n, paths = len(tree.nodes), node_paths(tree.nodes)
+    if loss.leaf_rule == "quantile":
+        return weighted_quantiles(engine, PathResiduals(packed, paths), loss.alpha, n,
+                                  "node-quantile")
+    if loss.leaf_rule == "huber":
+        medians = weighted_quantiles(engine, PathResiduals(packed, paths), 0.5, n, "node-median")
+        medians = np.where(np.isnan(medians), 0.0, medians)
+        per_group = engine.apply(_path_huber_sums, "node-huber", packed, paths, medians,
+                                 loss.delta)
+        num, den = ([sum(g[a][k] for g in per_group) for k in range(n)] for a in (0, 1))
+        return np.array([m + float(Fraction(a) / Fraction(b)) if b else np.nan
+                         for m, a, b in zip(medians, num, den)])
+    sums = leaf_sums(engine, packed, LossSums(loss), n, "leaf-sums")  # nonzero at leaves only
+    node_sums = [[Fraction(0)] * n for _ in sums]
+    for leaf in np.flatnonzero(tree.nodes["is_leaf"] == 1):
+        for node in paths[leaf][paths[leaf] >= 0]:
+            for a, s in enumerate(sums):
+                node_sums[a][node] += s[leaf]
+    return np.array([loss.leaf_value([s[k] for s in node_sums])
+                     if any(s[k] for s in node_sums) else np.nan for k in range(n)])

@@ -121,6 +121,14 @@ class Loss:
         """
         return w_max, 0.25 * w_max
 
+    margin_range_bounds = False
+    """True when |g| and h are bounded through the margins' exact range, measured
+    each round (``gradient_bounds_in``), rather than through ``gradient_bounds``."""
+
+    def prediction(self, raw) -> np.ndarray:
+        """A regressor's prediction from its raw scores: f itself (identity link)."""
+        return raw[0]
+
     def pointwise(self, y, raw):
         """Per-row loss L(y, f) (before weighting and averaging)."""
         raise NotImplementedError
@@ -426,17 +434,176 @@ class ExponentialLoss(Loss):
         return _ratio(pos - neg, pos + neg)
 
 
-REGRESSION_LOSSES = ("squared_error", "absolute_error", "huber", "quantile")
+class LogLinkLoss(Loss):
+    """Base of the losses with a log link: f = log mu, ``predict`` returns mu = e^f.
+
+    L is the negative log-likelihood in f (half the deviance, up to a term in
+    y only), as XGBoost's count:poisson / reg:gamma / reg:tweedie and
+    scikit-learn's HalfPoissonLoss / HalfGammaLoss / HalfTweedieLoss, so
+    ``reg_lambda`` and ``min_child_weight`` mean what they mean there. f_0 is
+    log of the weighted mean of y (the exact minimizer; exact sums over all
+    partitions); leaves are Newton steps -G/(H+lambda), or with
+    ``leaf_estimation="line_search"`` one Newton step on the leaf's rows
+    (sum w (-g) / sum w h, Friedman's L2_TreeBoost step).
+
+    Fixed-point scales: |g| and h grow like e^f, so a bound from the sum of
+    the trees' largest leaves (the other losses' ``gradient_bounds``) would
+    drift far above the rows' real range over many rounds and cost precision.
+    Instead the margins' exact minimum and maximum over all rows are measured
+    at the start of each round (one small pass, order-independent, so every
+    partitioning gets the same scale) and the pending trees' extreme leaves
+    added; ``gradient_bounds_in`` turns that range into bounds. There is no
+    ``max_delta_step``: XGBoost's count:poisson clips leaves at 0.7 and
+    inflates its hessian by e^0.7 to safeguard the Newton step; we follow
+    scikit-learn's HistGradientBoostingRegressor, which does neither, and
+    leave step size to the learning rate (``reg_lambda`` also damps the
+    steps of leaves whose hessian sum e^f is small).
+    """
+
+    margin_range_bounds = True
+
+    def init_statistics(self, y, w):
+        return [w * y, w]
+
+    def init_score(self, sums, n_outputs):
+        if not sums[0] > 0:
+            raise ValueError(
+                f"loss={self.name!r}: the target is 0 on every row with a positive weight, so "
+                f"its mean is 0 and its log (the initial score) is -inf; a log-link model "
+                f"needs some positive targets")
+        return np.array([np.log(sums[0] / sums[1])])
+
+    def prediction(self, raw):
+        return np.exp(raw[0])
+
+    def gradients(self, y, raw, w):
+        g, h = self._gh(np.asarray(y, np.float64), np.asarray(raw[0], np.float64))
+        return (g * w)[None, :], (h * w)[None, :]
+
+    def leaf_sums(self, y, raw, w):
+        g, h = self.gradients(y, raw, w)
+        return [-g, h]
+
+    def leaf_value(self, sums):
+        return _ratio(sums[0], sums[1])
+
+    def metric_pointwise(self, y, raw):
+        """The deviance (twice the pointwise loss, up to its minimum)."""
+        return self.deviance(y, self.prediction(raw))
+
+    def pointwise(self, y, raw):
+        return 0.5 * self.metric_pointwise(y, raw)
+
+    def check_target(self, y) -> np.ndarray:
+        """Rows whose finite target the loss refuses (bool mask; NaN and inf are the
+        data checks' to refuse)."""
+        return np.isfinite(y) & ((y < 0) if self.y_may_be_zero else (y <= 0))
+
+
+def _xlogy(x, y):
+    """x log y, 0 where x = 0."""
+    return np.where(x > 0, x * np.log(np.where(x > 0, y, 1.0)), 0.0)
+
+
+class PoissonLoss(LogLinkLoss):
+    """Poisson deviance, log link: L = e^f - y f; g = e^f - y, h = e^f (y >= 0).
+
+    Deviance 2 (y log(y / mu) - y + mu), scikit-learn's ``mean_poisson_deviance``.
+    """
+
+    name, metric_name = "poisson", "poisson_deviance"
+    y_may_be_zero = True
+
+    def _gh(self, y, f):
+        mu = np.exp(f)
+        return mu - y, mu
+
+    def gradient_bounds_in(self, y_max, w_max, f_lo, f_hi):
+        """Bounds of |g| and h for margins in [f_lo, f_hi] (|e^f - y| <= max(e^f, y))."""
+        mu = np.exp(f_hi)
+        return w_max * max(mu, y_max), w_max * mu
+
+    @staticmethod
+    def deviance(y, mu):
+        return 2.0 * (_xlogy(y, y / mu) - y + mu)
+
+
+class GammaLoss(LogLinkLoss):
+    """Gamma deviance, log link: L = y e^{-f} + f; g = 1 - y e^{-f}, h = y e^{-f} (y > 0).
+
+    Deviance 2 (log(mu / y) + y / mu - 1), scikit-learn's ``mean_gamma_deviance``.
+    """
+
+    name, metric_name = "gamma", "gamma_deviance"
+    y_may_be_zero = False
+
+    def _gh(self, y, f):
+        r = y * np.exp(-f)
+        return 1.0 - r, r
+
+    def gradient_bounds_in(self, y_max, w_max, f_lo, f_hi):
+        """|1 - y e^{-f}| <= max(1, y e^{-f}), largest at f_lo."""
+        r = y_max * np.exp(-f_lo)
+        return w_max * max(1.0, r), w_max * r
+
+    @staticmethod
+    def deviance(y, mu):
+        return 2.0 * (np.log(mu / y) + y / mu - 1.0)
+
+
+class TweedieLoss(LogLinkLoss):
+    """Tweedie deviance with power rho in (1, 2), log link (y >= 0; XGBoost's reg:tweedie):
+
+    L = -y e^{(1-rho) f} / (1 - rho) + e^{(2-rho) f} / (2 - rho),
+    g = -y e^{(1-rho) f} + e^{(2-rho) f},
+    h = -(1 - rho) y e^{(1-rho) f} + (2 - rho) e^{(2-rho) f} (> 0).
+
+    Deviance 2 (y^{2-rho} / ((1-rho)(2-rho)) - y mu^{1-rho} / (1-rho)
+    + mu^{2-rho} / (2-rho)), scikit-learn's ``mean_tweedie_deviance(power=rho)``.
+    """
+
+    name, metric_name = "tweedie", "tweedie_deviance"
+    y_may_be_zero = True
+
+    def __init__(self, power: float = 1.5):
+        if not 1.0 < power < 2.0:
+            raise ValueError(f"loss='tweedie' needs 1 < tweedie_variance_power < 2, got {power!r}")
+        self.power = float(power)
+
+    def _gh(self, y, f):
+        p = self.power
+        a, b = y * np.exp((1.0 - p) * f), np.exp((2.0 - p) * f)
+        return b - a, (p - 1.0) * a + (2.0 - p) * b
+
+    def gradient_bounds_in(self, y_max, w_max, f_lo, f_hi):
+        """y e^{(1-rho) f} is largest at f_lo, e^{(2-rho) f} at f_hi."""
+        p = self.power
+        a, b = y_max * np.exp((1.0 - p) * f_lo), np.exp((2.0 - p) * f_hi)
+        return w_max * max(a, b), w_max * ((p - 1.0) * a + (2.0 - p) * b)
+
+    def deviance(self, y, mu):
+        p = self.power
+        return 2.0 * (np.power(y, 2.0 - p) / ((1.0 - p) * (2.0 - p))
+                      - y * np.power(mu, 1.0 - p) / (1.0 - p) + np.power(mu, 2.0 - p) / (2.0 - p))
+
+
+LOG_LINK_LOSSES = ("poisson", "gamma", "tweedie")
+REGRESSION_LOSSES = ("squared_error", "absolute_error", "huber", "quantile", *LOG_LINK_LOSSES)
 CLASSIFICATION_LOSSES = ("log_loss", "exponential")
 
 
-def make_loss(name: str, n_classes: int | None = None, alpha: float = 0.9) -> Loss:
+def make_loss(name: str, n_classes: int | None = None, alpha: float = 0.9,
+              tweedie_variance_power: float = 1.5) -> Loss:
     """Loss object for an estimator's ``loss`` parameter.
 
     ``alpha`` is the quantile of ``"quantile"`` and the residual quantile that
-    sets Huber's delta (scikit-learn's convention, default 0.9).
+    sets Huber's delta (scikit-learn's convention, default 0.9);
+    ``tweedie_variance_power`` the power of ``"tweedie"``.
     """
     if n_classes is None:
+        if name in LOG_LINK_LOSSES:
+            return {"poisson": PoissonLoss, "gamma": GammaLoss}.get(
+                name, lambda: TweedieLoss(tweedie_variance_power))()
         if name == "squared_error":
             return SquaredError()
         if name == "absolute_error":

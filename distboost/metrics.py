@@ -28,6 +28,7 @@ import numpy as np
 
 from . import _exact
 from ._validation import InvalidParameterError
+from .losses import LOG_LINK_LOSSES, GammaLoss, PoissonLoss
 
 PROBA_EPS = 1e-15
 """Probabilities are clipped to [eps, 1 - eps] before the log (as scikit-learn and XGBoost)."""
@@ -92,10 +93,10 @@ class ClassificationError(MeanMetric):
 
 @dataclass(frozen=True)
 class SquaredErrorMetric(MeanMetric):
-    """Root mean squared error of the raw score."""
+    """Root mean squared error of the prediction (the raw score, or e^f for a log link)."""
 
     def rowwise(self, y, raw):
-        return (y - raw[0]) ** 2
+        return (y - self.loss.prediction(raw)) ** 2
 
     def finish(self, mean):
         return float(np.sqrt(mean))
@@ -103,10 +104,65 @@ class SquaredErrorMetric(MeanMetric):
 
 @dataclass(frozen=True)
 class AbsoluteErrorMetric(MeanMetric):
-    """Mean absolute error of the raw score."""
+    """Mean absolute error of the prediction (the raw score, or e^f for a log link)."""
 
     def rowwise(self, y, raw):
-        return np.abs(y - raw[0])
+        return np.abs(y - self.loss.prediction(raw))
+
+
+@dataclass(frozen=True)
+class DevianceMetric(MeanMetric):
+    """Mean deviance of a log-link model's prediction mu = e^f: Poisson, Gamma or
+    the model's Tweedie power (scikit-learn's ``mean_*_deviance``)."""
+
+    def rowwise(self, y, raw):
+        mu = self.loss.prediction(raw)
+        if self.name == "tweedie_deviance":
+            return self.loss.deviance(y, mu)
+        deviance = PoissonLoss.deviance if self.name == "poisson_deviance" else GammaLoss.deviance
+        return deviance(y, mu)
+
+
+@dataclass(frozen=True, eq=False)
+class CustomMetric(MeanMetric):
+    """A user's per-row metric ``fn(y_true, raw_score)``, averaged with the sample
+    weights (exact sums, like every mean here); made by ``make_metric``."""
+
+    fn: object = None
+    greater_is_better: bool = False
+
+    @property
+    def higher_is_better(self) -> bool:
+        return self.greater_is_better
+
+    def rowwise(self, y, raw):
+        values = np.asarray(self.fn(y, raw[0]), dtype=np.float64)
+        if values.shape != y.shape or not np.isfinite(values).all():
+            bad = "its shape is " + str(values.shape) if values.shape != y.shape else \
+                f"{int((~np.isfinite(values)).sum())} value(s) are not finite"
+            raise ValueError(f"eval_metric {self.name!r} must return one finite value per row "
+                             f"({y.shape[0]} rows); {bad}")
+        return values
+
+
+def make_metric(fn, name: str | None = None, greater_is_better: bool = False) -> CustomMetric:
+    """An ``eval_metric`` from a function ``fn(y_true, raw_score) -> per-row values``.
+
+    The value of the metric is the weighted mean of ``fn``'s values over the
+    rows (exact, the same for any partitioning), under ``name`` (default: the
+    function's name) in ``evals_result_``; early stopping watching it keeps
+    the round with the largest value if ``greater_is_better``, else the
+    smallest. A plain function given as ``eval_metric`` is ``make_metric(fn)``.
+    ``raw_score`` is the model's raw output (log mu for a log link).
+    """
+    if not callable(fn):
+        raise InvalidParameterError(f"make_metric needs a function fn(y_true, raw_score) -> "
+                                    f"per-row values; got {fn!r}")
+    name = name or getattr(fn, "__name__", None) or type(fn).__name__
+    if not isinstance(name, str) or not name or name == "<lambda>":
+        raise InvalidParameterError(
+            f"give the metric a name: make_metric(fn, name='...') (got {name!r})")
+    return CustomMetric(name, None, fn, bool(greater_is_better))
 
 
 @dataclass(frozen=True)
@@ -150,32 +206,58 @@ def _sorted(score, y, w):
 
 
 def higher_is_better(name: str) -> bool:
-    """Whether a larger value of the metric named ``name`` is better (AUC) or a
-    smaller one (every other metric here)."""
+    """Whether a larger value of the built-in metric named ``name`` is better (AUC)
+    or a smaller one (every other built-in metric; a ``make_metric`` says its own)."""
     return name == AUC.name
 
 
 def make_metrics(names, loss, n_classes: int | None) -> tuple:
-    """The metric objects of ``eval_metric`` (None: the loss's own metric).
+    """The metric objects of ``eval_metric`` (None: the loss's own metric): names,
+    ``make_metric`` objects, or functions (``make_metric(fn)``), alone or in a list.
 
     Raises ``InvalidParameterError`` naming the metric and what the task allows.
     """
     if names is None:
         return (LossMetric(loss.metric_name, loss),)
-    names = [names] if isinstance(names, str) else list(names)
-    return tuple(_make_metric(name, loss, n_classes) for name in names)
+    names = [names] if isinstance(names, str) or not _is_sequence(names) else list(names)
+    metrics = tuple(_make_metric(name, loss, n_classes) for name in names)
+    seen = [m.name for m in metrics if m.name != "custom"]  # a saved model's placeholders
+    twice = sorted({n for n in seen if seen.count(n) > 1})
+    if twice:
+        raise InvalidParameterError(f"eval_metric names {twice} more than once; each metric "
+                                    f"needs its own name (make_metric(fn, name=...))")
+    return metrics
+
+
+def _is_sequence(value) -> bool:
+    return isinstance(value, (list, tuple))
 
 
 _MEANS = {"logloss": LogLoss, "mlogloss": LogLoss, "error": ClassificationError,
           "rmse": SquaredErrorMetric, "mae": AbsoluteErrorMetric}
 CLASSIFICATION_METRICS = ("logloss", "mlogloss", "error", "auc")
 REGRESSION_METRICS = ("rmse", "mae")
+DEVIANCE_METRICS = ("poisson_deviance", "gamma_deviance")
+"""Means of any log-link model's deviances; "tweedie_deviance" is the Tweedie loss's own."""
 
 
-def _make_metric(name: str, loss, n_classes: int | None):
+def _make_metric(name, loss, n_classes: int | None):
+    if isinstance(name, CustomMetric):
+        return name
+    if name == "custom":  # a saved model's function (``model_file``): loads, cannot measure
+        return CustomMetric("custom")
+    if callable(name):
+        return make_metric(name)
+    if not isinstance(name, str):
+        raise InvalidParameterError(f"eval_metric entries are metric names, make_metric(...) "
+                                    f"objects or functions fn(y_true, raw_score); got {name!r}")
     if name == loss.metric_name:
         return LossMetric(name, loss)
+    if name in DEVIANCE_METRICS and loss.name in LOG_LINK_LOSSES:
+        return DevianceMetric(name, loss)
     allowed = CLASSIFICATION_METRICS if n_classes is not None else REGRESSION_METRICS
+    if loss.name in LOG_LINK_LOSSES:
+        allowed = allowed + DEVIANCE_METRICS
     if name not in allowed:
         task = "a classifier" if n_classes is not None else "a regressor"
         raise InvalidParameterError(

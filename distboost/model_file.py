@@ -26,10 +26,31 @@ __all__ = ["FORMAT", "VERSION", "ModelFileError", "load_model", "model_from_dict
            "model_to_dict", "save_model"]
 
 
+CUSTOM = "custom"
+"""What a model file records for a user's function (a loss or a metric): the
+function is not saved; a loaded model predicts without it."""
+
+
 def _jsonable(value):
     if isinstance(value, np.generic):
         return value.item()
     return value
+
+
+def _param(value):
+    """A parameter as JSON: arrays, tuples and sets as lists (sets sorted), a
+    user's function (or ``metrics.make_metric`` object) as ``"custom"``."""
+    if isinstance(value, np.ndarray):
+        return [_param(v) for v in value.tolist()]
+    if isinstance(value, (set, frozenset)):
+        return [_param(v) for v in sorted(value, key=lambda v: (str(type(v)), v))]
+    if isinstance(value, (list, tuple)):
+        return [_param(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _param(v) for k, v in value.items()}
+    if callable(value) or hasattr(value, "rowwise"):
+        return CUSTOM
+    return _jsonable(value)
 
 
 def _labels(values) -> dict:
@@ -55,7 +76,7 @@ def model_to_dict(est) -> dict:
         "format": FORMAT,
         "version": VERSION,
         "estimator": type(est).__name__,
-        "params": {k: _jsonable(v) for k, v in params.items()},
+        "params": {k: _param(v) for k, v in params.items()},
         "feature_names": list(schema.feature_names),
         "is_categorical": schema.is_categorical.tolist(),
         "categories": {str(k): [_jsonable(c) for c in v] for k, v in schema.categories.items()},

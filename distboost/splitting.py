@@ -45,12 +45,35 @@ def _score(g, h, reg_lambda):
 
 
 @numba.njit(cache=True, inline="always")
+def bounded_value(g, h, lam, lower, upper):
+    """Newton value -G/(H+lambda) clipped to [lower, upper] (XGBoost's
+    ``TreeEvaluator::CalcWeight`` under monotone constraints)."""
+    denom = h + lam
+    w = -g / denom if denom > 0 else 0.0
+    return min(max(w, lower), upper)
+
+
+@numba.njit(cache=True, inline="always")
+def _gain_given_value(g, h, lam, w):
+    """-(2 G w + (H + lambda) w^2): twice the objective decrease of value w
+    (Chen & Guestrin eq. 4; XGBoost's ``CalcGainGivenWeight``); G^2/(H+lambda)
+    at w = -G/(H+lambda)."""
+    return -(2.0 * g * w + (h + lam) * w * w)
+
+
+@numba.njit(cache=True, inline="always")
 def _candidate_gain(gl, hl, cl, miss, missing_left, total, scale_g, scale_h, lam, mcw, min_count,
-                    parent_score, P):
+                    parent_score, P, cst, bounds):
     """Gain of the split whose left side holds (gl, hl, cl) plus, if
     ``missing_left``, the missing bin; -inf where a child is too small.
     ``cl`` sums statistic ``P``: the row count, or the hessian (see
-    ``GradientCriterion``)."""
+    ``GradientCriterion``).
+
+    ``bounds`` (lower, upper, bounded): with ``bounded`` the children's values
+    are clipped to the node's bounds, the gain is computed from the clipped
+    values, and a split whose values break the order ``cst`` of its feature
+    (+1 increasing, -1 decreasing) is refused (XGBoost's
+    ``TreeEvaluator::CalcSplitGain``)."""
     if missing_left:
         gl, hl, cl = gl + miss[G], hl + miss[H], cl + miss[P]
     if cl < min_count or total[P] - cl < min_count:
@@ -60,16 +83,27 @@ def _candidate_gain(gl, hl, cl, miss, missing_left, total, scale_g, scale_h, lam
     fh_r = (total[H] - hl) * (1.0 / scale_h)
     if fh_l < mcw or fh_r < mcw:
         return -np.inf, cl
+    fg_l = gl * (1.0 / scale_g)
+    fg_r = (total[G] - gl) * (1.0 / scale_g)
+    if bounds[2]:
+        w_l = bounded_value(fg_l, fh_l, lam, bounds[0], bounds[1])
+        w_r = bounded_value(fg_r, fh_r, lam, bounds[0], bounds[1])
+        if (cst > 0 and w_l > w_r) or (cst < 0 and w_l < w_r):
+            return -np.inf, cl
+        gain = 0.5 * (_gain_given_value(fg_l, fh_l, lam, w_l)
+                      + _gain_given_value(fg_r, fh_r, lam, w_r) - parent_score)
+        return gain, cl
     gain = 0.5 * (
-        _score(gl * (1.0 / scale_g), fh_l, lam)
-        + _score((total[G] - gl) * (1.0 / scale_g), fh_r, lam)
+        _score(fg_l, fh_l, lam)
+        + _score(fg_r, fh_r, lam)
         - parent_score
     )
     return gain, cl
 
 
 @numba.njit(cache=True)
-def _scan_order(hist_f, order, total, scale_g, scale_h, lam, mcw, min_count, parent_score, P):
+def _scan_order(hist_f, order, total, scale_g, scale_h, lam, mcw, min_count, parent_score, P,
+                cst, bounds):
     """Best split "first k bins of ``order`` left" (k >= 1), the missing bin
     tried on both sides; returns (gain, k - 1, missing_left)."""
     best_gain, best_k, best_missing_left = -np.inf, -1, False
@@ -86,20 +120,13 @@ def _scan_order(hist_f, order, total, scale_g, scale_h, lam, mcw, min_count, par
             if missing_left and miss[P] == 0:
                 continue
             gain, c_l = _candidate_gain(gl, hl, cl, miss, missing_left, total, scale_g, scale_h,
-                                        lam, mcw, min_count, parent_score, P)
+                                        lam, mcw, min_count, parent_score, P, cst, bounds)
             if gain > best_gain:
                 best_gain, best_k = gain, k
                 # without missing values in the node, missing goes to the larger child
                 # (by count; without counts the grower decides once the rows are routed)
                 best_missing_left = missing_left if miss[P] > 0 else c_l >= total[P] - c_l
     return best_gain, best_k, best_missing_left
-
-
-@numba.njit(cache=True)
-def _scan_numeric(hist_f, n_bins, total, scale_g, scale_h, lam, mcw, min_count, parent_score, P):
-    """Best "bin <= b" split of one numeric feature; returns (gain, b, missing_left)."""
-    return _scan_order(hist_f, np.arange(n_bins), total, scale_g, scale_h, lam, mcw, min_count,
-                       parent_score, P)
 
 
 @numba.njit(cache=True)
@@ -119,17 +146,65 @@ def category_order(hist_f, n_categories, scale_g, scale_h, lam, P):
 
 
 @numba.njit(cache=True)
-def _scan_categorical(hist_f, n_categories, total, scale_g, scale_h, lam, mcw, min_count,
-                      parent_score, P):
-    """Best prefix of the sorted categories; returns (gain, prefix_length, missing_left)."""
-    order = category_order(hist_f, n_categories, scale_g, scale_h, lam, P)
-    gain, k, missing_left = _scan_order(hist_f, order, total, scale_g, scale_h, lam, mcw,
-                                        min_count, parent_score, P)
-    return gain, k + 1, missing_left
+def _scan_feature(hist_f, n_bins_f, is_cat, total, scale_g, scale_h, lam, mcw, min_count,
+                  parent_score, P, cst, bounds):
+    """Best split of one feature: "bin <= b" (numeric; returns b) or a prefix of
+    the sorted categories (categorical; returns its length); (gain, b, missing_left)."""
+    if is_cat:
+        order = category_order(hist_f, n_bins_f, scale_g, scale_h, lam, P)
+        gain, k, missing_left = _scan_order(hist_f, order, total, scale_g, scale_h, lam, mcw,
+                                            min_count, parent_score, P, cst, bounds)
+        return gain, k + 1, missing_left
+    return _scan_order(hist_f, np.arange(n_bins_f), total, scale_g, scale_h, lam, mcw, min_count,
+                       parent_score, P, cst, bounds)
+
+
+@numba.njit(cache=True)
+def _best_of_node(hist_n, total, features_n, n_bins, is_categorical, scale_g, scale_h, lam,
+                  gamma, mcw, min_count, P, monotonic, bounds):
+    """Best split of one node over its allowed features; (gain, feature, bin, missing_left)."""
+    if bounds[2]:
+        fg, fh = total[G] / scale_g, total[H] / scale_h
+        parent_score = _gain_given_value(fg, fh, lam,
+                                         bounded_value(fg, fh, lam, bounds[0], bounds[1]))
+    else:
+        parent_score = _score(total[G] / scale_g, total[H] / scale_h, lam)
+    best = (-np.inf, -1, -1, False)
+    for f in range(hist_n.shape[0]):
+        if not features_n[f]:
+            continue
+        cst = monotonic[f] if len(monotonic) else 0
+        g_, b_, m_ = _scan_feature(hist_n[f], n_bins[f], is_categorical[f], total, scale_g,
+                                   scale_h, lam, mcw, min_count, parent_score, P, cst, bounds)
+        g_ -= gamma
+        if g_ > best[0]:
+            best = (g_, f, b_, m_)
+    return best
 
 
 @numba.njit(parallel=True, cache=True)
-def find_best_splits(hist, totals, features, n_bins, is_categorical, scale_g, scale_h, lam, gamma, mcw, min_count, P=C):
+def _best_splits(hist, totals, features, n_bins, is_categorical, scale_g, scale_h, lam, gamma,
+                 mcw, min_count, P, monotonic, lower, upper):
+    n_nodes = hist.shape[0]
+    gain = np.full(n_nodes, -np.inf)
+    feature = np.full(n_nodes, -1, np.int64)
+    split_bin = np.full(n_nodes, -1, np.int64)
+    missing_left = np.zeros(n_nodes, np.bool_)
+    bounded = len(lower) > 0
+    for node in numba.prange(n_nodes):  # nodes are independent
+        bounds = (lower[node], upper[node], True) if bounded else (-np.inf, np.inf, False)
+        gain[node], feature[node], split_bin[node], missing_left[node] = _best_of_node(
+            hist[node], totals[node], features[node], n_bins, is_categorical, scale_g, scale_h,
+            lam, gamma, mcw, min_count, P, monotonic, bounds)
+    return gain, feature, split_bin, missing_left
+
+
+_NO_BOUNDS = np.zeros(0)
+_NO_CONSTRAINTS = np.zeros(0, np.int8)
+
+
+def find_best_splits(hist, totals, features, n_bins, is_categorical, scale_g, scale_h, lam,
+                     gamma, mcw, min_count, P=C, monotonic=None, lower=None, upper=None):
     """Best split of each node.
 
     Parameters
@@ -151,6 +226,14 @@ def find_best_splits(hist, totals, features, n_bins, is_categorical, scale_g, sc
         Statistic that tells a bin's rows exist and counts them against
         ``min_count``: the row count ``C``, or ``H`` for (G, H) statistics
         whose hessian is at least one unit per row (then ``min_count`` is 1).
+    monotonic : ndarray of shape (n_features,), int8, optional
+        Monotone constraint of each feature (-1, 0, +1; ``constraints``).
+    lower, upper : ndarray of shape (n_nodes,), float64, optional
+        Bounds of each node's value. Given, every candidate's children
+        values are clipped to them, the gains are those of the clipped values,
+        and splits breaking their feature's order are refused (XGBoost's
+        ``TreeEvaluator``); without them the gains are the unconstrained
+        ones, to the bit.
 
     Returns
     -------
@@ -160,25 +243,14 @@ def find_best_splits(hist, totals, features, n_bins, is_categorical, scale_g, sc
         the sorted categories (categorical).
     missing_left : ndarray (n_nodes,), bool
     """
-    n_nodes, n_features = hist.shape[0], hist.shape[1]
-    gain = np.full(n_nodes, -np.inf)
-    feature = np.full(n_nodes, -1, np.int64)
-    split_bin = np.full(n_nodes, -1, np.int64)
-    missing_left = np.zeros(n_nodes, np.bool_)
-    for node in numba.prange(n_nodes):  # nodes are independent
-        total = totals[node]
-        parent_score = _score(total[G] / scale_g, total[H] / scale_h, lam)
-        for f in range(n_features):
-            if not features[node, f]:
-                continue
-            if is_categorical[f]:
-                g_, b_, m_ = _scan_categorical(hist[node, f], n_bins[f], total, scale_g, scale_h, lam, mcw, min_count, parent_score, P)
-            else:
-                g_, b_, m_ = _scan_numeric(hist[node, f], n_bins[f], total, scale_g, scale_h, lam, mcw, min_count, parent_score, P)
-            g_ -= gamma
-            if g_ > gain[node]:
-                gain[node], feature[node], split_bin[node], missing_left[node] = g_, f, b_, m_
-    return gain, feature, split_bin, missing_left
+    if lower is None:
+        lower = upper = _NO_BOUNDS
+    monotonic = _NO_CONSTRAINTS if monotonic is None else np.asarray(monotonic, np.int8)
+    return _best_splits(hist, totals, features, n_bins, is_categorical, float(scale_g),
+                        float(scale_h), float(lam), float(gamma), float(mcw), int(min_count),
+                        int(P), monotonic, np.asarray(lower, np.float64),
+                        np.asarray(upper, np.float64))
+
 
 
 def left_stats(hist_f, is_cat, split_bin, missing_left, scale_g, scale_h, lam, P=C):
@@ -240,12 +312,14 @@ class GradientCriterion:
         """Whether histograms need a row count for these parameters."""
         return params.min_samples_leaf != 1 or params.min_child_weight <= 0
 
-    def best_splits(self, hist, totals, masks, mapper):
+    def best_splits(self, hist, totals, masks, mapper, constraints=None):
+        """Best split of each node (``find_best_splits``); ``constraints``:
+        (monotonic, lower, upper) of ``find_best_splits``, or None."""
         p = self.params
         return find_best_splits(
             hist, totals, masks, mapper.n_bins_non_missing_, mapper.is_categorical_,
             self.scale_g, self.scale_h, p.reg_lambda, p.gamma, p.min_child_weight,
-            p.min_samples_leaf, self.P,
+            p.min_samples_leaf, self.P, *(constraints or ()),
         )
 
     def left_stats(self, hist_f, is_cat, split_bin, missing_left):
@@ -261,8 +335,16 @@ class GradientCriterion:
         return (totals[self.P] >= 2 * p.min_samples_leaf
                 and totals[H] / self.scale_h >= 2 * p.min_child_weight)
 
-    def node_value(self, totals) -> float:
-        return leaf_value(totals[G] / self.scale_g, totals[H] / self.scale_h, self.params.reg_lambda)
+    def node_value(self, totals, lower: float = -np.inf, upper: float = np.inf) -> float:
+        """-G/(H+lambda), clipped to the node's bounds [lower, upper] (monotone
+        constraints; XGBoost's ``CalcWeight``)."""
+        value = leaf_value(totals[G] / self.scale_g, totals[H] / self.scale_h,
+                           self.params.reg_lambda)
+        return min(max(value, lower), upper) if lower > -np.inf or upper < np.inf else value
+
+    def bound_value(self, totals) -> float:
+        """The value monotone constraints order: the Newton value."""
+        return self.node_value(totals)
 
     def size(self, totals) -> float:
         """What decides the smaller child (built, the other subtracted): rows,

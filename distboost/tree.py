@@ -26,6 +26,13 @@ class Tree:
     leaf_values : ndarray of shape (n_nodes, K), float64, optional
         A vector per node (e.g. class frequencies of a classification tree),
         read by ``predict_leaf_vectors``; the scalar ``value`` path ignores it.
+
+    Attributes
+    ----------
+    bounds : ndarray of shape (n_nodes, 2), float64, or None
+        With monotone constraints, the bounds [lower, upper] of each node's
+        value before the learning rate (``grower``, ``line_search``); not
+        saved in model files, where the values already respect them.
     """
 
     def __init__(self, nodes: np.ndarray, cat_bitsets: np.ndarray | None = None,
@@ -35,6 +42,7 @@ class Tree:
             cat_bitsets = np.zeros((0, N_BITSET_WORDS), np.uint64)
         self.cat_bitsets = cat_bitsets
         self.leaf_values = leaf_values
+        self.bounds = None
 
     @property
     def n_leaves(self) -> int:

@@ -101,20 +101,23 @@ def _watched(history: History) -> tuple[str | None, list[float]]:
     return name, history[sets[-1]][name]
 
 
-def best_round(history: History) -> int | None:
-    """0-based round of the best watched metric (the lowest, the highest for AUC;
-    the first if tied), or None."""
+def best_round(history: History, greater_is_better: bool | None = None) -> int | None:
+    """0-based round of the best watched metric (the lowest, the highest for AUC
+    or for a metric of the user's that says so, ``greater_is_better``; the
+    first if tied), or None."""
     name, values = _watched(history)
     if not values:
         return None
-    sign = -1.0 if higher_is_better(name) else 1.0
+    greater = higher_is_better(name) if greater_is_better is None else greater_is_better
+    sign = -1.0 if greater else 1.0
     return min(range(len(values)), key=lambda i: sign * values[i])
 
 
-def patience_exhausted(history: History, patience: int | None) -> bool:
+def patience_exhausted(history: History, patience: int | None,
+                       greater_is_better: bool | None = None) -> bool:
     """Whether ``patience`` rounds have passed without improving on the best
     (the library's rule for ``early_stopping_rounds``, over the whole run)."""
-    best = best_round(history)
+    best = best_round(history, greater_is_better)
     return bool(patience) and best is not None and len(watched_metric(history)) - 1 - best >= patience
 
 
@@ -153,6 +156,8 @@ class RunCheckpoints(TrainingCheckPoint):
         Early stopping rounds, counted over the whole run.
     on_round : callable ``(epoch, history)``, optional
     on_checkpoint : callable ``(path, n_rounds)``, optional
+    greater_is_better : bool, optional
+        The watched metric's direction when it is the user's (``best_round``).
 
     Attributes
     ----------
@@ -163,15 +168,17 @@ class RunCheckpoints(TrainingCheckPoint):
     def __init__(self, output: Path, every: int, total: int, history: History,
                  patience: int | None = None,
                  on_round: Callable[[int, History], None] | None = None,
-                 on_checkpoint: Callable[[Path, int], None] | None = None):
+                 on_checkpoint: Callable[[Path, int], None] | None = None,
+                 greater_is_better: bool | None = None):
         super().__init__(output / "checkpoints", name="round", interval=every)
+        self.greater_is_better = greater_is_better
         self.total, self.history, self.patience = total, history, patience
         self.on_round, self.on_checkpoint = on_round, on_checkpoint
         self.last: Path | None = None
 
     def after_iteration(self, model: Any, epoch: int, evals_log: dict) -> bool:
         self.history = merge_history(self.history, evals_log, 1)
-        stop = patience_exhausted(self.history, self.patience)
+        stop = patience_exhausted(self.history, self.patience, self.greater_is_better)
         if self.on_round is not None:
             self.on_round(epoch, self.history)
         n_rounds = epoch + 1

@@ -116,9 +116,62 @@ def check_estimator_params(estimator: str, params: dict[str, Any]) -> None:
         if key not in valid:
             close = difflib.get_close_matches(key, valid, n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
+            hint += CONSTRAINT_HINTS.get(key, "")
             raise ValueError(f"{estimator} has no parameter {key!r}{hint}; its parameters are "
                              f"{', '.join(valid)}")
-    cls(**params)._validate_params()
+    cls(**estimator_params(params))._validate_params()
+
+
+CONSTRAINT_HINTS = {
+    "monotonic_cst": " (monotone constraints: GradientBoostingRegressor, "
+                     "GradientBoostingClassifier, RandomForestRegressor, RandomForestClassifier)",
+    "interaction_cst": " (interaction constraints: GradientBoostingRegressor, "
+                       "GradientBoostingClassifier)",
+}
+
+
+def estimator_params(params: dict[str, Any]) -> dict[str, Any]:
+    """``params`` as the estimator takes them: a ``loss`` or an ``eval_metric`` entry
+    written ``"module:function"`` is that function, imported (a user-defined
+    objective or metric, e.g. one made with ``distboost.metrics.make_metric``).
+    The workers import it too, so the module must be installed there."""
+    out = dict(params)
+    if isinstance(out.get("loss"), str) and ":" in out["loss"]:
+        out["loss"] = import_function(out["loss"], "params.loss")
+    metrics = out.get("eval_metric")
+    if isinstance(metrics, str) and ":" in metrics:
+        out["eval_metric"] = import_function(metrics, "params.eval_metric")
+    elif isinstance(metrics, list):
+        out["eval_metric"] = [import_function(m, f"params.eval_metric[{k}]")
+                              if isinstance(m, str) and ":" in m else m
+                              for k, m in enumerate(metrics)]
+    return out
+
+
+def import_function(reference: str, where: str) -> Any:
+    """The object ``"package.module:name"`` names; a clear error if it cannot be imported."""
+    import importlib
+
+    module_name, _, attribute = reference.partition(":")
+    try:
+        obj = importlib.import_module(module_name)
+        for part in attribute.split("."):
+            obj = getattr(obj, part)
+    except (ImportError, AttributeError, ValueError) as exc:
+        raise ValueError(f"{where}: cannot import {reference!r} ({type(exc).__name__}: {exc}); "
+                         f"write 'package.module:function' for a function of a module that "
+                         f"is installed here and on the Dask workers") from None
+    if not (callable(obj) or hasattr(obj, "rowwise")):
+        raise ValueError(f"{where}: {reference!r} is {type(obj).__name__}, not a function")
+    return obj
+
+
+def watched_direction(cfg: TrainConfig) -> bool | None:
+    """Whether the metric early stopping watches is better higher, when the user's
+    own metric says (``make_metric(..., greater_is_better=True)``); None: by its name."""
+    metrics = estimator_params(cfg.params).get("eval_metric")
+    last = metrics[-1] if isinstance(metrics, list) and metrics else metrics
+    return getattr(last, "greater_is_better", None) if last is not None else None
 
 
 def _clean_error(exc: ValidationError, source: str) -> ValueError:
@@ -193,7 +246,23 @@ def resolve_train_config(
     if "random_state" not in cfg.params:
         cfg = cfg.model_copy(update={"params": {**cfg.params, "random_state": 0}})
     check_task(cfg, schema)
+    check_constraint_columns(cfg, schema)
     return cfg
+
+
+def check_constraint_columns(cfg: TrainConfig, schema: dict) -> None:
+    """``monotonic_cst`` / ``interaction_cst`` name columns of the prepared data
+    (checked as ``fit`` will, before any cluster starts)."""
+    from distboost import constraints
+
+    names = [f["name"] for f in schema["features"]]
+    categorical = [f.get("kind") == "categorical" for f in schema["features"]]
+    if "monotonic_cst" in cfg.params:
+        constraints.monotonic_constraints(cfg.params["monotonic_cst"], names, True,
+                                          categorical, cfg.estimator)
+    if "interaction_cst" in cfg.params:
+        constraints.interaction_constraints(cfg.params["interaction_cst"], names, True,
+                                            cfg.estimator)
 
 
 def check_task(cfg: TrainConfig, schema: dict) -> None:

@@ -265,7 +265,8 @@ def _dependence_figures(est, X, top, n_features, out: Path):
             ylabel="raw class score (partial dependence)" if multi else names[shown],
         )
         figures.append(_save(fig, out, f"pd_{rank}", "dependence",
-                             f"Partial dependence on {feature}", "Red ticks: deciles of the input."))
+                             f"Partial dependence on {feature}{_constraint_note(est, feature)}",
+                             "Red ticks: deciles of the input."))
     if len(top) >= 2:
         pd2 = inspection.partial_dependence(est, over, tuple(top[:2]), grid_resolution=15)
         fig = plotting.plot_partial_dependence_2d(pd2, output=shown or 0, output_names=names)
@@ -305,10 +306,41 @@ def draw_interpretation(
     out, est = Path(output), _load_model(model)
     frame, table, figures = _importance_section(est, out)
     top = [f for f in frame.index[: max(n_features, 2)] if frame.loc[f, "gain"] > 0]
+    # the monotone features are shown too, after the most important ones
+    shown = top[:n_features] + [f for f in model_constraints(est).get("monotonic_cst", {})
+                                if f not in top[:n_features]]
     X, _ = load_split(data, split, read_schema(data))
     with Client(scheduler, set_as_default=False) as client, client.as_current():
-        dependence, exact = _dependence_figures(est, X, top, n_features, out)
+        dependence, exact = _dependence_figures(est, X, shown + top[n_features:], len(shown), out)
     return figures + dependence, table, _dependence_note(est, exact, split)
+
+
+def model_constraints(est: Any) -> dict:
+    """The model's monotone and interaction constraints by column name:
+    ``{"monotonic_cst": {name: -1 or 1}, "interaction_cst": [[names], ...]}``
+    (the sets as the model used them: unlisted features form the last one);
+    empty keys left out."""
+    from distboost import constraints
+
+    schema = getattr(est, "_schema", None)
+    if schema is None:
+        return {}
+    names, owner, out = list(schema.feature_names), type(est).__name__, {}
+    monotonic = constraints.monotonic_constraints(
+        getattr(est, "monotonic_cst", None), names, True, schema.is_categorical, owner)
+    if monotonic is not None:
+        out["monotonic_cst"] = {n: int(c) for n, c in zip(names, monotonic) if c}
+    sets = constraints.interaction_constraints(getattr(est, "interaction_cst", None), names,
+                                               True, owner)
+    if sets is not None:
+        out["interaction_cst"] = [[n for n, keep in zip(names, s) if keep] for s in sets]
+    return out
+
+
+def _constraint_note(est: Any, feature: str) -> str:
+    """" (monotone increasing)" for a constrained feature, else ""."""
+    direction = model_constraints(est).get("monotonic_cst", {}).get(feature)
+    return {1: " (monotone increasing)", -1: " (monotone decreasing)"}.get(direction, "")
 
 
 @task(name="publish-artifacts", cache_policy=NO_CACHE)
@@ -427,6 +459,7 @@ def evaluate(
         "dependence_note": note,
         "details": details,
         "training_config": config,
+        "constraints": model_constraints(_load_model(model)),
     }
     (out / MARKER).write_text(json.dumps(evaluation, indent=1) + "\n")
     report = render_report(out)

@@ -50,7 +50,13 @@ from flows._checkpoints import (
 from flows._cluster import dask_client, run_logger, say
 from flows._data import has_split, load_bin_mapper, load_split, read_schema
 from flows._progress import progress_bar
-from flows.config import ClusterConfig, TrainConfig, resolve_train_config
+from flows.config import (
+    ClusterConfig,
+    TrainConfig,
+    estimator_params,
+    resolve_train_config,
+    watched_direction,
+)
 
 __all__ = ["fit_rounds", "last_checkpoint", "last_good_checkpoint", "load_history",
            "merge_history", "run_record", "start_run", "train"]
@@ -143,7 +149,7 @@ def fit_rounds(
     if "train_metric" in cls().get_params():  # the report plots the training metric too
         params.setdefault("train_metric", True)
     with Client(scheduler, set_as_default=False) as client, client.as_current():
-        est = cls(**params, client=client)
+        est = cls(**estimator_params(params), client=client)
         X, y = load_split(data, "train", schema)
         kwargs: dict[str, Any] = {"eval_set": _eval_set(data, schema),
                                   "callbacks": list(callbacks or [])}
@@ -263,11 +269,11 @@ def _train_run(scheduler: str, data: str, cfg: TrainConfig, out: Path, progress:
     started = time.perf_counter()
     with progress_bar("rounds", total, progress, start=done) as bar:
         run = _Run(scheduler, data, cfg, out, patience, artifact, bar)
-        if done < total and not patience_exhausted(history, patience):
+        if done < total and not patience_exhausted(history, patience, watched_direction(cfg)):
             fit = _fit_with_checkpoints if _resumable(cfg) else _fit_at_once
             checkpoint, history = fit(run, done, checkpoint, history)
     _finish(out, checkpoint, history, total, patience, resumed_from,
-            time.perf_counter() - started)
+            time.perf_counter() - started, watched_direction(cfg))
 
 
 def _resumable(cfg: TrainConfig) -> bool:
@@ -291,7 +297,7 @@ def _fit_with_checkpoints(run: _Run, done: int, checkpoint: Path | None,
         logger.info("checkpoint %s saved", path.name)
 
     writer = RunCheckpoints(run.out, run.cfg.checkpoint_every, total, history, run.patience,
-                            on_round, on_checkpoint)
+                            on_round, on_checkpoint, watched_direction(run.cfg))
     init = str(checkpoint) if checkpoint else None
     fit_rounds(run.scheduler, run.data, run.cfg, init, done, total, [writer])
     if writer.last is None:
@@ -321,12 +327,12 @@ def _round_note(history: dict) -> str:
 
 
 def _finish(out: Path, checkpoint: Path, history: dict, total: int, patience: int | None,
-            resumed_from: int, seconds: float) -> None:
+            resumed_from: int, seconds: float, greater_is_better: bool | None = None) -> None:
     """``model.json`` (with early stopping: the rounds up to the best; the same file
     whether the run was resumed or not), ``history.json`` and ``training.json``."""
     import distboost
 
-    best = best_round(history) if patience else None
+    best = best_round(history, greater_is_better) if patience else None
     final = run_model(distboost.load_model(checkpoint), total, history, best)
     final.save_model(out / "model.json")  # atomic
     (out / "history.json").write_text(json.dumps(history, indent=1) + "\n")

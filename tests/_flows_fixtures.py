@@ -120,3 +120,22 @@ def run_cli(args: list[str], timeout: float = 300, **kwargs):
         check=False,
         **kwargs,
     )
+
+
+def squared_objective(y, f):
+    """L = (y - f)^2 as a user's objective (the flows name it "module:function")."""
+    return 2.0 * (f - y), np.full_like(f, 2.0)
+
+
+def _within_one(y, f):
+    return (np.abs(y - f) < 1.0).astype(float)
+
+
+def within_one():
+    """A user's metric, higher is better (made lazily: distboost imports late here)."""
+    from distboost.metrics import make_metric
+
+    return make_metric(_within_one, name="within_1", greater_is_better=True)
+
+
+WITHIN_ONE = None  # set by the tests that need it: ``fx.WITHIN_ONE = fx.within_one()``

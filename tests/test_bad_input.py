@@ -94,13 +94,39 @@ def _dask_fit(client, y, cls=GBC, columns=("a", "b", "c")):
     return cls(n_estimators=2, client=client).fit(Xd, yd)
 
 
+def _poisson_regressor(**kw):
+    return GBR(loss="poisson", **kw)
+
+
+def _nan_objective(y, f):
+    g = f - y
+    g[3] = np.nan
+    return g, np.ones_like(f)
+
+
+def _nan_metric(y, f):
+    return np.where(y == y[0], np.nan, 1.0)
+
+
+class _Unpicklable:
+    """A callable holding a lock: it cannot travel to Dask workers."""
+
+    def __init__(self):
+        import threading
+
+        self.lock = threading.Lock()
+
+    def __call__(self, y, f):
+        return f - y, np.ones_like(f)
+
+
 # (id, action(ctx), exception, message pattern); ctx.tmp is a fresh folder,
 # ctx.client a real LocalCluster's client (started only for the rows using it)
 ROWS = [
     # --- targets
     ("classifier target holds inf", lambda c: GBC().fit(X, _with(Y_CLASS, 5, np.inf)),
      ValueError, (r"target in partition 0 has 1 missing or infinite value\(s\), the first at row 5 "
-     r"\(value inf\)")),
+                  r"\(value inf\)")),
     ("classifier target holds -inf (Dask)",
      lambda c: _dask_fit(c.client, _with(Y_CLASS, 40, -np.inf)),
      ValueError, r"target in partition 1 has 1 missing or infinite.*row 10"),
@@ -211,6 +237,74 @@ ROWS = [
     ("voting='maybe'",
      lambda c: db.VotingClassifier([("g", GBC())], voting="maybe").fit(X, Y_CLASS),
      db.InvalidParameterError, r"voting must be one of 'hard', 'soft'; got 'maybe'"),
+    # --- constraints, log-link losses, user's functions
+    ("monotonic_cst of the wrong length", lambda c: GBR(monotonic_cst=[1, 0]).fit(X, Y_REG),
+     db.InvalidParameterError, r"monotonic_cst has 2 value\(s\) but X has 3 feature\(s\)"),
+    ("monotonic_cst naming an unknown column",
+     lambda c: GBR(monotonic_cst={"a": 1, "x": -1}).fit(DF, Y_REG),
+     db.InvalidParameterError, r"monotonic_cst names unknown feature\(s\) \['x'\]"),
+    ("monotonic_cst value outside {-1, 0, 1}",
+     lambda c: GBR(monotonic_cst=[1, 2, 0]).fit(X, Y_REG),
+     db.InvalidParameterError, (r"monotonic_cst\[1\] must be -1 \(decreasing\), 0 \(free\) or "
+                                r"1 \(increasing\); got 2")),
+    ("monotonic_cst on a categorical column",
+     lambda c: GBR(monotonic_cst={"c": 1}).fit(DF.assign(c=DF.c.gt(0).astype("category")),
+                                               Y_REG),
+     db.InvalidParameterError, r"constrains categorical feature\(s\) \['c'\]"),
+    ("monotonic_cst with three classes",
+     lambda c: GBC(monotonic_cst=[1, 0, 0]).fit(X, np.arange(60) % 3),
+     db.InvalidParameterError, (r"not supported for multiclass classification \(the target has "
+                                r"3 classes\)")),
+    ("monotonic_cst on an estimator without it",
+     lambda c: db.AdaBoostClassifier().set_params(monotonic_cst=[1, 0, 0]),
+     ValueError, r"invalid parameter 'monotonic_cst' for AdaBoostClassifier"),
+    ("interaction_cst listing a feature twice",
+     lambda c: GBR(interaction_cst=[[0, "a"], ["b"]]).fit(DF, Y_REG),
+     db.InvalidParameterError, r"interaction_cst\[0\] lists feature\(s\) \['a'\] more than once"),
+    ("interaction_cst naming an unknown column",
+     lambda c: GBR(interaction_cst=[["a", "z"]]).fit(DF, Y_REG),
+     db.InvalidParameterError, r"interaction_cst\[0\] names unknown feature\(s\) \['z'\]"),
+    ("interaction_cst with an index out of range",
+     lambda c: GBR(interaction_cst=[[0, 5]]).fit(X, Y_REG),
+     db.InvalidParameterError, r"interaction_cst\[0\] holds feature index 5, outside \[0, 2\]"),
+    ("negative counts for loss='poisson'",
+     lambda c: GBR(loss="poisson").fit(X, _with(np.abs(Y_REG), 5, -1.0)),
+     ValueError, (r"target has 1 value\(s\) that loss='poisson' does not allow \(y >= 0\), the "
+                  r"first at row 5 \(value -1.0\)")),
+    ("negative counts for loss='poisson' (Dask)",
+     lambda c: _dask_fit(c.client, _with(np.abs(Y_REG), 40, -2.0), _poisson_regressor),
+     ValueError, (r"target in partition 1 has 1 value\(s\) that loss='poisson' does not allow "
+                  r"\(y >= 0\), the first at row 10 \(value -2.0\)")),
+    ("a zero target for loss='gamma'",
+     lambda c: GBR(loss="gamma").fit(X, _with(np.abs(Y_REG) + 1, 7, 0.0)),
+     ValueError, r"loss='gamma' does not allow \(y > 0\), the first at row 7 \(value 0.0\)"),
+    ("counts all zero for loss='poisson'", lambda c: GBR(loss="poisson").fit(X, np.zeros(60)),
+     ValueError, r"loss='poisson': the target is 0 on every row with a positive weight"),
+    ("tweedie_variance_power outside (1, 2)",
+     lambda c: GBR(loss="tweedie", tweedie_variance_power=2.5).fit(X, np.abs(Y_REG)),
+     db.InvalidParameterError, r"tweedie_variance_power must be a number in \(1, 2\); got 2.5"),
+    ("a custom objective returning NaN",
+     lambda c: GBR(loss=_nan_objective, n_estimators=2).fit(X, Y_REG),
+     ValueError, (r"_nan_objective returned 1 gradient\(s\) that are not finite in round 0, "
+                  r"partition 0, the first at row 3: nan")),
+    ("a custom objective of the wrong shape",
+     lambda c: GBR(loss=lambda y, f: (f - y, 1.0), n_estimators=2).fit(X, Y_REG),
+     ValueError, r"returned a hessian of shape \(\) for 60 rows in round 0, partition 0"),
+    ("a custom objective the workers cannot receive (Dask)",
+     lambda c: GBR(loss=_Unpicklable(), client=c.client).fit(*_dask_frame(c.client, Y_REG)),
+     db.InvalidParameterError, r"loss=.* cannot be sent to the Dask workers"),
+    ("a lambda as eval_metric, unnamed",
+     lambda c: GBR(eval_metric=lambda y, f: np.log(f - y), n_estimators=2).fit(
+         X, Y_REG, eval_set=[(X, Y_REG)]),
+     db.InvalidParameterError, r"give the metric a name: make_metric\(fn, name='...'\)"),
+    ("a named custom metric returning NaN",
+     lambda c: GBR(eval_metric=_nan_metric, n_estimators=2).fit(X, Y_REG,
+                                                                eval_set=[(X, Y_REG)]),
+     ValueError, r"eval_metric '_nan_metric' must return one finite value per row \(60 rows\)"),
+    ("a deviance metric of a squared-error model",
+     lambda c: GBR(eval_metric="poisson_deviance").fit(X, Y_REG),
+     db.InvalidParameterError, (r"'poisson_deviance' is not a metric of a regressor with "
+                                r"loss='squared_error'")),
     # --- prediction
     ("predict before fit", lambda c: GBR().predict(X),
      db.NotFittedError, r"GradientBoostingRegressor is not fitted yet; call fit first"),
@@ -228,7 +322,7 @@ ROWS = [
     ("init_model from AdaBoost",
      lambda c: GBC().fit(X, Y_CLASS, init_model=_fitted(db.AdaBoostClassifier)),
      TypeError, (r"init_model is a AdaBoostClassifier; GradientBoostingClassifier.fit can only "
-                r"continue a fitted GradientBoostingClassifier")),
+                 r"continue a fitted GradientBoostingClassifier")),
     ("init_model from a regressor",
      lambda c: GBC().fit(X, Y_CLASS, init_model=_fitted(GBR, y=Y_REG)),
      TypeError, r"init_model is a GradientBoostingRegressor"),
@@ -238,7 +332,7 @@ ROWS = [
     ("init_model trained on other columns",
      lambda c: GBC().fit(DF.rename(columns={"c": "d"}), Y_CLASS, init_model=_fitted(data=DF)),
      ValueError, (r"init_model was trained on features \['a', 'b', 'c'\] but X has "
-                 r"\['a', 'b', 'd'\]")),
+                  r"\['a', 'b', 'd'\]")),
     ("init_model with other classes",
      lambda c: GBC().fit(X, Y_CLASS + 1, init_model=_fitted()),
      ValueError, r"y has class\(es\) \[2\] that init_model was not trained on"),
@@ -270,7 +364,7 @@ ROWS = [
      lambda c: db.load_model(_model_file(c.tmp, lambda d: d["trees"][0][0]["nodes"]["feature"]
                                          .__setitem__(0, 7))),
      db.ModelFileError, (r"key trees\[0\]\[0\]\.nodes\.feature: uses feature index 7 but the "
-                        r"model has 3 features")),
+                         r"model has 3 features")),
     ("model file with an unknown parameter",
      lambda c: db.load_model(_model_file(c.tmp, lambda d: d["params"].update(learnin_rate=1))),
      db.ModelFileError, r"key params: unknown parameter\(s\) \['learnin_rate'\]"),

@@ -403,3 +403,15 @@ def test_predict_end_to_end(runs: dict[str, SimpleNamespace]) -> None:
     meta = run.payload["meta"]
     assert meta["dask_difference"] == 0  # distboost predicts the same on Dask as in process
     assert 0.5 < meta["auc"]["distboost"] < 1 and 0.5 < meta["auc"]["xgboost"] < 1
+
+
+def test_the_tweedie_sampler_has_the_tweedie_mean_and_variance():
+    """Compound Poisson-gamma draws: mean mu, variance phi mu^p (bench/losses_log_link.py)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.syspath_prepend(str(BENCH_DIR))
+        bench = importlib.import_module("losses_log_link")
+    rng = np.random.default_rng(0)
+    for mu in (0.3, 2.0):
+        y = bench.tweedie_sample(rng, np.full(400_000, mu), 1.5, phi=1.2)
+        assert abs(y.mean() / mu - 1) < 0.01 and abs(y.var() / (1.2 * mu**1.5) - 1) < 0.02
+        assert (y == 0).mean() == pytest.approx(np.exp(-mu**0.5 / (1.2 * 0.5)), abs=0.005)

@@ -123,3 +123,29 @@ def test_variance_criterion_is_squared_error_reduction():
     assert split_bin == 2
     assert 2 * gain == pytest.approx(sse)  # the gradient gain carries a factor 1/2
     assert crit.node_value(totals[0]) == pytest.approx(y.mean())
+
+
+def test_monotone_constraint_on_the_class_1_frequency():
+    """Two classes, one numeric feature: bin 0 holds 3 rows of class 1, bin 1
+    three of class 0, so the class-1 frequency falls from 1 to 0 along the
+    feature. Free or decreasing, the split is found; increasing, it is refused;
+    bounds clip the frequencies before the order is compared (both 0.5: no order
+    broken)."""
+    from distboost.criteria import find_best_impurity_splits
+
+    hist = np.zeros((1, 1, 256, 3), np.int64)
+    hist[0, 0, 0] = (0, 3, 3)
+    hist[0, 0, 1] = (3, 0, 3)
+    totals = hist[:, 0].sum(axis=1)
+
+    def gain(cst, lower=-np.inf, upper=np.inf):
+        return find_best_impurity_splits(hist, totals, np.ones((1, 1), bool), np.array([2]),
+                                         np.array([False]), 0, 1, 1e-12, np.array([cst], np.int8),
+                                         np.array([lower]), np.array([upper]))[0][0]
+
+    assert gain(0) == gain(-1) == pytest.approx(3.0)  # Gini W·I: 6 - (9 + 9)/6 = 3 -> 0 + 0
+    assert gain(1) == -np.inf
+    assert gain(1, 0.5, 0.5) == gain(0)
+    crit = ImpurityCriterion(2)
+    np.testing.assert_allclose(crit.node_vector(np.array([1, 3, 4]), 0.0, 0.6), [0.4, 0.6])
+    assert crit.node_value(np.array([1, 3, 4]), 0.0, 0.4) == 0.0

@@ -1,4 +1,5 @@
-"""Gradient boosting estimators trained in-process (numpy / pandas)."""
+"""Gradient boosting estimators trained in-process (numpy / pandas); the log-link
+losses also on a LocalCluster, against the in-process model."""
 
 import numpy as np
 import pandas as pd
@@ -294,3 +295,53 @@ def test_thread_count_does_not_change_a_stochastic_model():
     one = db.GradientBoostingClassifier(n_jobs=1, **params).fit(X, y)
     two = db.GradientBoostingClassifier(n_jobs=2, **params).fit(X, y)
     np.testing.assert_array_equal(one.predict_proba(X), two.predict_proba(X))
+
+
+# ------------------------------------------------------- log-link losses
+def _counts(n=600, seed=0):
+    """Poisson counts whose log-mean has an interaction; Gamma and Tweedie-like targets."""
+    r = np.random.default_rng(seed)
+    X = pd.DataFrame(r.normal(size=(n, 3)), columns=["a", "b", "c"])
+    mu = np.exp(0.3 + 0.5 * X.a - 0.4 * X.b * X.c)
+    return X, {"poisson": r.poisson(mu).astype(float), "gamma": r.gamma(2.0, mu / 2.0),
+               "tweedie": r.poisson(mu) * r.gamma(3.0, 1 / 3.0, n)}
+
+
+@pytest.mark.parametrize("loss", ["poisson", "gamma", "tweedie"])
+def test_log_link_losses_predict_the_mean(loss):
+    X, ys = _counts()
+    y, w = ys[loss], np.random.default_rng(1).uniform(0.5, 2.0, 600)
+    model = db.GradientBoostingRegressor(loss=loss, n_estimators=30, max_depth=3,
+                                         learning_rate=0.2).fit(X, y, w)
+    assert model.base_score_[0] == pytest.approx(np.log(np.average(y, weights=w)), rel=1e-14)
+    raw = model.base_score_[0] + sum(t[0].predict(X.to_numpy()) for t in model.trees_)
+    np.testing.assert_allclose(model.predict(X), np.exp(raw), rtol=1e-12)
+    np.testing.assert_allclose(list(model.staged_predict(X))[-1], model.predict(X), rtol=1e-12)
+    own = db.GradientBoostingRegressor(loss=loss, n_estimators=30, max_depth=3,
+                                       learning_rate=0.2, train_metric=True).fit(X, y, w)
+    curve = own.evals_result_["training"][f"{loss}_deviance"]
+    assert curve[-1] < 0.9 * curve[0]  # it learns
+    if loss == "poisson":  # one Newton step per leaf on the leaf's rows: still learns
+        line = db.GradientBoostingRegressor(loss=loss, n_estimators=30, max_depth=3,
+                                            leaf_estimation="line_search",
+                                            train_metric=True).fit(X, y, w)
+        assert line.evals_result_["training"]["poisson_deviance"][-1] < 0.9 * curve[0]
+
+
+@pytest.mark.parametrize("loss", ["poisson", "gamma", "tweedie"])
+def test_log_link_models_do_not_depend_on_the_partitioning(loss, partitioned, dask_client):
+    import dask.dataframe as dd
+
+    X, ys = _counts(400)
+    params = {"loss": loss, "n_estimators": 8, "max_depth": 3, "learning_rate": 0.5,
+                  "eval_metric": ["poisson_deviance", "rmse"], "subsample": 0.9}
+    local = db.GradientBoostingRegressor(**params).fit(X, ys[loss], eval_set=[(X, ys[loss])])
+    partitioned(5)
+    parts = db.GradientBoostingRegressor(**params).fit(X, ys[loss], eval_set=[(X, ys[loss])])
+    Xd, yd = dd.from_pandas(X, npartitions=3), dd.from_pandas(pd.Series(ys[loss]), npartitions=3)
+    remote = db.GradientBoostingRegressor(client=dask_client, **params).fit(
+        Xd, yd, eval_set=[(Xd, yd)])
+    for other in (parts, remote):
+        assert all(t[0] == u[0] for t, u in zip(local.trees_, other.trees_))
+        assert other.evals_result_ == local.evals_result_
+    np.testing.assert_array_equal(remote.predict(Xd).compute(), local.predict(X))

@@ -97,7 +97,7 @@ def test_best_first_expanding_several_leaves_per_wave_grows_the_one_split_trees(
     """Leaves expanded speculatively and taken in best-first order give the very
     trees of one split per wave (ids, values, counts), in fewer waves."""
     import distboost as db
-    import distboost.grower as grower
+    from distboost import grower
     from distboost.engine.waves import Engine
 
     rng = np.random.default_rng(11)
@@ -122,3 +122,55 @@ def test_best_first_expanding_several_leaves_per_wave_grows_the_one_split_trees(
     assert trees[4] == trees[1] and trees[64] == trees[1]
     assert len(trees[1][0].nodes) > 7
     assert waves[1] < waves[0] and waves[2] <= waves[1]
+
+
+def test_a_stump_against_its_monotone_constraint_is_refused():
+    """x = 0 0 1 1, g = -2 -2 2 2, h = 1, lambda = 1: the only split gives values
+    4/3 and -4/3, a decreasing step. Free or decreasing it is taken (gain
+    (16/3 + 16/3) / 2), with bounds cut at the midpoint 0: the left child
+    [0, inf), the right (-inf, 0]; increasing, the root stays a leaf."""
+    X = np.array([[0.0], [0], [1], [1]])
+    g, h = np.array([-2, -2, 2, 2]), np.ones(4)
+    for cst in (0, -1):
+        growth = GrowthParams(max_depth=1, monotonic_cst=np.array([cst], np.int8))
+        tree = grow(X, g, h, True, growth)
+        assert tree.nodes["gain"][0] == pytest.approx(16 / 3)
+        np.testing.assert_allclose(tree.nodes["value"], [0.0, 4 / 3, -4 / 3])
+        if cst:
+            np.testing.assert_array_equal(tree.bounds, [[-np.inf, np.inf], [0.0, np.inf],
+                                                        [-np.inf, 0.0]])
+    tree = grow(X, g, h, True, GrowthParams(max_depth=1, monotonic_cst=np.array([1], np.int8)))
+    assert len(tree.nodes) == 1 and tree.nodes["is_leaf"][0] == 1
+
+
+def test_splits_below_the_root_respect_the_bounds():
+    """Increasing in x, depth 2: x = 0 1 2 3, g = 4 -4 1 -1, h = 1, lambda = 0.
+
+    Root: "x <= 0" (values -4 | 4/3, gain (16 + 16/3) / 2) beats "x <= 2" (gain
+    2/3); bounds cut at (-4 + 4/3) / 2 = -4/3. In the right child (rows x = 1 2 3)
+    "x <= 1" gives 4 | 0 and "x <= 2" gives 3/2 | 1, both decreasing: refused,
+    so it stays a leaf at 4/3, where the unconstrained tree splits it into 4 | 0.
+    """
+    X = np.array([[0.0], [1], [2], [3]])
+    g, params = np.array([4, -4, 1, -1]), SplitParams(reg_lambda=0.0, min_child_weight=0.0)
+    growth = GrowthParams(max_depth=2, monotonic_cst=np.array([1], np.int8))
+    tree = grow(X, g, np.ones(4), True, growth, params)
+    assert tree.nodes["gain"][0] == pytest.approx((16 + 16 / 3) / 2)
+    np.testing.assert_allclose(tree.predict(X), [-4, 4 / 3, 4 / 3, 4 / 3])
+    np.testing.assert_allclose(tree.bounds, [[-np.inf, np.inf], [-np.inf, -4 / 3],
+                                             [-4 / 3, np.inf]])
+    free = grow(X, g, np.ones(4), True, GrowthParams(max_depth=2), params)
+    np.testing.assert_allclose(free.predict(X), [-4, 4, 0, 0])
+
+
+def test_interaction_sets_limit_the_features_of_a_path():
+    """y depends on x0 x1 only; with sets {0}, {1} no path holds both."""
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 4, size=(64, 2)).astype(float)
+    g = np.where((X[:, 0] > 1) == (X[:, 1] > 1), -3, 3)
+    sets = np.array([[True, False], [False, True]])
+    tree = grow(X, g, np.ones(64), True, GrowthParams(max_depth=3, interaction_cst=sets))
+    features = tree.nodes["feature"][tree.nodes["is_leaf"] == 0]
+    assert len(set(features.tolist())) == 1  # the root's set holds the rest of every path
+    free = grow(X, g, np.ones(64), True, GrowthParams(max_depth=3))
+    assert set(free.nodes["feature"][free.nodes["is_leaf"] == 0].tolist()) == {0, 1}

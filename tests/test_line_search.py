@@ -287,3 +287,56 @@ def test_early_stopping_on_the_mean_absolute_error():
     assert curve[m.best_iteration_] == min(curve)
     mae = np.mean(np.abs(y[600:] - m.predict(X[600:])))
     assert mae == pytest.approx(curve[m.best_iteration_])
+
+
+@pytest.mark.parametrize("loss, alpha", [("absolute_error", 0.5), ("quantile", 0.8)])
+def test_monotone_leaves_are_the_exact_minimizers_clipped_to_bounds(partitioned, loss, alpha):
+    """y falls in x0, the model must rise in x0. Every node's value is the exact
+    weighted alpha-quantile of its rows' residuals (computed here by sorting);
+    bounds follow from those values by the midpoint rule from the root down
+    (``constraints.propagate_bounds``), and every leaf is its quantile clipped
+    to them, the same with 1 and 7 partitions."""
+    from distboost.constraints import propagate_bounds
+    from distboost.line_search import node_paths
+
+    rng = np.random.default_rng(4)
+    X = rng.uniform(-1, 1, size=(700, 2))
+    y = -2 * X[:, 0] + X[:, 1] + rng.standard_t(3, 700)
+    params = {"loss": loss, "alpha": alpha, "n_estimators": 1, "max_depth": 3,
+              "learning_rate": 1.0, "monotonic_cst": [1, 0]}
+    partitioned(1)
+    one = GradientBoostingRegressor(**params).fit(X, y)
+    partitioned(7)
+    seven = GradientBoostingRegressor(**params).fit(X, y)
+    assert one.trees_[0][0] == seven.trees_[0][0]
+    tree, leaves = leaf_of_rows(one, X, 0)
+    paths = node_paths(tree.nodes)
+    residuals = y - one.base_score_[0]
+    values = np.full(len(tree.nodes), np.nan)
+    for node in range(len(tree.nodes)):
+        rows = (paths[leaves] == node).any(axis=1)
+        if rows.any():
+            values[node] = lower_quantile(residuals[rows], np.ones(rows.sum()), alpha)
+    bounds = propagate_bounds(tree.nodes, values, np.array([1, 0], np.int8))
+    np.testing.assert_array_equal(tree.bounds, bounds)
+    leaf = np.flatnonzero(tree.nodes["is_leaf"] == 1)
+    np.testing.assert_array_equal(tree.nodes["value"][leaf],
+                                  np.clip(values[leaf], bounds[leaf, 0], bounds[leaf, 1]))
+    grid = np.column_stack([np.linspace(-1, 1, 50), np.zeros(50)])
+    assert np.all(np.diff(one.predict(grid)) >= 0)
+
+
+def test_a_monotone_stump_whose_medians_break_the_order_by_hand():
+    """base_score 0, x0 in {0, 1}: at x0 = 0, 30 rows at -1 and 70 at 5 (mean sign
+    0.4, median 5); at x0 = 1, 10 at -1 and 90 at 1 (mean sign 0.8, median 1).
+    The tree, grown on the signs, splits on x0 (0.4 < 0.8: increasing, allowed);
+    the medians 5 > 1 break the order, so both leaves meet at the midpoint 3."""
+    x = np.r_[np.zeros(100), np.ones(100)][:, None]
+    y = np.r_[np.full(30, -1.0), np.full(70, 5.0), np.full(10, -1.0), np.full(90, 1.0)]
+    params = {"loss": "absolute_error", "n_estimators": 1, "max_depth": 1, "learning_rate": 1.0,
+              "base_score": 0.0}
+    free = GradientBoostingRegressor(**params).fit(x, y)
+    assert free.predict(np.array([[0.0], [1.0]])).tolist() == [5.0, 1.0]
+    model = GradientBoostingRegressor(monotonic_cst=[1], **params).fit(x, y)
+    assert model.predict(np.array([[0.0], [1.0]])).tolist() == [3.0, 3.0]
+    np.testing.assert_array_equal(model.trees_[0][0].bounds[1:], [[-np.inf, 3.0], [3.0, np.inf]])

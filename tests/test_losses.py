@@ -10,10 +10,13 @@ from distboost.losses import (
     AbsoluteError,
     BinomialDeviance,
     ExponentialLoss,
+    GammaLoss,
     HuberLoss,
     MultinomialDeviance,
+    PoissonLoss,
     QuantileLoss,
     SquaredError,
+    TweedieLoss,
     make_loss,
 )
 
@@ -23,6 +26,8 @@ Y_REG = rng.normal(size=N) * 3
 Y_BIN = (rng.random(N) < 0.4).astype(float)
 Y_MULTI = rng.integers(0, 3, N).astype(float)
 W = rng.uniform(0.5, 2.0, N)
+Y_COUNT = rng.poisson(2.0, N).astype(float)  # zeros included
+Y_POSITIVE = rng.gamma(2.0, 1.5, N)
 
 LOSSES = [
     (SquaredError(), Y_REG, 1),
@@ -33,6 +38,10 @@ LOSSES = [
     (BinomialDeviance(), Y_BIN, 1),
     (ExponentialLoss(), Y_BIN, 1),
     (MultinomialDeviance(3), Y_MULTI, 3),
+    (PoissonLoss(), Y_COUNT, 1),
+    (GammaLoss(), Y_POSITIVE, 1),
+    (TweedieLoss(1.5), Y_COUNT * 1.7, 1),
+    (TweedieLoss(1.2), Y_POSITIVE, 1),
 ]
 
 
@@ -70,9 +79,13 @@ def test_hessian_is_the_derivative_of_the_gradient(loss, y, k):
 def test_gradient_bounds_hold(loss, y, k):
     raw = _raw(k)
     g, h = loss.gradients(y, raw, W)
-    g_bound, h_bound = loss.gradient_bounds(np.abs(y).max(), W.max(), np.abs(raw).max())
+    if loss.margin_range_bounds:  # log link: from the margins' range
+        g_bound, h_bound = loss.gradient_bounds_in(y.max(), W.max(), raw.min(), raw.max())
+    else:
+        g_bound, h_bound = loss.gradient_bounds(np.abs(y).max(), W.max(), np.abs(raw).max())
     assert np.abs(g).max() <= g_bound
     assert h.max() <= h_bound
+    assert h.min() >= 0
 
 
 def test_huber_with_infinite_delta_is_squared_error():
@@ -110,15 +123,16 @@ def test_exponential_init_score_is_half_log_odds_and_exact_minimizer():
     np.testing.assert_allclose(loss.predict_proba(np.array([[f0]]))[0, 1], 0.75)
 
 
-@pytest.mark.parametrize("loss,y,k", [LOSSES[0], LOSSES[5], LOSSES[6]],
-                         ids=["squared", "binomial", "exponential"])
+@pytest.mark.parametrize("loss,y,k", [LOSSES[0], LOSSES[5], LOSSES[6], LOSSES[8]],
+                         ids=["squared", "binomial", "exponential", "poisson"])
 def test_sum_rule_leaf_values(loss, y, k):
-    """squared: exact minimizer; binomial: one Newton step; exponential: exact minimizer."""
+    """squared: exact minimizer; binomial, Poisson: one Newton step; exponential: exact
+    minimizer."""
     raw = _raw(k) * 0.3
     sums = [Fraction(float(a.sum())) for a in loss.leaf_sums(y, raw, W)]
     gamma = loss.leaf_value(sums)
     objective = lambda c: np.sum(W * loss.pointwise(y, raw + c))
-    if loss.name == "log_loss":
+    if loss.name in ("log_loss", "poisson"):
         g, h = loss.gradients(y, raw, W)
         assert gamma == pytest.approx(-g.sum() / h.sum())
     else:
@@ -161,3 +175,44 @@ def test_robust_losses_need_line_search_and_get_it_by_default():
         GradientBoostingRegressor(loss="absolute_error", leaf_estimation="newton").fit(X, y)
     m = GradientBoostingRegressor(loss="absolute_error", n_estimators=2, max_depth=2).fit(X, y)
     assert m.base_score_[0] == np.sort(y)[29]  # lower median of 60 values
+
+
+@pytest.mark.parametrize("loss, y, metric", [
+    (PoissonLoss(), Y_COUNT, "mean_poisson_deviance"),
+    (GammaLoss(), Y_POSITIVE, "mean_gamma_deviance"),
+    (TweedieLoss(1.5), Y_COUNT, "mean_tweedie_deviance"),
+    (TweedieLoss(1.2), Y_POSITIVE, "mean_tweedie_deviance"),
+], ids=["poisson", "gamma", "tweedie-1.5", "tweedie-1.2"])
+def test_log_link_deviances_are_scikit_learns(loss, y, metric):
+    import sklearn.metrics
+
+    raw = _raw(1) * 0.5 + np.log(y.mean())
+    mu = np.exp(raw[0])
+    kwargs = {"power": loss.power} if metric == "mean_tweedie_deviance" else {}
+    expected = getattr(sklearn.metrics, metric)(y, mu, sample_weight=W, **kwargs)
+    np.testing.assert_allclose(np.average(loss.metric_pointwise(y, raw), weights=W), expected,
+                               rtol=1e-12)
+    np.testing.assert_array_equal(loss.prediction(raw), mu)
+
+
+@pytest.mark.parametrize("loss, y", [(PoissonLoss(), Y_COUNT), (GammaLoss(), Y_POSITIVE),
+                                     (TweedieLoss(1.5), Y_COUNT)],
+                         ids=["poisson", "gamma", "tweedie"])
+def test_log_link_initial_score_is_the_log_of_the_weighted_mean_and_the_minimizer(loss, y):
+    f0 = loss.init_score([np.sum(W * y), np.sum(W)], 1)[0]
+    assert f0 == pytest.approx(np.log(np.average(y, weights=W)), rel=1e-14)
+    g, _ = loss.gradients(y, np.full((1, N), f0), W)
+    assert abs(g.sum()) < 1e-9 * np.abs(g).sum()  # the derivative of the total loss vanishes
+    with pytest.raises(ValueError, match="0 on every row"):
+        loss.init_score([0.0, 5.0], 1)
+
+
+def test_log_link_targets_outside_the_domain():
+    y = np.array([0.0, 1.0, -0.5, 2.0])
+    np.testing.assert_array_equal(PoissonLoss().check_target(y), [0, 0, 1, 0])
+    np.testing.assert_array_equal(GammaLoss().check_target(y), [1, 0, 1, 0])
+    np.testing.assert_array_equal(TweedieLoss().check_target(np.array([np.nan, 0.0])), [0, 0])
+    with pytest.raises(ValueError, match="1 < tweedie_variance_power < 2"):
+        TweedieLoss(2.0)
+    assert isinstance(make_loss("tweedie", tweedie_variance_power=1.1), TweedieLoss)
+    assert make_loss("tweedie", tweedie_variance_power=1.1).power == 1.1

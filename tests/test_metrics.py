@@ -156,3 +156,86 @@ def test_dask_metrics_equal_in_process_metrics(dask_client):
     remote = db.GradientBoostingClassifier(**params, client=dask_client).fit(
         train.iloc[:, :6], train.y, eval_set=[(valid.iloc[:, :6], valid.y)])
     assert remote.evals_result_ == local.evals_result_  # to the bit
+
+
+# ------------------------------------------ log-link deviances, user's metrics
+@pytest.mark.parametrize("cuts", [(), (3, 500)])
+def test_deviances_agree_with_sklearn_and_not_with_the_partitioning(cuts):
+    from sklearn.metrics import mean_gamma_deviance, mean_poisson_deviance, mean_tweedie_deviance
+
+    from distboost.losses import TweedieLoss
+
+    rng = np.random.default_rng(5)
+    n = 1000
+    raw = rng.normal(scale=0.4, size=(1, n))
+    y, w, mu = rng.poisson(np.exp(raw[0])).astype(float), rng.uniform(0.5, 2, n), np.exp(raw[0])
+    tweedie = TweedieLoss(1.4)
+    names = ["poisson_deviance", "tweedie_deviance", "rmse", "mae"]
+    metrics = make_metrics(names, tweedie, None)
+    values = [_value(m, y, raw, w, cuts) for m in metrics]
+    assert values == [_value(m, y, raw, w) for m in metrics]  # to the bit
+    expected = [mean_poisson_deviance(y, mu, sample_weight=w),
+                mean_tweedie_deviance(y, mu, sample_weight=w, power=1.4),
+                np.sqrt(np.average((y - mu) ** 2, weights=w)),  # of the mean, not of log mu
+                mean_absolute_error(y, mu, sample_weight=w)]
+    np.testing.assert_allclose(values, expected, rtol=1e-12)
+    y_pos = y + 0.5
+    (gamma,) = make_metrics("gamma_deviance", tweedie, None)
+    assert _value(gamma, y_pos, raw, w) == pytest.approx(
+        mean_gamma_deviance(y_pos, mu, sample_weight=w), rel=1e-12)
+    with pytest.raises(db.InvalidParameterError, match="'poisson_deviance' is not a metric"):
+        make_metrics("poisson_deviance", SquaredError(), None)
+
+
+def test_a_user_metric_is_a_weighted_mean_exact_across_partitions():
+    from distboost.metrics import make_metric
+
+    def cubed(y, f):
+        return np.abs(y - f) ** 3
+
+    y, raw, w = np.array([1.0, 2.0, 4.0]), np.array([[1.0, 1.0, 1.0]]), np.array([1.0, 1.0, 2.0])
+    (metric,) = make_metrics(cubed, SquaredError(), None)  # a function: make_metric(fn)
+    assert metric.name == "cubed" and not metric.higher_is_better
+    assert _value(metric, y, raw, w) == (0 + 1 + 2 * 27) / 4 == _value(metric, y, raw, w, (1, 2))
+    named = make_metric(cubed, name="c3", greater_is_better=True)
+    assert make_metrics(["rmse", named], SquaredError(), None)[1] is named
+    assert named.higher_is_better
+    with pytest.raises(db.InvalidParameterError, match="give the metric a name"):
+        make_metric(lambda y, f: y)
+    with pytest.raises(db.InvalidParameterError, match=r"names \['cubed'\] more than once"):
+        make_metrics([cubed, cubed], SquaredError(), None)
+    bad = make_metric(lambda y, f: np.where(y > 3, np.nan, y), name="bad")
+    with pytest.raises(ValueError, match=r"eval_metric 'bad' must return one finite value per "
+                                         r"row \(3 rows\); 1 value\(s\) are not finite"):
+        _value(bad, y, raw, w)
+
+
+def _accuracy_of_sign(y, f):
+    """1 where f has y's sign: higher is better."""
+    return (np.sign(f) == np.sign(y)).astype(float)
+
+
+def test_early_stopping_watches_a_user_metric_in_its_direction(dask_client):
+    from distboost.metrics import make_metric
+
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(1200, 4))
+    y = X[:, 0] + 0.5 * X[:, 1] * X[:, 2] + rng.normal(size=1200)
+    hits = make_metric(_accuracy_of_sign, name="sign_hits", greater_is_better=True)
+    params = {"n_estimators": 200, "learning_rate": 0.5, "max_depth": 3,
+              "eval_metric": ["rmse", hits]}
+    reg = db.GradientBoostingRegressor(**params).fit(X[:600], y[:600],
+                                                     eval_set=[(X[600:], y[600:])],
+                                                     early_stopping_rounds=8)
+    history = reg.evals_result_["validation_0"]["sign_hits"]
+    assert reg.best_iteration_ == int(np.argmax(history)) and len(history) < 200
+    for r, pred in enumerate(reg.staged_predict(X[600:])):
+        if r < len(history):
+            assert history[r] == pytest.approx(np.mean(np.sign(pred) == np.sign(y[600:])))
+    frame = pd.DataFrame(X, columns=list("abcd")).assign(y=y)
+    train, valid = (dd.from_pandas(f, npartitions=2) for f in (frame[:600], frame[600:]))
+    remote = db.GradientBoostingRegressor(client=dask_client, **params).fit(
+        train[list("abcd")], train.y, eval_set=[(valid[list("abcd")], valid.y)],
+        early_stopping_rounds=8)
+    assert remote.evals_result_ == reg.evals_result_
+    assert remote.best_iteration_ == reg.best_iteration_

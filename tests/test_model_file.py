@@ -79,3 +79,26 @@ def test_a_model_file_may_name_every_exported_estimator_and_nothing_else():
     exported = {n for n in db.__all__ if n.endswith(("Classifier", "Regressor"))}
     assert set(estimator_classes()) == exported
     assert all(estimator_classes()[n] is getattr(db, n) for n in exported)
+
+
+def test_constraints_and_functions_in_a_model_file(tmp_path):
+    """Interaction sets are written as sorted lists, monotone dicts as they are, a
+    function as "custom"; the loaded model predicts what the saved one did."""
+    from distboost.metrics import make_metric
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.normal(size=(200, 3)), columns=["a", "b", "c"])
+    y = np.exp(0.3 * X.a) + rng.gamma(2.0, 0.5, 200)
+    hits = make_metric(lambda t, f: (np.abs(t - np.exp(f)) < 1).astype(float), name="hits")
+    model = db.GradientBoostingRegressor(
+        loss="gamma", n_estimators=4, monotonic_cst={"a": 1}, interaction_cst=[{"c", 1}],
+        eval_metric=["gamma_deviance", hits]).fit(X, y, eval_set=[(X, y)])
+    model.save_model(tmp_path / "m.json")
+    params = json.loads((tmp_path / "m.json").read_text())["params"]
+    assert params["monotonic_cst"] == {"a": 1} and params["interaction_cst"] == [[1, "c"]]
+    assert params["eval_metric"] == ["gamma_deviance", "custom"] and params["loss"] == "gamma"
+    loaded = db.load_model(tmp_path / "m.json")
+    np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
+    assert loaded.evals_result_ == model.evals_result_
+    with pytest.raises(db.InvalidParameterError, match="eval_metric holds 'custom'"):
+        loaded.fit(X, y)

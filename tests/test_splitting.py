@@ -109,3 +109,47 @@ def test_fixed_point_scales_must_be_powers_of_two():
     GradientCriterion(SplitParams(), (2.0**-3, 2.0**40))
     with pytest.raises(ValueError, match="powers of two"):
         GradientCriterion(SplitParams(), (3.0, 1.0))
+
+
+def _constrained(hist, cst, lower=-np.inf, upper=np.inf, lam=0.0):
+    totals = hist[:, 0].sum(axis=1)
+    gain, _, split_bin, _ = find_best_splits(
+        hist, totals, np.ones((1, 1), bool), np.array([4]), np.array([False]), 1.0, 1.0, lam,
+        0.0, 0.0, 1, monotonic=np.array([cst], np.int8), lower=[lower], upper=[upper])
+    return gain[0], split_bin[0]
+
+
+def test_a_split_against_its_monotone_constraint_is_refused():
+    """Rows in bins 0 and 1 with g = -2 and +2, h = 1, lambda = 0: leaf values +2
+    and -2, a decreasing step. Free or decreasing: gain (4 + 4 - 0) / 2 = 4;
+    increasing: refused (XGBoost's CalcSplitGain returns -inf)."""
+    hist = _hist([0, 1], [-2, 2], [1, 1])
+    assert _constrained(hist, 0) == (4.0, 0)
+    assert _constrained(hist, -1) == (4.0, 0)
+    assert _constrained(hist, 1)[0] == -np.inf
+
+
+def test_bounds_clip_the_children_values_and_their_gain():
+    """The same rows, decreasing, bounds [-1, 1]: values clipped to 1 and -1; the
+    gain of value w is -(2 G w + (H + lambda) w^2): 3 on each side, 0 for the
+    parent (G = 0), so (3 + 3 - 0) / 2 = 3."""
+    hist = _hist([0, 1], [-2, 2], [1, 1])
+    assert _constrained(hist, -1, -1.0, 1.0) == (3.0, 0)
+
+
+def test_a_clipped_parent_value_enters_the_gain():
+    """g = -3 and -1, h = 1: parent G = -4, H = 2, value 2, clipped to [0, 1]:
+    parent term -(2 (-4) 1 + 2) = 6; children values 3 -> 1 and 1: terms 5 and 1;
+    gain (5 + 1 - 6) / 2 = 0, where unconstrained it is (9 + 1 - 8) / 2 = 1."""
+    hist = _hist([0, 1], [-3, -1], [1, 1])
+    assert _constrained(hist, 0, 0.0, 1.0)[0] == 0.0
+    assert _constrained(hist, 0)[0] == 1.0
+    assert _best(hist)[0][0] == 1.0
+
+
+def test_node_values_are_clipped_to_their_bounds():
+    crit = GradientCriterion(SplitParams(reg_lambda=1.0), (1.0, 1.0))
+    totals = np.array([-9, 2, 2])  # -G / (H + 1) = 3
+    assert crit.node_value(totals) == 3.0 == crit.bound_value(totals)
+    assert crit.node_value(totals, -1.0, 2.5) == 2.5
+    assert crit.node_value(totals, 3.5, np.inf) == 3.5

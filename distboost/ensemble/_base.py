@@ -66,6 +66,7 @@ class TreeEnsembleBase(ParamsMixin):
         )
         if init_model is not None:
             check_init_model(self, init_model, schema, None if inputs.is_dask(X) else y)
+        self._check_columns(schema)
         bins = given_bins(bin_mapper, schema, X, init_model)
         with (Engine(executor, self.fit_timings_, self.out_of_core) as engine,
               numba_threads(self.n_jobs, inputs.is_dask(X)),
@@ -76,6 +77,10 @@ class TreeEnsembleBase(ParamsMixin):
         self.fit_timings_["fit"] = time.perf_counter() - t_start
         self.fit_timings_ = dict(self.fit_timings_)
         return self
+
+    def _check_columns(self, schema) -> None:
+        """Parameters that name or count features, checked against the columns
+        (known from the data's metadata, before any Dask work): a hook."""
 
     def _prepare(self, engine, parts, eval_parts, schema, bins, init_model) -> None:
         """Bin the partitions (with ``init_model``'s bins and classes if given)

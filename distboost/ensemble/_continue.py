@@ -20,7 +20,8 @@ def check_init_model(est, init_model, schema, y=None) -> None:
             f"fitted {name} (same task and loss): train a new model instead"
         )
     init_model._check_fitted()
-    if init_model.loss != est.loss:
+    continued_function = init_model.loss == "custom" and callable(est.loss)  # a loaded model's
+    if init_model.loss != est.loss and not continued_function:
         raise ValueError(f"init_model was trained with loss={init_model.loss!r} and this {name} "
                          f"has loss={est.loss!r}; continue with the same loss")
     theirs, ours = init_model._schema, schema

@@ -13,19 +13,22 @@ on large data hold one histogram per node of a level, so there set
 
 from __future__ import annotations
 
+from .. import constraints
 from ._bagged import (
     TREE_PARAMETERS,
     BaggedClassifierMixin,
     BaggedRegressorMixin,
     BaggedTreesBase,
 )
+from ._objectives import check_classes, resolve_constraints
 
 
 class _Forest(BaggedTreesBase):
     def __init__(self, *, n_estimators=100, criterion="gini", max_depth=None,
                  min_samples_leaf=1, max_features="sqrt", max_leaf_nodes=None, bootstrap=True,
-                 oob_score=False, max_samples=None, max_bins=256, random_state=None,
-                 n_jobs=None, client=None, out_of_core="auto", trees_per_pass=None):
+                 oob_score=False, max_samples=None, max_bins=256, monotonic_cst=None,
+                 random_state=None, n_jobs=None, client=None, out_of_core="auto",
+                 trees_per_pass=None):
         self.n_estimators = n_estimators
         self.criterion = criterion
         self.max_depth = max_depth
@@ -36,11 +39,25 @@ class _Forest(BaggedTreesBase):
         self.oob_score = oob_score
         self.max_samples = max_samples
         self.max_bins = max_bins
+        self.monotonic_cst = monotonic_cst
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.client = client
         self.out_of_core = out_of_core
         self.trees_per_pass = trees_per_pass
+
+    def _validate_params(self):
+        super()._validate_params()
+        constraints.check_monotonic_cst(self.monotonic_cst, type(self).__name__)
+
+    def _check_columns(self, schema) -> None:
+        """``monotonic_cst`` against the columns (``constraints``)."""
+        self._monotonic = resolve_constraints(self, schema)[0]
+
+    def _fit_engine(self, engine, init_model=None):
+        if self._is_classifier:
+            check_classes(self, self.n_classes_)
+        super()._fit_engine(engine, init_model)
 
 
 _SAMPLING = """\
@@ -48,6 +65,15 @@ _SAMPLING = """\
         Draw each tree's rows with replacement (False: every tree sees all rows).
     max_samples : int, float in (0, 1] or None, default None
         Rows per bootstrap sample (expected), as a count or a fraction.
+    monotonic_cst : array-like of int of shape (n_features,), dict or None, default None
+        scikit-learn's monotone constraints: -1 / 0 / +1 per feature (or a dict
+        by column name) for a forest non-increasing / free / non-decreasing in
+        that feature; for a classifier, in the probability of ``classes_[1]``
+        (two classes only). Each tree's node values are bounded as the
+        gradient boosting grower bounds them (``distboost.constraints``): a
+        split whose children's values (means, or class-1 frequencies), clipped
+        to the node's bounds, break the order is refused, children are bounded
+        at the midpoint, and leaf values are clipped to their bounds.
 """
 
 
@@ -97,12 +123,14 @@ class RandomForestRegressor(BaggedRegressorMixin, _Forest):
 
     def __init__(self, *, n_estimators=100, criterion="squared_error", max_depth=None,
                  min_samples_leaf=1, max_features=1.0, max_leaf_nodes=None, bootstrap=True,
-                 oob_score=False, max_samples=None, max_bins=256, random_state=None,
-                 n_jobs=None, client=None, out_of_core="auto", trees_per_pass=None):
+                 oob_score=False, max_samples=None, max_bins=256, monotonic_cst=None,
+                 random_state=None, n_jobs=None, client=None, out_of_core="auto",
+                 trees_per_pass=None):
         super().__init__(
             n_estimators=n_estimators, criterion=criterion, max_depth=max_depth,
             min_samples_leaf=min_samples_leaf, max_features=max_features,
             max_leaf_nodes=max_leaf_nodes, bootstrap=bootstrap, oob_score=oob_score,
-            max_samples=max_samples, max_bins=max_bins, random_state=random_state,
+            max_samples=max_samples, max_bins=max_bins, monotonic_cst=monotonic_cst,
+            random_state=random_state,
             n_jobs=n_jobs, client=client, out_of_core=out_of_core, trees_per_pass=trees_per_pass,
         )

@@ -13,13 +13,14 @@ from typing import ClassVar
 
 import numpy as np
 
-from .. import _validation, line_search
+from .. import _validation, line_search, objective
 from .._common import NODE_DTYPE
 from .._events import FitEvents
 from .._input import to_matrix
 from .._random import random_seed
 from .._validation import (
     BOOL,
+    CALLABLE,
     FRACTION,
     METRIC_NAMES,
     NONE,
@@ -32,13 +33,16 @@ from .._validation import (
 )
 from ..booster import BoostParams, BoostResult, boost
 from ..callbacks import TrainingCallback
+from ..engine.inputs import is_dask
 from ..engine.spill import OUT_OF_CORE_PARAMETER
 from ..grower import GrowthParams
 from ..learners.gradient import GradientLearner, pack_rounds
-from ..losses import CLASSIFICATION_LOSSES, REGRESSION_LOSSES, make_loss
+from ..losses import CLASSIFICATION_LOSSES, LOG_LINK_LOSSES, REGRESSION_LOSSES, make_loss
 from ..metrics import make_metrics
+from ..objective import CustomObjective, explained_import_errors
 from ..splitting import SplitParams
 from ..tree import feature_totals, pack_trees, predict_raw
+from . import _objectives
 from ._base import TreeEnsembleBase
 from ._continue import check_class_weights
 from ._predict import predict_any, raw_scores
@@ -51,8 +55,9 @@ class _GradientBoosting(TreeEnsembleBase):
     _estimator_type = "regressor"
     _parameter_constraints: ClassVar[dict] = {
         **TREE_ENSEMBLE,
-        "loss": [Options(REGRESSION_LOSSES)],
+        "loss": [Options((*REGRESSION_LOSSES, _objectives.CUSTOM)), CALLABLE],
         "alpha": [Interval("real", 0, 1, "neither")],
+        "tweedie_variance_power": [Interval("real", 1, 2, "neither")],
         "leaf_estimation": [Options(("auto", "newton", "line_search"))],
         "n_estimators": [Interval("int", 0, None)],
         "learning_rate": [Interval("real", 0, None, "neither")],
@@ -76,6 +81,7 @@ class _GradientBoosting(TreeEnsembleBase):
         *,
         loss="squared_error",
         alpha=0.9,
+        tweedie_variance_power=1.5,
         leaf_estimation="auto",
         n_estimators=100,
         learning_rate=0.1,
@@ -90,6 +96,8 @@ class _GradientBoosting(TreeEnsembleBase):
         colsample_bytree=1.0,
         colsample_bylevel=1.0,
         colsample_bynode=1.0,
+        monotonic_cst=None,
+        interaction_cst=None,
         base_score=None,
         warm_start=False,
         random_state=None,
@@ -102,6 +110,7 @@ class _GradientBoosting(TreeEnsembleBase):
     ):
         self.loss = loss
         self.alpha = alpha
+        self.tweedie_variance_power = tweedie_variance_power
         self.leaf_estimation = leaf_estimation
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
@@ -116,6 +125,8 @@ class _GradientBoosting(TreeEnsembleBase):
         self.colsample_bytree = colsample_bytree
         self.colsample_bylevel = colsample_bylevel
         self.colsample_bynode = colsample_bynode
+        self.monotonic_cst = monotonic_cst
+        self.interaction_cst = interaction_cst
         self.base_score = base_score
         self.warm_start = warm_start
         self.random_state = random_state
@@ -159,18 +170,33 @@ class _GradientBoosting(TreeEnsembleBase):
         """
         self._validate_params()
         _validation.check_fit_arguments(eval_set, early_stopping_rounds, callbacks)
+        _objectives.check_trainable(self)
+        _objectives.check_data(self, X, y)
         init_model = self._resolve_init_model(init_model)
-        return self._fit(X, y, sample_weight, bin_mapper=bin_mapper, eval_set=eval_set,
-                         sample_weight_eval_set=sample_weight_eval_set, init_model=init_model,
-                         early_stopping_rounds=early_stopping_rounds, callbacks=callbacks)
+        remote = _objectives.functions_of(self) if is_dask(X) else []  # unpickled on workers
+        with explained_import_errors(remote, type(self).__name__):
+            return self._fit(X, y, sample_weight, bin_mapper=bin_mapper, eval_set=eval_set,
+                             sample_weight_eval_set=sample_weight_eval_set,
+                             init_model=init_model, early_stopping_rounds=early_stopping_rounds,
+                             callbacks=callbacks)
+
+    def _check_columns(self, schema) -> None:
+        """``monotonic_cst`` and ``interaction_cst`` against the columns (``constraints``)."""
+        self._monotonic, self._interactions = _objectives.resolve_constraints(self, schema)
 
     def _fit_engine(self, engine, init_model, early_stopping_rounds, callbacks):
         """ESL Algorithm 10.3 on the prepared engine: f_0, then the rounds (``boost``)."""
         loss = self._make_loss()
         n_out = loss.n_outputs(len(getattr(self, "classes_", [])))
+        if self._is_classifier:
+            _objectives.check_classes(self, len(self.classes_))
+        if loss.name in LOG_LINK_LOSSES:
+            objective.check_targets(engine, loss)
         prior_trees = [] if init_model is None else list(init_model.trees_)
         if init_model is not None:
             base = np.asarray(init_model.base_score_, np.float64)
+        elif self.base_score is None and isinstance(loss, CustomObjective):
+            base = np.zeros(n_out)  # XGBoost's base_score for a custom objective
         elif self.base_score is None:
             if self._is_classifier:
                 check_class_weights(engine, self.classes_)
@@ -215,8 +241,11 @@ class _GradientBoosting(TreeEnsembleBase):
         """``train_metric``: "auto" measures the training rows when ``verbose`` prints."""
         return bool(self.verbose) if self.train_metric == "auto" else bool(self.train_metric)
 
-    def _make_loss(self):
-        return make_loss(self.loss, len(self.classes_) if self._is_classifier else None, self.alpha)
+    def _make_loss(self, n_classes=None):
+        """The loss object (``n_classes``: of a classifier, by default ``classes_``'s)."""
+        if not self._is_classifier:
+            return _objectives.make_estimator_loss(self, None)
+        return _objectives.make_estimator_loss(self, n_classes or len(self.classes_))
 
     @staticmethod
     def _init_score(engine, loss):
@@ -237,6 +266,8 @@ class _GradientBoosting(TreeEnsembleBase):
             max_depth=self.max_depth,
             max_leaf_nodes=self.max_leaf_nodes,
             learning_rate=self.learning_rate,
+            monotonic_cst=getattr(self, "_monotonic", None),
+            interaction_cst=getattr(self, "_interactions", None),
         )
         split = SplitParams(self.reg_lambda, self.gamma, self.min_child_weight,
                             self.min_samples_leaf)
@@ -291,6 +322,7 @@ class _GradientBoosting(TreeEnsembleBase):
         return init_model
 
     def _validate_params(self):
+        _objectives.check_params(self)  # first: says why a classifier takes no function
         super()._validate_params()
         if self.max_depth is None and self.max_leaf_nodes is None:
             raise _validation.InvalidParameterError(
@@ -298,9 +330,11 @@ class _GradientBoosting(TreeEnsembleBase):
                 f"neither the trees would grow without bound"
             )
         n_classes = 2 if self._is_classifier else None  # the names; "auc" is checked at fit
-        self._metrics(make_loss(self.loss, n_classes, self.alpha), n_classes)
+        loss = CustomObjective(self.loss) if _objectives.is_custom(self.loss) else make_loss(
+            self.loss, n_classes, self.alpha, self.tweedie_variance_power)
+        self._metrics(loss, n_classes)
         if (self.leaf_estimation == "newton" and not self._is_classifier
-                and not make_loss(self.loss, None, self.alpha).has_hessian):
+                and not loss.has_hessian):
             raise _validation.InvalidParameterError(
                 f"{type(self).__name__}: loss={self.loss!r} has a zero second derivative, so a "
                 f"Newton leaf -G/(H+lambda) is undefined; use leaf_estimation='line_search' "
@@ -374,6 +408,18 @@ _SHARED_PARAMETERS = """\
     colsample_bytree, colsample_bylevel, colsample_bynode : float in (0, 1], default 1.0
         Fractions of the features drawn per tree, per depth and per node
         (nested), as functions of (random_state, round, node).
+    monotonic_cst : array-like of int of shape (n_features,), dict or None, default None
+        scikit-learn's monotone constraints: -1 / 0 / +1 per feature (or a dict
+        by column name) for a model non-increasing / free / non-decreasing in
+        that feature (in f: the log-odds of ``classes_[1]`` for two classes;
+        refused for more). Enforced exactly (``distboost.constraints``):
+        splits breaking the order are refused, node values are bounded and
+        leaves clipped, line-search leaves included.
+    interaction_cst : {"pairwise", "no_interactions"}, sequence of sets or None, default None
+        scikit-learn's interaction constraints: feature sets (indices or
+        names); every root-to-leaf path uses features of one set only;
+        features no set lists form one more set. Combines with column
+        subsampling (a node draws its features, then keeps the allowed ones).
     base_score : float or None, default None
         The initial score f_0; None: the loss's optimal constant.
     warm_start : bool, default False
@@ -387,13 +433,17 @@ _SHARED_PARAMETERS = """\
     client : dask.distributed.Client or None, default None
         The client Dask input trains on (None: the current default client).
         The library never starts a cluster.
-{out_of_core}    eval_metric : str, list of str or None, default None
+{out_of_core}    eval_metric : str, callable, list of them or None, default None
         Metrics recorded every round on the evaluation sets (and the training
         rows, see ``train_metric``) in ``evals_result_``: "logloss",
         "mlogloss", "error" and (two classes) "auc" for classifiers; "rmse"
-        and "mae" for regressors; or the loss's own metric, which None
-        means. Early stopping watches the last one. Computed exactly on the
-        workers ("auc" carries each row's score to the driver).
+        and "mae" for regressors (of the prediction, e^f for a log link);
+        "poisson_deviance" and "gamma_deviance" for the log-link losses; or
+        the loss's own metric, which None means; or a function
+        ``fn(y_true, raw_score) -> per-row values`` (weighted mean; see
+        ``distboost.metrics.make_metric`` for its name and direction). Early
+        stopping watches the last one. Computed exactly on the workers
+        ("auc" carries each row's score to the driver).
     train_metric : bool or "auto", default "auto"
         Record the metrics on the training rows too (``evals_result_
         ["training"]``, one more pass per round); "auto": when ``verbose``.
@@ -413,13 +463,24 @@ class GradientBoostingRegressor(_GradientBoosting):
 
     Parameters
     ----------
-    loss : {"squared_error", "absolute_error", "huber", "quantile"}, default "squared_error"
+    loss : {"squared_error", "absolute_error", "huber", "quantile", "poisson", "gamma", \
+"tweedie"} or callable, default "squared_error"
         ESL Table 10.2. Huber's delta is the ``alpha``-quantile of |y - f| at
         the start of each round (Friedman's M-regression); ``"quantile"``
-        estimates the ``alpha``-quantile of y given x.
+        estimates the ``alpha``-quantile of y given x. ``"poisson"`` (y >= 0,
+        not all 0), ``"gamma"`` (y > 0) and ``"tweedie"`` (y >= 0) have a log
+        link: f = log E[y | x], ``predict`` returns e^f, f_0 is the log of the
+        weighted mean, L the negative log-likelihood (half the deviance, as
+        XGBoost and scikit-learn), the loss's own metric its mean deviance. A
+        function ``fn(y_true, raw_score) -> (gradient, hessian)`` is a custom
+        objective (``distboost.objective``): Newton leaves, f_0 =
+        ``base_score`` (0 by default), ``predict`` returns the raw score; a
+        saved model records ``"custom"``.
     alpha : float in (0, 1), default 0.9
         The quantile of ``"quantile"``; the residual quantile setting
         Huber's delta.
+    tweedie_variance_power : float in (1, 2), default 1.5
+        The power p of ``"tweedie"``: Var[y | x] proportional to mu^p.
     leaf_estimation : {"auto", "newton", "line_search"}, default "auto"
         "newton": -G/(H+lambda) (XGBoost); "line_search": the tree is fit to
         the negative gradient by least squares, then each leaf takes the
@@ -441,12 +502,15 @@ class GradientBoostingRegressor(_GradientBoosting):
     """.replace("{shared}", _SHARED_PARAMETERS)
 
     def predict(self, X):
-        """Predicted values f(x), shape (n,); lazy for Dask input."""
-        return self._decision(X)
+        """Predicted values, shape (n,); lazy for Dask input: f(x), or the mean
+        e^f(x) for the log-link losses. A custom objective's model (also once
+        loaded, ``loss="custom"``) predicts its raw scores f(x)."""
+        raw = self._decision(X)
+        return np.exp(raw) if self.loss in LOG_LINK_LOSSES else raw
 
     def staged_predict(self, X):
         for raw in self._staged_raw(X):
-            yield raw[:, 0]
+            yield np.exp(raw[:, 0]) if self.loss in LOG_LINK_LOSSES else raw[:, 0]
 
     def score(self, X, y, sample_weight=None) -> float:
         """R^2 of the predictions (weighted by ``sample_weight``)."""
@@ -493,7 +557,8 @@ class GradientBoostingClassifier(_GradientBoosting):
                  learning_rate=0.1, max_depth=6, max_leaf_nodes=None, max_bins=256,
                  min_child_weight=1.0, min_samples_leaf=1, reg_lambda=1.0, gamma=0.0,
                  subsample=1.0, colsample_bytree=1.0, colsample_bylevel=1.0,
-                 colsample_bynode=1.0, base_score=None, warm_start=False, random_state=None,
+                 colsample_bynode=1.0, monotonic_cst=None, interaction_cst=None,
+                 base_score=None, warm_start=False, random_state=None,
                  n_jobs=None, client=None, out_of_core="auto", eval_metric=None,
                  train_metric="auto", verbose=False):
         super().__init__(
@@ -503,6 +568,7 @@ class GradientBoostingClassifier(_GradientBoosting):
             min_samples_leaf=min_samples_leaf, reg_lambda=reg_lambda, gamma=gamma,
             subsample=subsample, colsample_bytree=colsample_bytree,
             colsample_bylevel=colsample_bylevel, colsample_bynode=colsample_bynode,
+            monotonic_cst=monotonic_cst, interaction_cst=interaction_cst,
             base_score=base_score, warm_start=warm_start, random_state=random_state,
             n_jobs=n_jobs, client=client, out_of_core=out_of_core, eval_metric=eval_metric,
             train_metric=train_metric, verbose=verbose,
