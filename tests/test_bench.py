@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
@@ -190,3 +191,18 @@ def test_run_prints_the_table(system: str, tiny: Path, cache_dir: Path) -> None:
     assert "| system | status | train s, median [min–max] |" in result.stdout
     assert f"| {system} | ok |" in result.stdout, result.stdout + result.stderr
     assert "memory_limit 2GB); 5 rounds" in result.stdout
+
+
+def test_shap_benchmark_on_a_tiny_w1(bench: SimpleNamespace, cache_dir: Path) -> None:
+    """bench/shap.py times the three systems and checks them against each other (loaded
+    from its file: the name ``shap`` belongs to the shap package)."""
+    pytest.importorskip("xgboost")
+    spec = importlib.util.spec_from_file_location("bench_shap", BENCH_DIR / "shap.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    result = module.run(3_000, 1, cache_dir=cache_dir, rounds=10)
+    assert result["max_abs_difference_same_trees"] < 1e-4
+    assert set(result["times"]) == {"distboost shap_values", "xgboost pred_contribs (own trees)",
+                                    "xgboost pred_contribs (distboost's trees)"}
+    table = module.render(result)
+    assert table.count("\n| ") == 4 and "3,000 rows x 10 trees of depth 6" in table
