@@ -425,10 +425,11 @@ def _shap_rows(X, route, bitsets, roots, trees_lo, trees_hi, paths, table_start,
         failed, went = np.empty(max_nodes, np.int64), np.empty(max_nodes, np.int64)
         one, phi, weights = np.empty(max_d + 1), np.empty(max_d + 1), np.empty(max_d + 2)
         for t in range(trees_lo, trees_hi):
-            lo = roots[t]
+            lo, column = roots[t], tree_output[t] * width
             for i in range(c * CHUNK_ROWS, min(n, (c + 1) * CHUNK_ROWS)):
                 _route(X, i, route, bitsets, node_elem, split_order, tree_splits[t],
                        tree_splits[t + 1], lo, failed, went)
+                row = out[i, column:]
                 for p in range(tree_paths[t], tree_paths[t + 1]):
                     e0, leaf = elem_start[p], path_leaf[p]
                     d = elem_start[p + 1] - e0
@@ -436,9 +437,9 @@ def _shap_rows(X, route, bitsets, roots, trees_lo, trees_hi, paths, table_start,
                         pattern = ((np.int64(1) << d) - 1) & ~failed[leaf - lo]
                         base = table_start[p] + pattern * d
                         if k_values == 1:  # the common case, without the copy to phi
-                            v, column = path_values[p, 0], tree_output[t] * width
+                            v = path_values[p, 0]
                             for e in range(d):
-                                out[i, column + elem_feature[e0 + e]] += v * tables[base + e]
+                                row[elem_feature[e0 + e]] += v * tables[base + e]
                             continue
                         for e in range(d):
                             phi[e] = tables[base + e]
@@ -448,9 +449,8 @@ def _shap_rows(X, route, bitsets, roots, trees_lo, trees_hi, paths, table_start,
                         _path_shap(elem_zero[e0: e0 + d], one, d, weights, phi)
                     for q in range(k_values):
                         v = path_values[p, q]
-                        column = (tree_output[t] + q) * width
                         for e in range(d):
-                            out[i, column + elem_feature[e0 + e]] += v * phi[e]
+                            row[q * width + elem_feature[e0 + e]] += v * phi[e]
 
 
 # -------------------------------------------------------- interaction values
