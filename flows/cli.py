@@ -138,6 +138,17 @@ def _train_options(parser: argparse.ArgumentParser) -> None:
                         help="rounds between checkpoints (default: the configuration's, 10)")
 
 
+def _model_on_data(sub: Any, name: str, description: str, out: str) -> argparse.ArgumentParser:
+    """A command applying a model file to a Parquet file or folder, written to --out."""
+    p = sub.add_parser(name, help=description)
+    p.add_argument("model", help="model file")
+    p.add_argument("data", help="Parquet file or folder with the model's feature columns")
+    p.add_argument("--out", required=True, help=out)
+    p.add_argument("--force", action="store_true", help="replace an existing output")
+    _cluster_options(p)
+    return p
+
+
 def _shap_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--shap-rows", type=int, default=2000, metavar="N",
                         help="SHAP values of about N rows of the split in the report (0: none)")
@@ -227,21 +238,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help="replace existing outputs")
     _cluster_options(p)
 
-    p = sub.add_parser("predict", help="predict a Parquet folder with a model")
-    p.add_argument("model", help="model file")
-    p.add_argument("data", help="Parquet file or folder with the model's feature columns")
-    p.add_argument("--out", required=True, help="output folder of prediction Parquet files")
+    p = _model_on_data(sub, "predict", "predict a Parquet folder with a model",
+                       "output folder of prediction Parquet files")
     p.add_argument("--proba", action="store_true", help="also write class probabilities")
-    p.add_argument("--force", action="store_true", help="replace an existing output")
-    _cluster_options(p)
-
-    p = sub.add_parser("explain", help="SHAP values of a model for every row of a Parquet folder")
-    p.add_argument("model", help="model file")
-    p.add_argument("data", help="Parquet file or folder with the model's feature columns")
-    p.add_argument("--out", required=True,
-                   help="output folder of SHAP value Parquet files (shap_<feature>, shap_bias)")
-    p.add_argument("--force", action="store_true", help="replace an existing output")
-    _cluster_options(p)
+    _model_on_data(sub, "explain", "SHAP values of a model for every row of a Parquet folder",
+                   "output folder of SHAP value Parquet files (shap_<feature>, shap_bias)")
 
     p = sub.add_parser("report", help="re-render report.html of an evaluation folder")
     p.add_argument("folder", help="evaluation folder (holds evaluation.json)")
