@@ -23,7 +23,8 @@ UNWIND of a feature met again along the path is the merging of that
 feature's splits into one element). As every o is 0 or 1, a path of d
 elements has only 2^d patterns: for short paths the contributions of every
 pattern are tabulated once per tree (Fast TreeSHAP v2, Yang 2021), and a row
-then costs, per leaf, one pass over the path's splits and d additions.
+then costs one pass over the tree's splits (which elements it leaves each
+path at) and, per leaf, d additions.
 
 Routing follows ``tree.predict_raw`` exactly: a numeric split sends ``x <=
 threshold`` left and a missing value (NaN) to its learned side; a
@@ -270,7 +271,7 @@ def _path_shap(zero, one, d, weights, phi):
 
 
 # ----------------------------------------------------------- pattern tables
-@numba.njit(cache=True)
+@numba.njit(parallel=True, cache=True)
 def _fill_tables(paths_lo, paths_hi, elem_start, elem_zero, table_start, tables):
     """For every tabulated path of ``paths_lo:paths_hi``: ``tables[start +
     pattern * d + e]`` = element e's value per unit of leaf value when bit k
@@ -298,7 +299,7 @@ def tree_groups(paths: TreePaths, n_rows: int) -> list[tuple[int, int, np.ndarra
 
     A path is tabulated when it has at most ``TABLE_MAX_ELEMENTS`` elements
     and no more patterns than rows to explain (otherwise tabulating costs more
-    than it saves).
+    than it saves), unless its tree's tables alone would exceed the budget.
 
     Returns
     -------
@@ -307,10 +308,14 @@ def tree_groups(paths: TreePaths, n_rows: int) -> list[tuple[int, int, np.ndarra
     """
     n_elems = np.diff(paths.elem_start)
     tabulated = (n_elems <= TABLE_MAX_ELEMENTS) & ((1 << np.minimum(n_elems, 62)) <= n_rows)
+    budget = TABLE_BYTES // 8
     size = np.where(tabulated, n_elems << np.minimum(n_elems, 62), 0)
     per_tree = np.add.reduceat(size, paths.tree_paths[:-1])  # every tree has a leaf
+    too_large = np.repeat(per_tree > budget, np.diff(paths.tree_paths))
+    tabulated &= ~too_large
+    size[too_large] = 0
+    per_tree[per_tree > budget] = 0
     groups, lo, n_trees = [], 0, len(paths.tree_paths) - 1
-    budget = TABLE_BYTES // 8
     while lo < n_trees:
         hi, total = lo + 1, per_tree[lo]
         while hi < n_trees and total + per_tree[hi] <= budget:

@@ -286,7 +286,8 @@ def _base_score(base: np.ndarray, kind: str) -> str:
     if kind == "logit":
         if abs(f0) > 30:
             raise XGBoostFormatError(f"the initial log-odds {f0} is beyond what XGBoost's "
-                                     f"float32 base_score can hold as a probability")
+                                     f"float32 base_score can hold as a probability; save "
+                                     f"the model with format='distboost'")
         return repr(1.0 / (1.0 + math.exp(-f0)))
     return repr(f0)
 

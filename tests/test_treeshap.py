@@ -191,10 +191,18 @@ def test_tables_equal_the_row_by_row_computation(monkeypatch):
     X[:, 5] = rng.integers(0, 8, 300)
     X[::7, 1] = np.nan
     tabulated = explain(trees, X)
-    monkeypatch.setattr(_treeshap, "TABLE_BYTES", 8 * 2000)  # groups of one or two trees
-    assert len(_treeshap.tree_groups(_treeshap.tree_paths(*pack_trees(trees)[:2]), 300)) > 2
+    paths = _treeshap.tree_paths(*pack_trees(trees)[:2])
+    monkeypatch.setattr(_treeshap, "TABLE_BYTES", 8 * 6000)  # one tree's tables at a time
+    groups = _treeshap.tree_groups(paths, 300)
+    assert [g[:2] for g in groups] == [(t, t + 1) for t in range(5)]
+    assert all((g[2] >= 0).any() for g in groups)
     np.testing.assert_allclose(explain(trees, X), tabulated, rtol=0, atol=1e-13)
+    monkeypatch.setattr(_treeshap, "TABLE_BYTES", 8 * 100)  # no tree's tables fit: none
+    assert all((g[2] < 0).all() for g in _treeshap.tree_groups(paths, 300))
+    np.testing.assert_allclose(explain(trees, X), tabulated, rtol=0, atol=1e-13)
+    monkeypatch.setattr(_treeshap, "TABLE_BYTES", 16 * 2**20)
     monkeypatch.setattr(_treeshap, "TABLE_MAX_ELEMENTS", 0)
+    assert all((g[2] < 0).all() for g in _treeshap.tree_groups(paths, 300))
     np.testing.assert_allclose(explain(trees, X), tabulated, rtol=0, atol=1e-13)
 
 
