@@ -394,8 +394,8 @@ def draw_shap(
                              f"SHAP dependence on {name}",
                              "Its SHAP value against its value; the spread at one value "
                              "comes from its interactions with the other inputs."))
-    summary = {"rows": len(rows), "split": split, "explained": what, "bias": bias,
-               "mean_abs": table}
+    summary = {"rows": len(rows), "sampled": sample is not X, "split": split, "explained": what,
+               "bias": bias, "mean_abs": table}
     return figures, summary
 
 

@@ -86,8 +86,10 @@ def _section_body(key: str, evaluation: dict, folder: Path) -> str:
 def shap_note(shap: dict) -> str:
     """What the SHAP section shows, in a sentence or two."""
     bias = "" if shap.get("bias") is None else f" (the bias, here {shap['bias']:.4g})"
+    rows = f"{shap['rows']:,} rows drawn at random from" if shap.get("sampled") else \
+        f"the {shap['rows']:,} rows of"
     return (
-        f"SHAP values of the model's {shap['explained']} for {shap['rows']:,} rows drawn from "
+        f"SHAP values of the model's {shap['explained']} for {rows} "
         f"the {shap['split']} split, computed on the Dask workers by exact TreeSHAP (Lundberg "
         f"et al. 2020, path-dependent, node weights the training covers): a row's values and "
         f"the expected output{bias} add up to its output."

@@ -187,7 +187,9 @@ def test_report_shap_section_is_the_models_shap_values(run):
     assert files == {"figures/shap_summary.png"} | {f"figures/shap_dependence_{k}.png"
                                                     for k in range(4)}
     html = (run["root"] / "report" / "report.html").read_text()
-    assert "SHAP values of the model&#x27;s log-odds of class 1 for" in html
+    assert not shap["sampled"]
+    assert (f"SHAP values of the model&#x27;s log-odds of class 1 for the {len(X)} rows of the "
+            f"test split") in html
 
 
 def test_artifacts_are_in_the_prefect_database(run):
@@ -253,3 +255,18 @@ def test_pipeline_regression_then_predict(prefect_harness, scheduler, tmp_path):
     assert len(predictions) == evaluation["metrics"]["n"]
     expected = pd.read_parquet(tmp_path / "run" / "report" / "predictions.parquet")
     np.testing.assert_allclose(np.sort(predictions["prediction"]), np.sort(expected["prediction"]))
+
+
+def test_shap_section_of_a_sample(run, scheduler, tmp_path):
+    """A split larger than shap_rows is sampled on the workers (about shap_rows rows)."""
+    from flows.evaluate import draw_shap
+
+    figures, summary = draw_shap.fn(scheduler, run["data"], run["model"], "train", str(tmp_path),
+                                    100, 2)
+    assert summary["sampled"] and 50 <= summary["rows"] <= 150 and summary["split"] == "train"
+    assert [f["file"] for f in figures] == ["figures/shap_summary.png",
+                                            "figures/shap_dependence_0.png",
+                                            "figures/shap_dependence_1.png"]
+    assert all((tmp_path / f["file"]).is_file() for f in figures)
+    assert draw_shap.fn(scheduler, run["data"], run["model"], "test", str(tmp_path), 0, 2) == \
+        ([], None)
