@@ -12,6 +12,10 @@
   sums, which are added up and divided by the total row count.
 * :func:`ice_curves` -- individual conditional expectation curves, the
   per-row curves whose mean is the brute-force partial dependence.
+* :func:`shap_values` and :func:`shap_interaction_values` -- exact
+  path-dependent TreeSHAP (Lundberg et al. 2020, Algorithm 2) of the raw
+  output, with XGBoost's ``pred_contribs`` / ``pred_interactions`` layout;
+  lazy, partition by partition, on Dask collections (``distboost._shap``).
 
 Every function works on the fitted attributes of the distboost estimators
 (``trees_``, ``base_score_``, ``bin_mapper_``, ``feature_names_in_``) and on
@@ -28,6 +32,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ._shap import shap_interaction_values, shap_values
 from .tree import feature_totals
 
 __all__ = [
@@ -37,6 +42,8 @@ __all__ = [
     "importance_frame",
     "partial_dependence",
     "relative_importance",
+    "shap_interaction_values",
+    "shap_values",
     "supports_recursion",
 ]
 

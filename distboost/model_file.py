@@ -22,7 +22,7 @@ from ._validation import InvalidParameterError
 from .binning import BinMapper
 from .tree import Tree
 
-__all__ = ["FORMAT", "VERSION", "ModelFileError", "load_model", "model_from_dict",
+__all__ = ["FORMAT", "FORMATS", "VERSION", "ModelFileError", "load_model", "model_from_dict",
            "model_to_dict", "save_model"]
 
 
@@ -93,9 +93,29 @@ def model_to_dict(est) -> dict:
     return out
 
 
-def save_model(est, path) -> None:
-    """Write ``est`` to ``path`` atomically (a partial file never replaces a good one)."""
+FORMATS = ("distboost", "xgboost")
+
+
+def check_format(format: str) -> None:
+    """``format`` names a model format ``save_model`` writes."""
+    if format not in FORMATS:
+        raise ValueError(f"format must be one of {', '.join(map(repr, FORMATS))}; got "
+                         f"{format!r}")
+
+
+def save_model(est, path, format: str = "distboost") -> None:
+    """Write ``est`` to ``path`` atomically (a partial file never replaces a good one).
+
+    ``format="distboost"``: this module's JSON model file; ``"xgboost"``:
+    XGBoost's JSON model format (``distboost.xgboost_format``).
+    """
+    check_format(format)
     est._check_fitted()
+    if format == "xgboost":
+        from .xgboost_format import save_xgboost
+
+        save_xgboost(est, path)
+        return
     text = json.dumps(model_to_dict(est), allow_nan=False)
     path = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(path))

@@ -8,7 +8,9 @@ without pyplot (so it is safe in worker threads and needs no display);
 * :func:`plot_partial_dependence` -- 1-D partial dependence with a decile rug
   (ESL figure 10.7), optionally over ICE curves;
 * :func:`plot_partial_dependence_2d` -- 2-D partial dependence heat map
-  (ESL figure 10.8).
+  (ESL figure 10.8);
+* :func:`plot_shap_summary` and :func:`plot_shap_dependence` -- the beeswarm
+  summary and the dependence plots of SHAP values (Lundberg et al. 2020).
 
 The evaluation report's plots (learning curves, ROC, calibration, confusion
 matrix, residuals) belong to the application: ``flows/plots.py``.
@@ -29,6 +31,8 @@ __all__ = [
     "plot_importance",
     "plot_partial_dependence",
     "plot_partial_dependence_2d",
+    "plot_shap_dependence",
+    "plot_shap_summary",
     "png_bytes",
     "save_png",
 ]
@@ -224,4 +228,135 @@ def plot_partial_dependence_2d(
     ax.set_xlabel(result.feature_names[0])
     ax.set_ylabel(result.feature_names[1])
     ax.set_title(f"Partial dependence on {result.feature_names[0]} and {result.feature_names[1]}")
+    return fig
+
+
+# ------------------------------------------------------------------------- SHAP
+def _swarm_offsets(x: np.ndarray, width: float = 0.38, bins: int = 80) -> np.ndarray:
+    """Vertical offsets that pile points of similar x into a swarm: points are
+    binned by x and, within a bin, stacked alternately above and below the line."""
+    if len(x) == 0:
+        return np.zeros(0)
+    span = float(np.ptp(x)) or 1.0
+    cell = np.round((x - x.min()) / span * bins).astype(np.int64)
+    order = np.argsort(cell, kind="stable")
+    starts = np.r_[0, np.flatnonzero(np.diff(cell[order])) + 1]
+    rank = np.arange(len(x)) - np.repeat(starts, np.diff(np.r_[starts, len(x)]))
+    offsets = np.empty(len(x))
+    offsets[order] = (rank + 1) // 2 * np.where(rank % 2 == 0, 1.0, -1.0)
+    top = np.abs(offsets).max()
+    return offsets * (width / top) if top > 0 else offsets
+
+
+def _colour_scale(v: np.ndarray) -> np.ndarray:
+    """Feature values to [0, 1] between their 5th and 95th percentiles (NaN stays)."""
+    finite = v[np.isfinite(v)]
+    if finite.size == 0:
+        return v
+    lo, hi = np.percentile(finite, [5, 95])
+    if hi <= lo:
+        lo, hi = finite.min(), finite.max()
+    return np.clip((v - lo) / (hi - lo), 0, 1) if hi > lo else np.full_like(v, 0.5)
+
+
+def plot_shap_summary(
+    values: np.ndarray,
+    features: np.ndarray,
+    feature_names: Sequence[str],
+    *,
+    max_display: int = 15,
+    xlabel: str = "SHAP value (effect on the model's output)",
+    title: str = "SHAP summary",
+) -> Figure:
+    """Beeswarm summary of SHAP values (Lundberg et al. 2020, figure 5).
+
+    One line per feature, the largest mean |SHAP| at the top; each point is a
+    row placed at the feature's SHAP value for it and coloured by the feature's
+    value (blue low, red high, between its 5th and 95th percentiles; grey
+    missing).
+
+    Parameters
+    ----------
+    values : ndarray of shape (n_rows, n_features)
+        E.g. :func:`distboost.inspection.shap_values` without its bias column.
+    features : ndarray of shape (n_rows, n_features), float
+        The rows' feature values (categories as codes, NaN missing).
+    feature_names : sequence of str
+    max_display : int
+        Show at most this many features.
+    """
+    import matplotlib
+
+    values = np.asarray(values, np.float64)
+    features = np.asarray(features, np.float64)
+    order = np.argsort(-np.abs(values).mean(axis=0), kind="stable")[:max_display][::-1]
+    fig, ax = figure(7.2, 0.42 * len(order) + 1.6)
+    cmap = matplotlib.colormaps["coolwarm"]
+    points = None
+    for line, j in enumerate(order):
+        y = line + _swarm_offsets(values[:, j])
+        colour = _colour_scale(features[:, j])
+        missing = np.isnan(colour)
+        ax.scatter(values[missing, j], y[missing], s=7, color="0.65", linewidths=0)
+        points = ax.scatter(values[~missing, j], y[~missing], s=7, c=colour[~missing],
+                            cmap=cmap, vmin=0, vmax=1, linewidths=0)
+    ax.axvline(0, color="0.5", lw=0.8)
+    ax.set_yticks(np.arange(len(order)), [str(feature_names[j]) for j in order])
+    ax.set_ylim(-0.7, len(order) - 0.3)
+    ax.set_xlabel(xlabel)
+    ax.set_title(title)
+    ax.grid(axis="x", alpha=0.3)
+    if points is not None:
+        bar = fig.colorbar(points, ax=ax, ticks=[0, 1], aspect=40, pad=0.01)
+        bar.ax.set_yticklabels(["low", "high"])
+        bar.set_label("feature value")
+    return fig
+
+
+def plot_shap_dependence(
+    x: np.ndarray,
+    values: np.ndarray,
+    feature_name: str,
+    *,
+    categories: Sequence | None = None,
+    ylabel: str = "SHAP value",
+) -> Figure:
+    """SHAP dependence plot: a feature's SHAP value against its value, one point
+    per row (Lundberg et al. 2020, figure 6); missing values at the left, in grey.
+
+    Parameters
+    ----------
+    x : ndarray of shape (n_rows,), float
+        The feature's values (category codes for a categorical feature, NaN missing).
+    values : ndarray of shape (n_rows,)
+        Its SHAP values.
+    feature_name : str
+    categories : sequence, optional
+        The categories, for a categorical feature: one column of points each.
+    """
+    x = np.asarray(x, np.float64)
+    values = np.asarray(values, np.float64)
+    missing = np.isnan(x)
+    fig, ax = figure(5.6, 4.0)
+    jitter = np.random.default_rng(0).uniform(-0.25, 0.25, len(x))
+    if categories is not None:
+        position = np.where(missing, -1.0, x) + jitter
+        ticks = list(range(-1 if missing.any() else 0, len(categories)))
+        labels = (["missing"] if missing.any() else []) + [str(c) for c in categories]
+        ax.set_xticks(ticks, labels, rotation=30 if len(categories) > 6 else 0)
+    else:
+        finite = x[~missing]
+        left = (finite.min() - 0.08 * (np.ptp(finite) or 1.0)) if finite.size else 0.0
+        position = np.where(missing, left, x)
+    ax.scatter(position[~missing], values[~missing], s=8, alpha=0.6, color="tab:blue",
+               linewidths=0)
+    if missing.any():
+        ax.scatter(position[missing], values[missing], s=8, alpha=0.6, color="0.55",
+                   linewidths=0, label="missing")
+        ax.legend(loc="best")
+    ax.axhline(0, color="0.5", lw=0.8)
+    ax.set_xlabel(feature_name)
+    ax.set_ylabel(ylabel)
+    ax.set_title(f"SHAP dependence on {feature_name}")
+    ax.grid(alpha=0.3)
     return fig

@@ -89,6 +89,43 @@ def predict_partition(est: Any, part: pd.DataFrame, path: str, proba: bool) -> i
     return len(frame)
 
 
+def shap_columns(est: Any, n_outputs: int) -> list[str]:
+    """Column names of SHAP values: ``shap_<feature>`` and ``shap_bias`` for one
+    output, ``shap_<class>_<feature>`` and ``shap_<class>_bias`` for several."""
+    names = getattr(est, "feature_names_in_", None)
+    names = [str(n) for n in (names if names is not None
+                              else [f"f{j}" for j in range(est.n_features_in_)])]
+    names.append("bias")
+    if n_outputs == 1:
+        return [f"shap_{n}" for n in names]
+    outputs = [str(c) for c in getattr(est, "classes_", range(n_outputs))]
+    return [f"shap_{c}_{n}" for c in outputs for n in names]
+
+
+def shap_frame(est: Any, part: pd.DataFrame) -> pd.DataFrame:
+    """SHAP values of one partition's rows (``distboost.inspection.shap_values``)
+    as columns named by ``shap_columns``, in row order."""
+    from distboost.inspection import shap_values
+
+    values = np.asarray(shap_values(est, part))
+    n_outputs = 1 if values.ndim == 2 else values.shape[1]
+    return pd.DataFrame(values.reshape(len(values), -1), columns=shap_columns(est, n_outputs))
+
+
+def with_shap(part: pd.DataFrame, est: Any) -> pd.DataFrame:
+    """A partition's rows followed by their SHAP values (``shap_frame``)."""
+    values = shap_frame(est, part) if len(part) else None
+    rows = part.reset_index(drop=True)
+    return rows if values is None else pd.concat([rows, values], axis=1)
+
+
+def explain_partition(est: Any, part: pd.DataFrame, path: str) -> int:
+    """Write the SHAP values of one partition's rows to Parquet; returns the row count."""
+    frame = shap_frame(est, part)
+    frame.to_parquet(path, index=False)
+    return len(frame)
+
+
 def load_bin_mapper(data: str | Path, schema: dict | None = None) -> Any:
     """The prepare flow's bin edges (``bin_edges.json``) as a ``BinMapper``
     matched to the features by name, or None if the folder has none.

@@ -8,6 +8,7 @@
     distboost evaluate DATA --model RUN/model.json --out REPORT
     distboost pipeline SOURCE --out DIR --target COLUMN [--config FILE]
     distboost predict MODEL DATA --out PREDICTIONS [--proba]
+    distboost explain MODEL DATA --out SHAP [--force]
     distboost report REPORT
 
 Every command that computes takes ``--scheduler ADDRESS`` (a running Dask
@@ -137,6 +138,22 @@ def _train_options(parser: argparse.ArgumentParser) -> None:
                         help="rounds between checkpoints (default: the configuration's, 10)")
 
 
+def _model_on_data(sub: Any, name: str, description: str, out: str) -> argparse.ArgumentParser:
+    """A command applying a model file to a Parquet file or folder, written to --out."""
+    p = sub.add_parser(name, help=description)
+    p.add_argument("model", help="model file")
+    p.add_argument("data", help="Parquet file or folder with the model's feature columns")
+    p.add_argument("--out", required=True, help=out)
+    p.add_argument("--force", action="store_true", help="replace an existing output")
+    _cluster_options(p)
+    return p
+
+
+def _shap_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--shap-rows", type=int, default=2000, metavar="N",
+                        help="SHAP values of about N rows of the split in the report (0: none)")
+
+
 class _Formatter(argparse.HelpFormatter):
     """Help with each option's default shown, where it has one worth showing."""
 
@@ -208,6 +225,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--split", default="test", choices=["test", "validation", "train"],
                    help="which split to evaluate on")
     p.add_argument("--artifact-key", default="distboost", help="prefix of Prefect artifact keys")
+    _shap_option(p)
     _cluster_options(p)
 
     p = sub.add_parser("pipeline", help="prepare, train and evaluate in one flow")
@@ -216,16 +234,15 @@ def build_parser() -> argparse.ArgumentParser:
     _prepare_options(p)
     _train_options(p)
     p.add_argument("--artifact-key", default="distboost", help="prefix of Prefect artifact keys")
+    _shap_option(p)
     p.add_argument("--force", action="store_true", help="replace existing outputs")
     _cluster_options(p)
 
-    p = sub.add_parser("predict", help="predict a Parquet folder with a model")
-    p.add_argument("model", help="model file")
-    p.add_argument("data", help="Parquet file or folder with the model's feature columns")
-    p.add_argument("--out", required=True, help="output folder of prediction Parquet files")
+    p = _model_on_data(sub, "predict", "predict a Parquet folder with a model",
+                       "output folder of prediction Parquet files")
     p.add_argument("--proba", action="store_true", help="also write class probabilities")
-    p.add_argument("--force", action="store_true", help="replace an existing output")
-    _cluster_options(p)
+    _model_on_data(sub, "explain", "SHAP values of a model for every row of a Parquet folder",
+                   "output folder of SHAP value Parquet files (shap_<feature>, shap_bias)")
 
     p = sub.add_parser("report", help="re-render report.html of an evaluation folder")
     p.add_argument("folder", help="evaluation folder (holds evaluation.json)")
@@ -371,6 +388,16 @@ def cmd_predict(args: argparse.Namespace) -> str:
     return _run_flow(predict, args)
 
 
+def cmd_explain(args: argparse.Namespace) -> str:
+    from flows.explain import check_explain_paths
+
+    check_explain_paths(args.model, args.data, args.out, args.force)
+    _check_model(args.model)
+    from flows.explain import explain
+
+    return _run_flow(explain, args)
+
+
 def cmd_report(args: argparse.Namespace) -> str:
     from flows.report import render_report
 
@@ -408,6 +435,7 @@ COMMANDS = {
     "evaluate": cmd_evaluate,
     "pipeline": cmd_pipeline,
     "predict": cmd_predict,
+    "explain": cmd_explain,
     "report": cmd_report,
 }
 

@@ -3,13 +3,13 @@
 Output folder::
 
     predictions.parquet    target, prediction (and class probabilities) of the split
-    figures/*.png          learning curves, importance, partial dependence, ROC ...
-    evaluation.json        metrics, importance table, figure list, details
+    figures/*.png          learning curves, importance, partial dependence, SHAP, ROC ...
+    evaluation.json        metrics, importance table, mean |SHAP|, figure list, details
     report.html            self-contained report (images embedded)
 
 Artifacts (stable keys, ``{artifact_key}-...``): a markdown summary
-(``-evaluation``), the metrics table (``-metrics``) and the importance table
-(``-importance``).
+(``-evaluation``), the metrics table (``-metrics``), the importance table
+(``-importance``) and mean |SHAP| per feature (``-shap``).
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from prefect import flow, task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
-from flows._cluster import dask_client, run_logger
-from flows._data import load_split, read_schema
+from flows._cluster import check_functions, dask_client, run_logger
+from flows._data import load_split, read_schema, shap_columns, with_shap
 from flows.config import ClusterConfig
 from flows.metrics import classification_metrics, headline_rows, regression_metrics
 from flows.report import markdown_summary, render_report
@@ -343,6 +343,94 @@ def _constraint_note(est: Any, feature: str) -> str:
     return {1: " (monotone increasing)", -1: " (monotone decreasing)"}.get(direction, "")
 
 
+def _sample(X: Any, n_rows: int, total: int | None, seed: int = 0) -> Any:
+    """About ``n_rows`` rows of the Dask DataFrame ``X`` (of ``total`` rows),
+    drawn in every partition where it lives."""
+    if not total or total <= n_rows:
+        return X
+    return X.sample(frac=n_rows / total, random_state=seed)
+
+
+def _explained_rows(est: Any, values: np.ndarray) -> tuple[np.ndarray, float | None, str]:
+    """The (n_rows, n_features + 1) SHAP values the report draws, the bias (None
+    when it differs by row) and what they explain: the one output, P(class 1)
+    of two-class forests, or else each row's predicted (largest) output."""
+    names = _output_names(est)
+    if values.ndim == 2:
+        return values, float(values[0, -1]), names[0]
+    shown = _shown_output(est, names)
+    if shown is not None:
+        return values[:, shown], float(values[0, shown, -1]), names[shown]
+    predicted = values.sum(axis=-1).argmax(axis=1)
+    what = "predicted class's score" if hasattr(est, "decision_function") else \
+        "predicted class's probability"
+    return values[np.arange(len(values)), predicted], None, what
+
+
+def _mean_abs_shap(values: np.ndarray, names: list[str]) -> list[dict]:
+    """Mean |SHAP| per feature (averaged over the outputs too), largest first."""
+    per_feature = np.abs(values[..., :-1]).reshape(-1, values.shape[-1] - 1).mean(axis=0)
+    order = np.argsort(-per_feature, kind="stable")
+    return [{"feature": names[j], "mean |SHAP|": float(per_feature[j])} for j in order]
+
+
+def _feature_matrix(rows: pd.DataFrame) -> np.ndarray:
+    """The sampled rows as numbers: categories as their codes, NaN missing."""
+    columns = [rows[c].cat.codes.where(rows[c].notna()).astype(np.float64)
+               if isinstance(rows[c].dtype, pd.CategoricalDtype)
+               else rows[c].astype(np.float64) for c in rows.columns]
+    return np.column_stack(columns) if columns else np.zeros((len(rows), 0))
+
+
+@task(name="draw-shap", cache_policy=NO_CACHE)
+def draw_shap(
+    scheduler: str, data: str, model: str, split: str, output: str, n_rows: int, n_features: int
+) -> tuple[list[dict], dict | None]:
+    """SHAP values of a sample of the split, computed on the workers: the
+    beeswarm summary, dependence plots of the top features and mean |SHAP|."""
+    from distributed import Client
+
+    from distboost import plotting
+
+    out, est = Path(output), _load_model(model)
+    if n_rows <= 0 or not hasattr(est, "_additive_trees"):
+        return [], None  # voting ensembles: explain their members
+    schema = read_schema(data)
+    X, _ = load_split(data, split, schema)
+    sample = _sample(X, n_rows, schema.get("split_rows", {}).get(split))
+    n_outputs = len(_output_names(est))
+    columns = shap_columns(est, n_outputs)
+    meta = pd.concat([sample._meta, pd.DataFrame(columns=columns, dtype=np.float64)], axis=1)
+    with Client(scheduler, set_as_default=False) as client, client.as_current():
+        check_functions(client, with_shap)
+        joined = client.compute(sample.map_partitions(with_shap, est, meta=meta), sync=True)
+    rows = joined[list(sample.columns)]
+    names = [str(c) for c in rows.columns]
+    values = joined[columns].to_numpy(np.float64).reshape(len(joined), -1, len(names) + 1)
+    values = values[:, 0] if n_outputs == 1 else values
+    shown, bias, what = _explained_rows(est, values)
+    table = _mean_abs_shap(values, names)
+    features = _feature_matrix(rows)
+    fig = plotting.plot_shap_summary(shown[:, :-1], features, names,
+                                     xlabel=f"SHAP value (effect on the {what})")
+    figures = [_save(fig, out, "shap_summary", "shap", "SHAP summary",
+                     "Each point is a row: its SHAP value for the feature, coloured by the "
+                     "feature's value (red high, blue low, grey missing); features by mean |SHAP|.")]
+    for rank, name in enumerate(r["feature"] for r in table[:n_features]):
+        j = names.index(name)
+        categories = list(rows[name].cat.categories) \
+            if isinstance(rows[name].dtype, pd.CategoricalDtype) else None
+        fig = plotting.plot_shap_dependence(features[:, j], shown[:, j], name,
+                                            categories=categories, ylabel=f"SHAP value ({what})")
+        figures.append(_save(fig, out, f"shap_dependence_{rank}", "shap",
+                             f"SHAP dependence on {name}",
+                             "Its SHAP value against its value; the spread at one value "
+                             "comes from its interactions with the other inputs."))
+    summary = {"rows": len(rows), "sampled": sample is not X, "split": split, "explained": what,
+               "bias": bias, "mean_abs": table}
+    return figures, summary
+
+
 @task(name="publish-artifacts", cache_policy=NO_CACHE)
 def publish_artifacts(evaluation: dict, report: str, key: str) -> None:
     """Markdown summary and tables in the Prefect database, under stable keys."""
@@ -359,6 +447,14 @@ def publish_artifacts(evaluation: dict, report: str, key: str) -> None:
             evaluation["importance"][:30],
             key=f"{key}-importance",
             description="relative importance (largest = 100)",
+        )
+    if evaluation.get("shap"):
+        create_table_artifact(
+            [{"feature": r["feature"], "mean |SHAP|": round(r["mean |SHAP|"], 6)}
+             for r in evaluation["shap"]["mean_abs"][:30]],
+            key=f"{key}-shap",
+            description=f"mean |SHAP| per feature ({evaluation['shap']['rows']} rows, "
+                        f"{evaluation['shap']['explained']})",
         )
 
 
@@ -409,6 +505,7 @@ def evaluate(
     split: str = "test",
     artifact_key: str = "distboost",
     n_features: int = 4,
+    shap_rows: int = 2000,
     scheduler: str | None = None,
     cluster: ClusterConfig | None = None,
 ) -> str:
@@ -426,7 +523,11 @@ def evaluate(
     artifact_key : str
         Prefix of the Prefect artifact keys (lowercase letters, digits, dashes).
     n_features : int
-        Partial dependence plots for this many of the most important inputs.
+        Partial dependence and SHAP dependence plots for this many of the most
+        important inputs.
+    shap_rows : int
+        SHAP values (computed on the workers) of about this many rows of the
+        split, drawn at random; 0: no SHAP section.
     scheduler, cluster
         Dask scheduler address, or LocalCluster settings.
 
@@ -447,6 +548,8 @@ def evaluate(
         more, importance, note = draw_interpretation(
             address, data, model, split, str(out), n_features
         )
+        shap_figures, shap_summary = draw_shap(address, data, model, split, str(out), shap_rows,
+                                               n_features)
     details, config = _details(data, model, split)
     est_name = json.loads(Path(model).read_text()).get("estimator", "model")
     evaluation = {
@@ -454,8 +557,9 @@ def evaluate(
         "subtitle": f"{details['task']} of {details['target']!r}, {split} split "
         f"({metrics['n']:,} rows); generated {time.strftime('%Y-%m-%d %H:%M:%S')}",
         "metrics": metrics,
-        "figures": figures + more,
+        "figures": figures + more + shap_figures,
         "importance": importance,
+        "shap": shap_summary,
         "dependence_note": note,
         "details": details,
         "training_config": config,

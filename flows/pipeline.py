@@ -39,6 +39,7 @@ def pipeline(
     seed: int = 0,
     overwrite: bool = False,
     artifact_key: str = "distboost",
+    shap_rows: int = 2000,
     scheduler: str | None = None,
     cluster: ClusterConfig | None = None,
     progress: bool = False,
@@ -90,6 +91,7 @@ def pipeline(
             model=model,
             output=str(out / "report"),
             artifact_key=artifact_key,
+            shap_rows=shap_rows,
             scheduler=address,
         )
     logger.info("pipeline finished: %s", report)

@@ -33,6 +33,7 @@ SECTIONS = (
     ("metrics", "Metrics"),
     ("learning", "Learning curves"),
     ("importance", "Relative importance"),
+    ("shap", "SHAP values"),
     ("dependence", "Partial dependence"),
     ("diagnostics", "Diagnostics"),
 )
@@ -69,11 +70,30 @@ def _section_body(key: str, evaluation: dict, folder: Path) -> str:
         figures_html = "".join(_figure(folder, f) for f in figures)
         top = evaluation["importance"][:15]
         return f'<div class="grid">{figures_html}<div>{_table(top)}</div></div>'
+    if key == "shap" and evaluation.get("shap"):
+        parts.append(f"<p>{html.escape(shap_note(evaluation['shap']))}</p>")
+        rows = [{"feature": r["feature"], "mean |SHAP|": f"{r['mean |SHAP|']:.4g}"}
+                for r in evaluation["shap"]["mean_abs"][:15]]
+        figures_html = "".join(_figure(folder, f) for f in figures)
+        return "".join(parts) + f'<div class="grid">{figures_html}<div>{_table(rows)}</div></div>'
     if key == "dependence" and figures:
         parts.append(f"<p>{html.escape(evaluation.get('dependence_note', ''))}</p>")
     if figures:
         parts.append('<div class="grid">' + "".join(_figure(folder, f) for f in figures) + "</div>")
     return "".join(parts)
+
+
+def shap_note(shap: dict) -> str:
+    """What the SHAP section shows, in a sentence or two."""
+    bias = "" if shap.get("bias") is None else f" (the bias, here {shap['bias']:.4g})"
+    rows = f"{shap['rows']:,} rows drawn at random from" if shap.get("sampled") else \
+        f"the {shap['rows']:,} rows of"
+    return (
+        f"SHAP values of the model's {shap['explained']} for {rows} "
+        f"the {shap['split']} split, computed on the Dask workers by exact TreeSHAP (Lundberg "
+        f"et al. 2020, path-dependent, node weights the training covers): a row's values and "
+        f"the expected output{bias} add up to its output."
+    )
 
 
 def _details(evaluation: dict) -> str:
@@ -128,5 +148,8 @@ def markdown_summary(evaluation: dict, report_path: str | Path) -> str:
     if evaluation.get("importance"):
         top = ", ".join(r["feature"] for r in evaluation["importance"][:5])
         lines += ["", f"Most important inputs: {top}."]
+    if evaluation.get("shap"):
+        top = ", ".join(r["feature"] for r in evaluation["shap"]["mean_abs"][:5])
+        lines += ["", f"Largest mean |SHAP| ({evaluation['shap']['rows']:,} rows): {top}."]
     lines += ["", f"Full report (images embedded): `{report_path}`"]
     return "\n".join(lines)

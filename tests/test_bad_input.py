@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 import distboost as db
+from distboost.inspection import shap_values
 
 rng = np.random.default_rng(0)
 X = rng.normal(size=(60, 3))
@@ -318,6 +319,14 @@ ROWS = [
     ("predict on a Dask frame missing a column",
      lambda c: _fitted(data=DF).predict(_dask_frame(c.client, Y_CLASS, ("a", "b"))[0]),
      ValueError, r"missing feature column\(s\) \['c'\]"),
+    ("SHAP values with too few features",
+     lambda c: shap_values(_fitted(), X[:, :1]),
+     ValueError, r"X has 1 features, but GradientBoostingClassifier is expecting 3 features"),
+    ("SHAP values of a voting ensemble",
+     lambda c: shap_values(db.VotingClassifier([("g", _fitted())], prefit=True).fit(X, Y_CLASS),
+                           X),
+     TypeError, (r"SHAP values explain distboost tree ensembles .* got VotingClassifier. For a "
+                r"voting ensemble explain each of its members")),
     # --- continuing a model (init_model)
     ("init_model from AdaBoost",
      lambda c: GBC().fit(X, Y_CLASS, init_model=_fitted(db.AdaBoostClassifier)),
@@ -371,6 +380,13 @@ ROWS = [
     ("model file with a parameter of the wrong type",
      lambda c: db.load_model(_model_file(c.tmp, lambda d: d["params"].update(max_depth="3"))),
      db.ModelFileError, r"key params: .*max_depth must be an int >= 1 or None; got '3'"),
+    ("AdaBoost saved in XGBoost's format",
+     lambda c: _fitted(db.AdaBoostClassifier).save_model(c.tmp / "m.json", format="xgboost"),
+     TypeError, (r"AdaBoostClassifier cannot be written in XGBoost's model format: XGBoost has "
+                 r"no AdaBoost \(SAMME\) objective.*Save it with format='distboost'")),
+    ("a model format distboost does not write",
+     lambda c: _fitted().save_model(c.tmp / "m.onnx", format="onnx"),
+     ValueError, r"format must be one of 'distboost', 'xgboost'; got 'onnx'"),
     ("model file of a newer format",
      lambda c: db.load_model(_model_file(c.tmp, lambda d: _set(d, "version", 99))),
      db.ModelFileError, r"key version: model format version 99.*upgrade distboost"),

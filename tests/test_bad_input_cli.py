@@ -80,6 +80,19 @@ ROWS = [
     ("pipeline with a parameter neither task has",
      ["pipeline", "DATA", "--out", "OUT", "--target", "y", "--param", "max_dept=3"],
      None, r"has no parameter 'max_dept' \(did you mean 'max_depth'\?\)"),
+    ("explain with a model file that does not exist",
+     ["explain", "NOWHERE/model.json", "DATA/test", "--out", "OUT"],
+     None, r"model file .*nowhere/model.json does not exist; train one first"),
+    ("explain data that does not exist", ["explain", "MODEL", "NOWHERE", "--out", "OUT"],
+     None, r"data .*nowhere does not exist; give a Parquet file or folder"),
+    ("explain a folder without Parquet files", ["explain", "MODEL", "EMPTY", "--out", "OUT"],
+     None, r"data folder .*empty holds no Parquet files"),
+    ("explain into a folder that holds something, without --force",
+     ["explain", "MODEL", "DATA/test", "--out", "FULL"],
+     None, r"full already exists; pass --force \(overwrite=True\) to replace it"),
+    ("explain with --force into a folder that holds more than SHAP values",
+     ["explain", "MODEL", "DATA/test", "--out", "FULL", "--force"],
+     None, r"refusing to replace .*full: it holds more than SHAP values"),
     ("pipeline with a loss of the other task",
      ["pipeline", "DATA", "--out", "OUT", "--target", "y", "--estimator",
       "GradientBoostingClassifier", "--param", "loss=huber"],
@@ -97,14 +110,32 @@ def test_bad_command_fails_before_anything_starts(argv, config, pattern, prepare
     if config is not None:
         cfg.write_text(config)
     out = tmp_path / "out"
-    names = {"DATA": str(prepared), "OUT": str(out), "CFG": str(cfg)}
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "notes.txt").write_text("the user's own file")
+    names = {"DATA": str(prepared), "OUT": str(out), "CFG": str(cfg),
+             "MODEL": str(prepared_model(prepared)), "NOWHERE": str(tmp_path / "nowhere"),
+             "EMPTY": str(tmp_path / "empty"), "FULL": str(tmp_path / "full")}
+    names.update({f"{k}/{rest}": f"{v}/{rest}" for k, v in list(names.items())
+                  for rest in ("test", "model.json")})
     started = time.perf_counter()
     assert cli.main([names.get(a, a) for a in argv]) == 1
     err = capsys.readouterr().err
     assert err.startswith("distboost: error: ") and re.search(pattern, err), err
     assert "pydantic" not in err and "Traceback" not in err
     assert not out.exists()  # no run.json (or anything) left behind
+    assert (tmp_path / "full" / "notes.txt").read_text() == "the user's own file"
     assert time.perf_counter() - started < 10  # no cluster, no Prefect server
+
+
+def prepared_model(prepared: Path) -> Path:
+    """A small model of the prepared data's features, fitted once."""
+    path = prepared.parent / "model.json"
+    if not path.is_file():
+        X = pd.read_parquet(prepared / "train")
+        y = X.pop("y")
+        db.GradientBoostingClassifier(n_estimators=2, max_depth=2).fit(X, y).save_model(path)
+    return path
 
 
 def test_common_options_after_the_command_and_version(capsys):

@@ -9,6 +9,7 @@ which overlap.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import json
 import statistics
 import subprocess
@@ -415,3 +416,18 @@ def test_the_tweedie_sampler_has_the_tweedie_mean_and_variance():
         y = bench.tweedie_sample(rng, np.full(400_000, mu), 1.5, phi=1.2)
         assert abs(y.mean() / mu - 1) < 0.01 and abs(y.var() / (1.2 * mu**1.5) - 1) < 0.02
         assert (y == 0).mean() == pytest.approx(np.exp(-mu**0.5 / (1.2 * 0.5)), abs=0.005)
+
+
+def test_shap_benchmark_on_a_tiny_w1(bench: SimpleNamespace, cache_dir: Path) -> None:
+    """bench/shap.py times the three systems and checks them against each other (loaded
+    from its file: the name ``shap`` belongs to the shap package)."""
+    pytest.importorskip("xgboost")
+    spec = importlib.util.spec_from_file_location("bench_shap", BENCH_DIR / "shap.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    result = module.run(3_000, 1, cache_dir=cache_dir, rounds=10)
+    assert result["max_abs_difference_same_trees"] < 1e-4
+    assert set(result["times"]) == {"distboost shap_values", "xgboost pred_contribs (own trees)",
+                                    "xgboost pred_contribs (distboost's trees)"}
+    table = module.render(result)
+    assert table.count("\n| ") == 4 and "3,000 rows x 10 trees of depth 6" in table

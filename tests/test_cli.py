@@ -50,7 +50,12 @@ def test_parser_reads_every_command():
         ["prepare", "raw", "--out", "d", "--target", "y", "--batch-rows", "5000"]
     )
     assert args.batch_rows == 5000
-    for command in ("evaluate", "pipeline", "predict", "report"):
+    args = cli.build_parser().parse_args(["explain", "m.json", "data", "--out", "shap"])
+    assert (args.model, args.data, args.out, args.force) == ("m.json", "data", "shap", False)
+    args = cli.build_parser().parse_args(["evaluate", "d", "--model", "m", "--out", "r",
+                                          "--shap-rows", "500"])
+    assert args.shap_rows == 500
+    for command in ("evaluate", "pipeline", "predict", "explain", "report"):
         assert command in cli.COMMANDS
 
 

@@ -144,13 +144,16 @@ def test_report_has_sections_and_embedded_images(run):
         "Metrics",
         "Learning curves",
         "Relative importance",
+        "SHAP values",
         "Partial dependence",
         "Diagnostics",
         "Data and training",
     ):
         assert f">{heading}</h2>" in html
     images = re.findall(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', html)
-    assert len(images) >= 9  # learning, confusion, ROC, calibration, importance, 4 PD
+    # learning, confusion, ROC, calibration, importance, 4 PD + 2-D PD, SHAP summary, 4 SHAP
+    # dependence plots
+    assert len(images) >= 15
     assert all(base64.b64decode(i).startswith(PNG) for i in images)
     assert "error rate" in html and "AUC" in html and 'src="figures/' not in html
     evaluation = json.loads((run["root"] / "report" / "evaluation.json").read_text())
@@ -163,11 +166,37 @@ def test_report_has_sections_and_embedded_images(run):
     assert evaluation["importance"][0]["gain"] == 100.0
 
 
+def test_report_shap_section_is_the_models_shap_values(run):
+    """mean |SHAP| in evaluation.json: the test split's SHAP values, computed again here."""
+    from distboost.inspection import shap_values
+    from flows._data import load_split
+
+    evaluation = json.loads((run["root"] / "report" / "evaluation.json").read_text())
+    shap = evaluation["shap"]
+    X, _ = load_split(run["data"], "test")
+    X = X.compute()
+    assert shap["rows"] == len(X) == evaluation["metrics"]["n"]  # under 2000 rows: all
+    assert shap["explained"] == "log-odds of class 1"
+    values = shap_values(distboost.load_model(run["model"]), X)
+    expected = np.abs(values[:, :-1]).mean(axis=0)
+    table = {r["feature"]: r["mean |SHAP|"] for r in shap["mean_abs"]}
+    assert list(table) == [X.columns[j] for j in np.argsort(-expected, kind="stable")]
+    np.testing.assert_allclose([table[c] for c in X.columns], expected, rtol=1e-12)
+    assert shap["bias"] == pytest.approx(values[0, -1], abs=1e-12)
+    files = {f["file"] for f in evaluation["figures"] if f["section"] == "shap"}
+    assert files == {"figures/shap_summary.png"} | {f"figures/shap_dependence_{k}.png"
+                                                    for k in range(4)}
+    html = (run["root"] / "report" / "report.html").read_text()
+    assert not shap["sampled"]
+    assert (f"SHAP values of the model&#x27;s log-odds of class 1 for the {len(X)} rows of the "
+            f"test split") in html
+
+
 def test_artifacts_are_in_the_prefect_database(run):
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
 
-    keys = ["e2e-test-evaluation", "e2e-test-metrics", "e2e-test-importance"]
+    keys = ["e2e-test-evaluation", "e2e-test-metrics", "e2e-test-importance", "e2e-test-shap"]
     with get_client(sync_client=True) as client:
         found = client.read_artifacts(
             artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=keys))
@@ -177,6 +206,27 @@ def test_artifacts_are_in_the_prefect_database(run):
     assert by_key["e2e-test-evaluation"].type == "markdown"
     assert "error rate" in by_key["e2e-test-evaluation"].data
     assert by_key["e2e-test-metrics"].type == "table"
+    assert by_key["e2e-test-shap"].type == "table" and "mean |SHAP|" in by_key["e2e-test-shap"].data
+    assert "Largest mean |SHAP|" in by_key["e2e-test-evaluation"].data
+
+
+def test_explain_writes_shap_values_that_add_up(run, scheduler, tmp_path):
+    from distboost.inspection import shap_values
+    from flows._data import load_features
+    from flows.explain import explain
+    from flows.predict import model_schema
+
+    model = distboost.load_model(run["model"])
+    test = str(run["root"] / "data" / "test")
+    out = explain(model=run["model"], data=test, output=str(tmp_path / "shap"),
+                  scheduler=scheduler)
+    frame = pd.concat([pd.read_parquet(p) for p in sorted((tmp_path / "shap").glob("*"))])
+    X = load_features(test, model_schema(model)).compute()
+    assert list(frame.columns) == [f"shap_{c}" for c in X.columns] + ["shap_bias"]
+    np.testing.assert_allclose(frame.sum(axis=1), model.decision_function(X), atol=1e-9)
+    np.testing.assert_array_equal(frame.to_numpy(), shap_values(model, X))
+    with pytest.raises(FileExistsError, match="already exists; pass --force"):
+        explain(model=run["model"], data=test, output=out, scheduler=scheduler)
 
 
 def test_pipeline_regression_then_predict(prefect_harness, scheduler, tmp_path):
@@ -205,3 +255,18 @@ def test_pipeline_regression_then_predict(prefect_harness, scheduler, tmp_path):
     assert len(predictions) == evaluation["metrics"]["n"]
     expected = pd.read_parquet(tmp_path / "run" / "report" / "predictions.parquet")
     np.testing.assert_allclose(np.sort(predictions["prediction"]), np.sort(expected["prediction"]))
+
+
+def test_shap_section_of_a_sample(run, scheduler, tmp_path):
+    """A split larger than shap_rows is sampled on the workers (about shap_rows rows)."""
+    from flows.evaluate import draw_shap
+
+    figures, summary = draw_shap.fn(scheduler, run["data"], run["model"], "train", str(tmp_path),
+                                    100, 2)
+    assert summary["sampled"] and 50 <= summary["rows"] <= 150 and summary["split"] == "train"
+    assert [f["file"] for f in figures] == ["figures/shap_summary.png",
+                                            "figures/shap_dependence_0.png",
+                                            "figures/shap_dependence_1.png"]
+    assert all((tmp_path / f["file"]).is_file() for f in figures)
+    assert draw_shap.fn(scheduler, run["data"], run["model"], "test", str(tmp_path), 0, 2) == \
+        ([], None)

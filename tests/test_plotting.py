@@ -63,3 +63,32 @@ def test_partial_dependence_plots(tmp_path):
         _is_png(fig)
     with pytest.raises(ValueError):
         plotting.plot_partial_dependence_2d(_pd())
+
+
+def test_shap_summary_puts_the_largest_mean_abs_shap_on_top():
+    rng = np.random.default_rng(0)
+    values = rng.normal(size=(300, 3)) * [1.0, 5.0, 0.1]
+    features = rng.normal(size=(300, 3))
+    features[::10, 1] = np.nan
+    fig = plotting.plot_shap_summary(values, features, ["a", "b", "c"], max_display=2)
+    labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    assert labels == ["a", "b"]  # bottom-up: the largest last, at the top; "c" left out
+    greys = [c for c in fig.axes[0].collections if len(c.get_offsets()) == 30]
+    assert greys  # the missing values of "b", drawn on their own
+    _is_png(fig)
+
+
+def test_swarm_offsets_stay_within_their_line():
+    x = np.r_[np.zeros(50), np.linspace(0, 1, 50)]
+    offsets = plotting._swarm_offsets(x, width=0.4)
+    assert np.abs(offsets).max() == pytest.approx(0.4)
+    assert len(np.unique(offsets[:50])) == 50  # the pile at 0 spreads out
+
+
+def test_shap_dependence_with_categories_and_missing_values():
+    x = np.array([0, 1, 2, np.nan, 1, 0], float)
+    fig = plotting.plot_shap_dependence(x, np.arange(6.0), "colour", categories=["r", "g", "b"])
+    labels = [t.get_text() for t in fig.axes[0].get_xticklabels()]
+    assert labels == ["missing", "r", "g", "b"]
+    _is_png(fig)
+    _is_png(plotting.plot_shap_dependence(np.r_[np.nan, np.linspace(0, 1, 20)], np.ones(21), "x"))

@@ -15,6 +15,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from .._additive import AdditiveTrees, scalar_leaves
 from .._events import FitEvents
 from .._random import random_seed
 from .._validation import (
@@ -188,6 +189,14 @@ class BaggedClassifierMixin:
         return predict_any(lambda part: self._vector_sum(self._matrix(part), trees, weights), X,
                            self.n_classes_)
 
+    def _additive_trees(self) -> AdditiveTrees:
+        """``predict_proba``: the mean of the trees' leaf class frequencies."""
+        self._check_fitted()
+        trees = self.estimators_
+        return AdditiveTrees(trees, [t.leaf_values for t in trees],
+                             np.full(len(trees), 1.0 / len(trees)),
+                             np.zeros(len(trees), np.int64), np.zeros(self.n_classes_), False)
+
     def predict(self, X):
         """The class with the highest mean frequency; lazy on Dask."""
         X = self._checked(X)
@@ -211,6 +220,13 @@ class BaggedRegressorMixin:
         trees = self.estimators_
         return predict_any(lambda part: self._scalar_sum(self._matrix(part), trees) / len(trees),
                            X, None)
+
+    def _additive_trees(self) -> AdditiveTrees:
+        """``predict``: the mean of the trees' leaf means."""
+        self._check_fitted()
+        trees = self.estimators_
+        return AdditiveTrees(trees, scalar_leaves(trees), np.full(len(trees), 1.0 / len(trees)),
+                             np.zeros(len(trees), np.int64), np.zeros(1), True)
 
     def score(self, X, y, sample_weight=None) -> float:
         """R^2 of the predictions."""

@@ -183,11 +183,22 @@ class TreeEnsembleBase(ParamsMixin):
         self.best_iteration_ = None
         self.evals_result_ = {}
 
-    def save_model(self, path) -> None:
-        """Write the model as versioned JSON (see ``distboost.model_file``)."""
+    def save_model(self, path, format: str = "distboost") -> None:
+        """Write the model to ``path``, atomically.
+
+        Parameters
+        ----------
+        path : str or path-like
+        format : {"distboost", "xgboost"}, default "distboost"
+            distboost's versioned JSON model file (``distboost.model_file``,
+            read by ``distboost.load_model``), or XGBoost's JSON model format,
+            which ``xgboost.Booster(model_file=path)`` loads and predicts with
+            the same margins (``distboost.xgboost_format``; not every model
+            can be written so).
+        """
         from ..model_file import save_model
 
-        save_model(self, path)
+        save_model(self, path, format)
 
 
 def _normalized(v: np.ndarray) -> np.ndarray:

@@ -25,6 +25,7 @@ from typing import ClassVar
 import numpy as np
 
 from .. import _exact
+from .._additive import AdditiveTrees
 from .._events import FitEvents
 from .._validation import POSITIVE_INT, TREE_ENSEMBLE, Interval, Options
 from ..criteria import CRITERIA, ImpurityCriterion
@@ -259,6 +260,21 @@ class AdaBoostClassifier(TreeEnsembleBase):
     def score(self, X, y, sample_weight=None) -> float:
         """Accuracy (weighted by ``sample_weight``)."""
         return self._weighted_score(np.asarray(self.predict(X)), y, sample_weight)
+
+    def _additive_trees(self) -> AdditiveTrees:
+        """``decision_function``: sum_m alpha_m g_m(x) / sum_m alpha_m, tree m's leaf
+        vector g_m (SAMME's class coding or SAMME.R's h) weighted alpha_m / sum alpha;
+        for two classes one output, the score of class 1 less that of class 0."""
+        self._check_fitted()
+        trees = self.estimators_
+        weights = np.asarray(self.estimator_weights_[: len(trees)], np.float64)
+        vectors = [self._leaf_vectors(t) for t in trees]
+        k = self.n_classes_
+        if k == 2:
+            vectors = [(v[:, 1] - v[:, 0])[:, None] for v in vectors]
+        return AdditiveTrees(trees, vectors, weights / weights.sum(),
+                             np.zeros(len(trees), np.int64), np.zeros(1 if k == 2 else k),
+                             k == 2)
 
     def _tree_weights(self):
         """``feature_importances_`` averages the trees with their weights alpha_m."""

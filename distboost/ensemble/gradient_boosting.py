@@ -14,6 +14,7 @@ from typing import ClassVar
 import numpy as np
 
 from .. import _validation, line_search, objective
+from .._additive import AdditiveTrees, scalar_leaves
 from .._common import NODE_DTYPE
 from .._events import FitEvents
 from .._input import to_matrix
@@ -374,6 +375,16 @@ class _GradientBoosting(TreeEnsembleBase):
             for k, tree in enumerate(round_trees):
                 out[m, k] = tree
         return out
+
+    def _additive_trees(self) -> AdditiveTrees:
+        """The decision function f(x) = f_0 + sum_m T_m(x) (ESL eq. 10.2): round m's
+        tree k adds its leaf value to output k."""
+        self._check_fitted()
+        trees = [t for round_trees in self.trees_ for t in round_trees]
+        k = len(self.base_score_)
+        return AdditiveTrees(trees, scalar_leaves(trees), np.ones(len(trees)),
+                             np.tile(np.arange(k, dtype=np.int64), len(self.trees_)),
+                             np.asarray(self.base_score_, np.float64), k == 1)
 
     def _combine_importances(self, trees) -> np.ndarray:
         """``feature_importances_``: the split gains of every tree, summed (total gain)."""

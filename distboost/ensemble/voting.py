@@ -131,10 +131,18 @@ class _Voting(ParamsMixin):
         return np.ones(n) if self.weights is None else np.asarray(self.weights, np.float64)
 
     # ------------------------------------------------------------- models
-    def save_model(self, path) -> None:
-        """Write every member (all distboost estimators) into one JSON model file."""
-        from ..model_file import model_to_dict
+    def save_model(self, path, format: str = "distboost") -> None:
+        """Write every member (all distboost estimators) into one JSON model file.
 
+        ``format="xgboost"`` is refused: XGBoost has no voting of models.
+        """
+        from ..model_file import check_format, model_to_dict
+
+        check_format(format)
+        if format == "xgboost":
+            from ..xgboost_format import xgboost_objective
+
+            xgboost_objective(self)  # raises, saying why
         self._check_fitted()
         foreign = [n for n, e in self.named_estimators_.items() if not _is_distboost(e)]
         if foreign:
