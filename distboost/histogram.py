@@ -90,10 +90,11 @@ class RowPartition:
     def ensure_nodes(self, n_nodes: int) -> None:
         """Room for node ids below ``n_nodes``."""
         have = self.start.shape[1]
-        if n_nodes > have:
-            pad = ((0, 0), (0, max(n_nodes, 2 * have) - have))
-            self.start = np.pad(self.start, pad)
-            self.stop = np.pad(self.stop, pad)
+        if n_nodes > have:  # doubled: a tree's levels grow it a few times only
+            size = max(n_nodes, 2 * have)
+            start, stop = (np.zeros((self.start.shape[0], size), np.int64) for _ in range(2))
+            start[:, :have], stop[:, :have] = self.start, self.stop
+            self.start, self.stop = start, stop
 
     def node_rows(self, tree: int, node: int) -> np.ndarray:
         return self.order[tree, self.start[tree, node]: self.stop[tree, node]]
