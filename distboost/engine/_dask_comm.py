@@ -74,6 +74,9 @@ class DriverCalls:
 
     async def _actor(self, g, function, args, kwargs):
         """Through the holder's public Actor handle (on the client's event loop)."""
+        from distributed.protocol import Serialize
+
+        args = [a.data if isinstance(a, Serialize) else a for a in args]  # the handle wraps them
         kwargs = {k: v for k, v in kwargs.items() if k != "separate_thread"}
         try:
             return {"status": "OK", "result": await getattr(g.actor, function)(*args, **kwargs)}

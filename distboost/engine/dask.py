@@ -366,8 +366,9 @@ class DaskExecutor:
 
         async def wave(send):
             failed = asyncio.Event()
-            calls = [asyncio.ensure_future(_watched(send(g, "wave", [packed, plan], {}), g, failed))
-                     for g, plan in zip(groups, plans)]
+            calls = [asyncio.ensure_future(
+                _watched(send(g, "wave", [packed, serialized(plan)], {}), g, failed))
+                for g, plan in zip(groups, plans)]
             abort = asyncio.ensure_future(self._abort_when(failed, send, groups, attempt))
             try:
                 await self._monitor(calls, groups, what)
