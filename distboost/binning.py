@@ -21,8 +21,9 @@ from ._common import MAX_BINS, MISSING_BIN, X_BINNED_DTYPE
 from ._random import row_content_hashes
 
 
-def sample_candidates(X: np.ndarray, w: np.ndarray, n_samples: int):
-    """The rows of ``X`` (weight > 0) with the ``n_samples`` smallest content hashes.
+def sample_candidates(X: np.ndarray, w: np.ndarray, n_samples: int, below=None):
+    """The rows of ``X`` (weight > 0) with the ``n_samples`` smallest content hashes,
+    among those whose hash is at most ``below`` (``CandidatePool.threshold``).
 
     Parameters
     ----------
@@ -31,6 +32,9 @@ def sample_candidates(X: np.ndarray, w: np.ndarray, n_samples: int):
         Sample weights; they weight the quantiles, so that a row of weight 3
         bins like three copies of it.
     n_samples : int
+    below : int, optional
+        Rows with a larger hash cannot be in the sample: the partitions
+        scanned before already gave ``n_samples`` rows with smaller hashes.
 
     Returns
     -------
@@ -43,6 +47,9 @@ def sample_candidates(X: np.ndarray, w: np.ndarray, n_samples: int):
         X, w = X[keep], w[keep]
     X = np.ascontiguousarray(X)
     hashes = row_content_hashes(X if X.dtype == np.float32 else X.astype(np.float64, copy=False))
+    if below is not None:
+        keep = hashes <= np.uint64(below)
+        hashes, X, w = hashes[keep], X[keep], w[keep]
     if len(hashes) > n_samples:
         keep = np.argpartition(hashes, n_samples - 1)[:n_samples]
         order = keep[np.argsort(hashes[keep], kind="stable")]
@@ -72,6 +79,39 @@ def merge_candidates(parts: list, n_samples: int):
         rows[mine] = part_rows[within[mine]]
         weights[mine] = part_weights[within[mine]]
     return hashes[order], rows, weights
+
+
+class CandidatePool:
+    """The binning sample as partitions' candidates arrive, in any order.
+
+    Keeps the ``n_samples`` rows with the smallest hashes seen so far (merged
+    once the waiting candidates are as many as the sample), and tells the
+    scans still to come the largest hash that can still enter (``threshold``),
+    so that they send only those rows: the pool never holds much more than two
+    samples, and a scan's result shrinks as the sample fills. The final sample
+    is the same whatever the order of arrival (``merge_candidates``).
+    """
+
+    def __init__(self, n_samples: int):
+        self.n_samples = n_samples
+        self._merged, self._waiting, self.threshold = None, [], None
+
+    def add(self, candidates) -> None:
+        self._waiting.append(candidates)
+        if sum(len(c[0]) for c in self._waiting) >= self.n_samples:
+            self._merge()
+
+    def _merge(self) -> None:
+        parts = ([self._merged] if self._merged is not None else []) + self._waiting
+        self._merged, self._waiting = merge_candidates(parts, self.n_samples), []
+        if len(self._merged[0]) == self.n_samples:
+            self.threshold = int(self._merged[0][-1])
+
+    def result(self):
+        """(hashes, rows, weights) of the sample."""
+        if self._waiting or self._merged is None:
+            self._merge()
+        return self._merged
 
 
 def weighted_percentile(values: np.ndarray, weights: np.ndarray, q: np.ndarray) -> np.ndarray:

@@ -4,6 +4,7 @@ import pytest
 from distboost._common import MISSING_BIN
 from distboost.binning import (
     BinMapper,
+    CandidatePool,
     find_bin_edges,
     merge_candidates,
     sample_candidates,
@@ -62,6 +63,31 @@ def test_sample_does_not_depend_on_row_order_or_partitioning():
     merged = merge_candidates([merge_candidates(pieces[:3], 700), merge_candidates(pieces[3:], 700)], 700)
     np.testing.assert_array_equal(whole[0], merged[0])
     np.testing.assert_array_equal(whole[1], merged[1])
+
+
+def test_pool_of_scans_below_its_threshold_gives_the_whole_sample_in_any_order():
+    """Scans told the pool's threshold send only the rows that can still enter
+    the sample, and the pool's sample is the one of all rows, whatever the
+    order the partitions come in."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(6000, 3))
+    w = np.ones(len(X))
+    whole = sample_candidates(X, w, 500)
+    pieces = np.array_split(np.arange(len(X)), 12)
+    for order in (range(12), rng.permutation(12)):
+        pool, sent = CandidatePool(500), []
+        for k in order:
+            rows = pieces[k]
+            candidates = sample_candidates(X[rows], w[rows], 500, pool.threshold)
+            sent.append(len(candidates[0]))
+            pool.add(candidates)
+        hashes, sample, weights = pool.result()
+        np.testing.assert_array_equal(hashes, whole[0])
+        np.testing.assert_array_equal(sample, whole[1])
+        assert pool.threshold == whole[0][-1]
+        # the k-th scan sends about 500 / (k - 1) rows: 1571 in all here, not 6000
+        assert sum(sent) < 3 * 500 and sent[-1] < 100
+    assert (sample_candidates(X, w, 500, below=whole[0][9])[0] == whole[0][:10]).all()
 
 
 def test_zero_weight_rows_are_not_sampled():

@@ -131,16 +131,6 @@ class DaskExecutor:
             for i, args in zip(indices, per_part)
         ]
 
-    def getitem(self, values, item, name):
-        return [
-            self.client.submit(operator.getitem, v, item, key=self._key(name, i))
-            for i, v in enumerate(values)
-        ]
-
-    def gather(self, values):
-        self._wait_all(values, "reading the partitions")
-        return self.client.gather(values)
-
     def _wait_all(self, futures, what):
         """Wait for every future, saying so when none finishes for a while (``watch``)."""
         pending = list(futures)
@@ -205,26 +195,22 @@ class DaskExecutor:
         who = self.client.who_has(futures)
         return [min(who.get(f.key, ("?",))) for f in futures]
 
-    def fold(self, values, combine, name, *args):
-        """Combine results two by two as they complete, for an associative ``combine``.
-
-        Each merge runs as soon as two results are ready, and its inputs are
-        released, so workers hold a few results at a time however many
-        partitions there are. The caller must not keep ``values``.
-        """
-        self.wave += 1
-        pending, ready, n = list(values), [], 0
-        values.clear()
-        while pending or len(ready) > 1:
-            if pending:
-                done = self._wait_any(pending, "merging the partitions' samples")
-                ready += [f for f in pending if f.key in done]
-                pending = [f for f in pending if f.key not in done]
-            while len(ready) > 1:
-                n += 1
-                pending.append(self.client.submit(_call, combine, [ready.pop(), ready.pop()],
-                                                  *args, key=self._key(name, n)))
-        return ready[0].result()
+    def stream(self, fn, name, n_tasks, args_of, consume, window):
+        """``fn(*args_of(i))`` for i < n_tasks as tasks, at most ``window`` at
+        once; ``consume(i, result)`` as each finishes (its result released
+        then), before the next task's arguments are made."""
+        pending, submitted = {}, 0
+        while submitted < n_tasks or pending:
+            while submitted < n_tasks and len(pending) < window:
+                (future,) = self.map(fn, name, [args_of(submitted)], indices=[submitted])
+                pending[future.key] = (submitted, future)
+                submitted += 1
+            futures = [f for _, f in pending.values()]
+            done = self._wait_any(futures, "reading the partitions")
+            for key in sorted(done, key=lambda k: pending[k][0]):
+                i, future = pending.pop(key)
+                consume(i, future.result())  # raises the task's own error
+                future.release()
 
     # ---------------------------------------------------------- holders
     def bin(self, set_key, fn, name, per_part, *common):

@@ -25,14 +25,10 @@ class Executor(Protocol):
     def map(self, fn, name: str, per_part, *common) -> list:
         """``fn(*args, *common)`` for each partition's ``args`` (results or futures)."""
 
-    def getitem(self, values, item, name: str) -> list:
-        """``value[item]`` of each of ``values``."""
-
-    def gather(self, values) -> list:
-        """The results behind ``values``."""
-
-    def fold(self, values, combine, name: str, *args):
-        """``combine`` (associative) over ``values``, two by two or at once."""
+    def stream(self, fn, name: str, n_tasks: int, args_of, consume, window: int) -> None:
+        """``fn(*args_of(i))`` for each task i, at most ``window`` at once;
+        ``consume(i, result)`` as each finishes, before later tasks' arguments
+        are made (so that they can depend on what came back)."""
 
     def bin(self, set_key: str, fn, name: str, per_part, *common) -> None:
         """Bin one set's partitions (``fn`` per partition), kept until ``place``."""

@@ -16,15 +16,10 @@ class LocalExecutor:
     def map(self, fn, name, per_part, *common):
         return [fn(*args, *common) for args in per_part]
 
-    def getitem(self, values, item, name):
-        return [v[item] for v in values]
-
-    def gather(self, values):
-        return list(values)
-
-    def fold(self, values, combine, name, *args):
-        """``combine(values, *args)`` for an associative ``combine``."""
-        return combine(list(values), *args)
+    def stream(self, fn, name, n_tasks, args_of, consume, window):
+        """``consume(i, fn(*args_of(i)))`` for each i in turn."""
+        for i in range(n_tasks):
+            consume(i, fn(*args_of(i)))
 
     def bin(self, set_key, fn, name, per_part, *common):
         """Bin the partitions of one set (``fn(*args, *common)`` per partition)."""

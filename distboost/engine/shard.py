@@ -73,8 +73,9 @@ def _as_inputs(X, y, w, schema, partition, regression):
 
 
 def scan(X, y, w, schema: Schema, n_samples: int, regression: bool, partition: int,
-         allow_empty: bool = False) -> dict:
-    """First pass over a partition: validate, count, sample for bin edges.
+         allow_empty: bool = False, below=None) -> dict:
+    """First pass over a partition: validate, count, sample for bin edges
+    (rows whose hash is at most ``below``: ``binning.CandidatePool``).
 
     Returns
     -------
@@ -95,7 +96,7 @@ def scan(X, y, w, schema: Schema, n_samples: int, regression: bool, partition: i
         "n_rows": len(matrix),
         "w_max": float(w.max(initial=0.0)),
         "y_absmax": float(np.abs(y.astype(np.float64)).max(initial=0.0)) if regression else 1.0,
-        "candidates": sample_candidates(matrix, w, n_samples) if n_samples else None,
+        "candidates": sample_candidates(matrix, w, n_samples, below) if n_samples else None,
         "classes": None if (y is None or regression) else np.unique(y),
         "categories": cats,
     }

@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import _exact
 from .._input import Schema, merge_categories
-from ..binning import BinMapper, merge_candidates
+from ..binning import BinMapper, CandidatePool
 from . import group as _group
 from . import spill
 from .executor import Executor
@@ -95,16 +95,7 @@ class Engine:
         t0 = time.perf_counter()
         self.ex.check_memory()
         n_samples = N_BINNING_SAMPLES if mapper is None else 0  # given bins: no sample
-        scans = self.ex.map(_scan_args, "scan", [(p, i) for i, p in enumerate(train_parts)],
-                            schema, n_samples, regression)
-        summaries = self.ex.map(_summary, "scan-summary", [(s,) for s in scans])
-        candidates = self.ex.getitem(scans, "candidates", "sample") if mapper is None else None
-        del scans  # each scan's result goes once its summary and sample are taken
-        if candidates is not None:
-            # merged as they come: a worker never holds every partition's sample at once
-            _, sample, weights = self.ex.fold(candidates, merge_candidates, "merge-sample",
-                                              N_BINNING_SAMPLES)
-        summaries = self.ex.gather(summaries)
+        summaries, (_, sample, weights) = self._scan(train_parts, schema, n_samples, regression)
         n_rows = [s["n_rows"] for s in summaries]
         if classes is None and not regression:
             classes = np.unique(np.concatenate([s["classes"] for s in summaries]))
@@ -128,6 +119,25 @@ class Engine:
         self.mapper, self.classes, self.schema = mapper, classes, schema
         self.timings["prepare"] += time.perf_counter() - t0
         return mapper, classes
+
+    def _scan(self, parts, schema, n_samples, regression):
+        """First pass over the training partitions: per partition its summary,
+        and the binning sample (``binning.CandidatePool``: each scan sends only
+        the rows that can still enter it; at most two scans per worker at
+        once, so that no worker holds many partitions' candidates)."""
+        summaries, pool = [None] * len(parts), CandidatePool(max(n_samples, 1))
+
+        def args_of(i):
+            return parts[i], i, schema, n_samples, regression, pool.threshold
+
+        def consume(i, result):
+            summaries[i] = _summary(result)
+            if result["candidates"] is not None:
+                pool.add(result["candidates"])
+
+        self.ex.stream(_scan_args, "scan", len(parts), args_of, consume,
+                       window=2 * self.ex.n_workers())
+        return summaries, pool.result() if n_samples else (None, None, None)
 
     def _placement(self, n_rows: int, n_features: int, classes) -> spill.Placement:
         """Where the bin tasks put partitions: estimated from a worker's share of rows."""
@@ -256,10 +266,10 @@ class _InitStatistics:
         return self.loss.init_statistics(shard.y, shard.w)
 
 
-def _scan_args(part, index, schema, n_samples, regression):
+def _scan_args(part, index, schema, n_samples, regression, below=None):
     X, y, w = part
     _release_arrow_memory()
-    return scan(X, y, w, schema, n_samples, regression, index)
+    return scan(X, y, w, schema, n_samples, regression, index, below=below)
 
 
 def _shard_args(part, first_row, index, schema, mapper, classes, what="training data",
