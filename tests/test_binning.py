@@ -81,7 +81,7 @@ def test_pool_of_scans_below_its_threshold_gives_the_whole_sample_in_any_order()
             candidates = sample_candidates(X[rows], w[rows], 500, pool.threshold)
             sent.append(len(candidates[0]))
             pool.add(candidates)
-        hashes, sample, weights = pool.result()
+        hashes, sample, _weights = pool.result()
         np.testing.assert_array_equal(hashes, whole[0])
         np.testing.assert_array_equal(sample, whole[1])
         assert pool.threshold == whole[0][-1]

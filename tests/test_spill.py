@@ -85,7 +85,8 @@ def test_disk_blocks_split_a_partition_and_pickle_back_to_disk(tmp_path):
     X = np.random.default_rng(0).normal(size=(2500, 3)).astype(np.float32)
     mapper = db.binning.BinMapper(16).fit(X, np.zeros(3, bool), {})
     y, w = np.arange(2500.0), np.ones(2500)
-    blocks = disk_blocks(lambda a, b: X[a:b], 2500, y, w, mapper, 100, 7, str(tmp_path), 1024)
+    blocks = disk_blocks(lambda a, b, out: mapper.transform(X[a:b], out=out), 2500, X.shape[1],
+                         y, w, 100, 7, str(tmp_path), 1024)
     assert [b.n_rows for b in blocks] == [1024, 1024, 452]
     assert [b.first_row for b in blocks] == [100, 1124, 2148]
     assert all(b.index == 7 and b.buffers.on_disk for b in blocks)

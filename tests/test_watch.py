@@ -77,7 +77,8 @@ def _read_and_fill(part):
     from distributed import get_worker
 
     worker = get_worker()
-    if not hasattr(worker, "distboost_test_ballast"):
+    if not hasattr(worker, "distboost_test_filled"):  # once: not again after it is dropped
+        worker.distboost_test_filled = True
         rss = psutil.Process().memory_info().rss
         n_bytes = int(0.87 * worker.memory_manager.memory_limit) - rss
         worker.distboost_test_ballast = np.ones(max(n_bytes, 8) // 8)
@@ -120,3 +121,29 @@ def test_workers_too_small_to_train_are_refused_before_any_work(frame):
             db.GradientBoostingClassifier(n_estimators=2, client=client).fit(
                 ddf[FEATURES], ddf["label"])
         assert not [k for k in client.futures]  # no task was submitted
+
+
+def _arrow_pool(dask_worker=None):
+    import pyarrow as pa
+
+    return pa.default_memory_pool().backend_name
+
+
+def _mimalloc_pool(dask_worker=None):
+    import pyarrow as pa
+
+    pa.set_memory_pool(pa.mimalloc_memory_pool())
+
+
+def test_small_workers_get_pyarrow_to_hand_back_what_it_frees(frame, one_worker, caplog):
+    """A worker with less than 1 GiB to spare: pyarrow's own pool would keep
+    the memory of partitions read before (counted by Dask against the
+    worker); from the fit on pyarrow allocates from the system allocator."""
+    (address,) = one_worker.scheduler_info()["workers"]
+    one_worker.run(_mimalloc_pool)  # pyarrow's default here (an earlier fit changed it)
+    ddf = dd.from_pandas(frame, npartitions=2)
+    with caplog.at_level(logging.INFO, "distboost"):
+        db.GradientBoostingClassifier(n_estimators=2, client=one_worker).fit(
+            ddf[FEATURES], ddf["label"])
+    assert one_worker.run(_arrow_pool) == {address: "system"}
+    assert [r for r in caplog.records if "allocates from the system allocator" in r.message]

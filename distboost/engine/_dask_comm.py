@@ -80,7 +80,7 @@ class DriverCalls:
         kwargs = {k: v for k, v in kwargs.items() if k != "separate_thread"}
         try:
             return {"status": "OK", "result": await getattr(g.actor, function)(*args, **kwargs)}
-        except Exception as error:  # as the fast path answers an error
+        except Exception as error:  # noqa: BLE001 - returned, as the fast path answers it
             return {"status": "error", "exception": error}
 
     def _pooled(self, g, function, args, kwargs):

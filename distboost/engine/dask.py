@@ -12,7 +12,7 @@ the order of addition does not matter.
 from __future__ import annotations
 
 import asyncio
-import operator
+import logging
 import time
 import uuid
 import weakref
@@ -28,7 +28,9 @@ from ._dask_comm import DriverCalls, serialized
 from .buffers import Buffers
 from .holder import History, Holder, pack, unpack
 from .reduction import Failed, combine_all
-from .watch import Watch, worker_memory
+from .watch import Watch, use_system_arrow_pool, worker_memory
+
+logger = logging.getLogger("distboost")
 
 
 def resolve_client(client=None):
@@ -171,6 +173,13 @@ class DaskExecutor:
             if not limit or not pause:
                 continue
             room = pause * limit - rss
+            if (room < SMALL_WORKER_ROOM and m["arrow_pool"] not in (None, "system")
+                    and not m["arrow_pool_chosen"]):
+                self.client.run(use_system_arrow_pool, workers=[address])
+                logger.info("distboost: pyarrow on %s allocates from the system allocator from "
+                            "now on: its %s pool keeps freed memory, and this worker has %.0f MiB "
+                            "to spare (set ARROW_DEFAULT_MEMORY_POOL to choose the pool yourself)",
+                            address, m["arrow_pool"], room / 2**20)
             if room < MIN_WORKING_SET:
                 need = (rss + MIN_WORKING_SET) / pause
                 raise MemoryError(
@@ -436,6 +445,11 @@ a thread, so that a worker's event loop is never held long."""
 
 LOST_POLL = 0.05
 """Seconds between looks at whether a holder's worker was lost, during a call."""
+
+SMALL_WORKER_ROOM = 2**30
+"""Workers with less memory than this to spare (below Dask's pause threshold)
+have pyarrow allocate from the system allocator (``watch.use_system_arrow_pool``),
+unless ``ARROW_DEFAULT_MEMORY_POOL`` says otherwise."""
 
 MIN_WORKING_SET = 100 * 2**20
 """Bytes a worker needs above its baseline and below its pause threshold

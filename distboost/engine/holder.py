@@ -165,7 +165,7 @@ class Holder:
         try:
             await deliver(plan.parent, plan.public, type(self), plan.wave, plan.attempt,
                           pack(sums))
-        except Exception as error:  # the parent's worker is gone: the driver will see
+        except Exception as error:  # noqa: BLE001 - the parent's worker is gone: the driver sees
             return Failed(f"parent holder unreachable ({type(error).__name__}: {error})")
         return True
 

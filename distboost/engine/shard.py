@@ -18,7 +18,7 @@ from .._input import (
     to_matrix,
     to_vector,
 )
-from ..binning import BinMapper, sample_candidates
+from ..binning import BinMapper, merge_candidates, sample_candidates
 from .buffers import Buffers, DiskBuffers, local_directory
 
 
@@ -83,8 +83,8 @@ def scan(X, y, w, schema: Schema, n_samples: int, regression: bool, partition: i
     present), ``categories`` (per categorical feature)
     """
     X, y, w = _as_inputs(X, y, w, schema, partition, regression)
-    matrix = to_matrix(X, schema, partition)
-    if len(matrix) == 0 and not allow_empty:
+    n_rows = len(w)
+    if n_rows == 0 and not allow_empty:
         raise ValueError(
             f"partition {partition} is empty (0 rows); remove empty partitions before "
             f"training, e.g. with ddf = ddf.repartition(npartitions=...) or by filtering earlier"
@@ -93,13 +93,39 @@ def scan(X, y, w, schema: Schema, n_samples: int, regression: bool, partition: i
         check_target(y, regression, partition)
     cats = observed_categories(X, schema) if hasattr(X, "iloc") else {}
     return {
-        "n_rows": len(matrix),
+        "n_rows": n_rows,
         "w_max": float(w.max(initial=0.0)),
         "y_absmax": float(np.abs(y.astype(np.float64)).max(initial=0.0)) if regression else 1.0,
-        "candidates": sample_candidates(matrix, w, n_samples, below) if n_samples else None,
+        "candidates": _sample(X, w, schema, partition, n_samples, below) if n_samples else None,
         "classes": None if (y is None or regression) else np.unique(y),
         "categories": cats,
     }
+
+
+CONVERT_ROWS = 65536
+"""Rows converted to a float matrix at a time (a DataFrame's columns to one
+row-major block): a pass over a partition holds one such block, not a float
+copy of the whole partition."""
+
+
+def _blocks(n_rows: int, step: int = CONVERT_ROWS):
+    return [(a, min(a + step, n_rows)) for a in range(0, n_rows, step)]
+
+
+def _sample(X, w, schema, partition, n_samples, below):
+    """The binning candidates of a partition (``binning.sample_candidates``),
+    block by block: the same rows as from the whole partition at once."""
+    parts = [sample_candidates(to_matrix(_rows(X, a, b), schema, partition), w[a:b], n_samples,
+                               below) for a, b in _blocks(len(w))]
+    return parts[0] if len(parts) == 1 else merge_candidates(parts, n_samples)
+
+
+def _bin_rows(X, schema, partition, mapper, start, stop, out):
+    """Codes of rows ``start:stop`` into ``out`` (C-contiguous), converted block by block."""
+    for a, b in _blocks(stop - start):
+        mapper.transform(to_matrix(_rows(X, start + a, start + b), schema, partition),
+                         out=out[a:b])
+    return out
 
 
 def encode_target(y: np.ndarray, classes: np.ndarray | None, partition: int, what: str):
@@ -129,10 +155,12 @@ def make_shard(X, y, w, schema: Schema, mapper: BinMapper, classes, first_row: i
     y = encode_target(y, classes, partition, what)
     if placement is not None and placement.on_disk():
         rows = placement.rows_per_block(schema.n_features)
-        return disk_blocks(lambda a, b: to_matrix(_rows(X, a, b), schema, partition), len(y), y, w,
-                           mapper, first_row, partition, local_directory(), rows)
-    matrix = to_matrix(X, schema, partition)
-    return Shard(mapper.transform(matrix), y, w, first_row, partition)
+        return disk_blocks(lambda a, b, out: _bin_rows(X, schema, partition, mapper, a, b, out),
+                           len(y), schema.n_features, y, w, first_row, partition,
+                           local_directory(), rows)
+    codes = np.empty((len(y), schema.n_features), np.uint8)
+    return Shard(_bin_rows(X, schema, partition, mapper, 0, len(y), codes), y, w, first_row,
+                 partition)
 
 
 def _rows(X, start: int, stop: int):
@@ -140,16 +168,17 @@ def _rows(X, start: int, stop: int):
     return X.iloc[start:stop] if hasattr(X, "iloc") else X[start:stop]
 
 
-def disk_blocks(matrix_of, n_rows: int, y: np.ndarray, w: np.ndarray, mapper, first_row: int,
-                partition: int, directory: str, rows_per_block: int) -> list[Shard]:
+def disk_blocks(bin_rows, n_rows: int, n_features: int, y: np.ndarray, w: np.ndarray,
+                first_row: int, partition: int, directory: str,
+                rows_per_block: int) -> list[Shard]:
     """Bin a partition block by block into shards kept on disk.
 
     Parameters
     ----------
-    matrix_of : callable (start, stop) -> float matrix of those rows
-    n_rows : int
+    bin_rows : callable (start, stop, out) -> out, the codes of those rows
+        written into ``out`` (uint8, shape (stop - start, n_features))
+    n_rows, n_features : int
     y, w : ndarray of shape (n_rows,), encoded target and weights
-    mapper : BinMapper
     first_row : int, the partition's first global row id
     partition : int
     directory : str, where the files go (a worker's local directory)
@@ -163,8 +192,8 @@ def disk_blocks(matrix_of, n_rows: int, y: np.ndarray, w: np.ndarray, mapper, fi
     for start in range(0, n_rows, rows_per_block):
         stop = min(start + rows_per_block, n_rows)
         buffers = DiskBuffers(directory)
-        matrix = matrix_of(start, stop)
-        codes = mapper.transform(matrix, out=buffers.get("codes", matrix.shape, np.uint8))
+        codes = buffers.get("codes", (stop - start, n_features), np.uint8)
+        codes = bin_rows(start, stop, codes)
         block_y = buffers.keep("y", np.ascontiguousarray(y[start:stop], np.float64))
         block_w = buffers.keep("w", np.ascontiguousarray(w[start:stop], np.float64))
         blocks.append(Shard(codes, block_y, block_w, first_row + start, partition, buffers))

@@ -123,8 +123,9 @@ class Engine:
     def _scan(self, parts, schema, n_samples, regression):
         """First pass over the training partitions: per partition its summary,
         and the binning sample (``binning.CandidatePool``: each scan sends only
-        the rows that can still enter it; at most two scans per worker at
-        once, so that no worker holds many partitions' candidates)."""
+        the rows that can still enter it; about one scan per worker at a
+        time, so that no worker reads several partitions at once nor holds
+        their candidates)."""
         summaries, pool = [None] * len(parts), CandidatePool(max(n_samples, 1))
 
         def args_of(i):
@@ -136,7 +137,7 @@ class Engine:
                 pool.add(result["candidates"])
 
         self.ex.stream(_scan_args, "scan", len(parts), args_of, consume,
-                       window=2 * self.ex.n_workers())
+                       window=self.ex.n_workers() + 1)
         return summaries, pool.result() if n_samples else (None, None, None)
 
     def _placement(self, n_rows: int, n_features: int, classes) -> spill.Placement:
@@ -269,14 +270,22 @@ class _InitStatistics:
 def _scan_args(part, index, schema, n_samples, regression, below=None):
     X, y, w = part
     _release_arrow_memory()
-    return scan(X, y, w, schema, n_samples, regression, index, below=below)
+    try:
+        return scan(X, y, w, schema, n_samples, regression, index, below=below)
+    finally:
+        del X, y, w, part
+        _release_arrow_memory()
 
 
 def _shard_args(part, first_row, index, schema, mapper, classes, what="training data",
                 placement=None):
     X, y, w = part
     _release_arrow_memory()
-    return make_shard(X, y, w, schema, mapper, classes, first_row, index, what, placement)
+    try:
+        return make_shard(X, y, w, schema, mapper, classes, first_row, index, what, placement)
+    finally:
+        del X, y, w, part
+        _release_arrow_memory()
 
 
 def _release_arrow_memory():
