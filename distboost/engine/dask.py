@@ -28,7 +28,7 @@ from ._dask_comm import DriverCalls, serialized
 from .buffers import Buffers
 from .holder import History, Holder, pack, unpack
 from .reduction import Failed, combine_all
-from .watch import Watch, use_system_arrow_pool, worker_memory
+from .watch import SMALL_WORKER_ROOM, Watch, use_system_arrow_pool, worker_memory
 
 logger = logging.getLogger("distboost")
 
@@ -445,11 +445,6 @@ a thread, so that a worker's event loop is never held long."""
 
 LOST_POLL = 0.05
 """Seconds between looks at whether a holder's worker was lost, during a call."""
-
-SMALL_WORKER_ROOM = 2**30
-"""Workers with less memory than this to spare (below Dask's pause threshold)
-have pyarrow allocate from the system allocator (``watch.use_system_arrow_pool``),
-unless ``ARROW_DEFAULT_MEMORY_POOL`` says otherwise."""
 
 MIN_WORKING_SET = 100 * 2**20
 """Bytes a worker needs above its baseline and below its pause threshold

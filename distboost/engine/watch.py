@@ -125,6 +125,12 @@ class Watch:
             logger.debug("distboost: could not log the stall event", exc_info=True)
 
 
+SMALL_WORKER_ROOM = 2**30
+"""Workers with less memory than this to spare (below Dask's pause threshold)
+have pyarrow allocate from the system allocator (``use_system_arrow_pool``),
+unless ``ARROW_DEFAULT_MEMORY_POOL`` says otherwise."""
+
+
 def worker_memory(dask_worker) -> dict:
     """On a worker (``client.run``): its memory limit, pause fraction and
     current use, and pyarrow's allocator (None: pyarrow not imported)."""

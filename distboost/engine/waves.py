@@ -300,6 +300,26 @@ def _release_arrow_memory():
     pa = sys.modules.get("pyarrow")
     if pa is not None:
         pa.default_memory_pool().release_unused()
+        _small_worker_arrow_pool()
+
+
+def _small_worker_arrow_pool():
+    """On a worker with little memory to spare, pyarrow allocates from the
+    system allocator (``dask.DaskExecutor.check_memory`` does this at fit
+    start; a worker restarted since is a new process)."""
+    try:
+        from distributed import get_worker
+
+        worker = get_worker()
+    except ValueError:
+        return
+    from .watch import SMALL_WORKER_ROOM, use_system_arrow_pool, worker_memory
+
+    m = worker_memory(worker)
+    if (m["memory_limit"] and m["pause"] and m["arrow_pool"] not in (None, "system")
+            and not m["arrow_pool_chosen"]
+            and m["pause"] * m["memory_limit"] - m["rss"] < SMALL_WORKER_ROOM):
+        use_system_arrow_pool()
 
 
 def _summary(scan: dict) -> dict:
