@@ -67,8 +67,7 @@ def test_heap_order_walk_reaches_the_leaves_the_links_reach():
     leaves sit at every depth): the heap-order kernel (a computed next slot)
     and the link-following one agree exactly."""
     import distboost as db
-    from distboost.tree import (
-        HEAP_MAX_DEPTH, _max_depth, _walk_heap, _walk_links, pack_leaf_values)
+    from distboost.tree import HEAP_MAX_DEPTH, _max_depth, _walk_heap, _walk_links, pack_leaf_values
 
     rng = np.random.default_rng(8)
     X = rng.normal(size=(3000, 4))

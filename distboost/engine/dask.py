@@ -23,8 +23,8 @@ import numba
 from dask.delayed import Delayed, delayed
 from distributed import wait
 
+from .._dask_private import DriverCalls, serialized, worker_nthreads
 from . import reduction
-from ._dask_comm import DriverCalls, serialized
 from .buffers import Buffers
 from .holder import History, Holder, pack, unpack
 from .reduction import Failed, combine_all
@@ -49,13 +49,9 @@ def resolve_client(client=None):
 
 def _call(fn, *args):
     """Run ``fn`` with numba using the worker's thread count."""
-    try:
-        from distributed import get_worker
-
-        n = get_worker().state.nthreads
+    n = worker_nthreads()
+    if n is not None:
         numba.set_num_threads(max(1, min(n, numba.config.NUMBA_NUM_THREADS)))
-    except ValueError:
-        pass
     return fn(*args)
 
 

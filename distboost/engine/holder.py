@@ -19,7 +19,7 @@ import asyncio
 import pickle
 from dataclasses import dataclass
 
-from ._dask_comm import deliver
+from .._dask_private import deliver
 from .buffers import Buffers
 from .group import bundle
 from .reduction import Failed, Mailbox, combine_all
@@ -165,7 +165,7 @@ class Holder:
         try:
             await deliver(plan.parent, plan.public, type(self), plan.wave, plan.attempt,
                           pack(sums))
-        except Exception as error:  # the parent's worker is gone: the driver will see
+        except Exception as error:  # noqa: BLE001 (the parent is gone: the driver will see)
             return Failed(f"parent holder unreachable ({type(error).__name__}: {error})")
         return True
 

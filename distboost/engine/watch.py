@@ -121,7 +121,7 @@ class Watch:
             self.client.log_event(TOPIC, {"fit": self.fit_id, "kind": "stall", "what": what,
                                           "idle": round(idle, 1), "message": message,
                                           "workers": sorted(set(waiting_on))})
-        except Exception:  # noqa: BLE001 - the warning is logged; the event is extra
+        except Exception:
             logger.debug("distboost: could not log the stall event", exc_info=True)
 
 
@@ -129,7 +129,8 @@ def worker_memory(dask_worker) -> dict:
     """On a worker (``client.run``): its memory limit, pause fraction and current use."""
     import psutil
 
-    manager = getattr(dask_worker, "memory_manager", None)
-    return {"memory_limit": getattr(manager, "memory_limit", None),
-            "pause": getattr(manager, "memory_pause_fraction", None),
+    from .._dask_private import worker_memory_limit, worker_pause_fraction
+
+    return {"memory_limit": worker_memory_limit(dask_worker),
+            "pause": worker_pause_fraction(dask_worker),
             "rss": psutil.Process().memory_info().rss}
