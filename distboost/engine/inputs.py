@@ -95,6 +95,9 @@ def plan(X, y, sample_weight, eval_set, eval_sample_weight, client, n_jobs, clas
     eval_w = list(eval_sample_weight or [None] * len(eval_set))
     if is_dask(X):
         _check_dask_fit(X, y)
+        for k, (Xe, _) in enumerate(eval_set):
+            if is_dask(Xe) and hasattr(Xe, "columns"):
+                _validation.check_columns(Xe.columns, f"eval_set[{k}]")
         client = resolve_client(client)
         schema = infer_schema(_meta(X))
         parts = _zip_parts(X, y, sample_weight)
@@ -131,6 +134,8 @@ def _check_dask_fit(X, y) -> None:
                          f"reshape it (e.g. X.to_frame() for a single feature)")
     if _validation.is_sparse(meta):
         _validation.check_X(meta)
+    if hasattr(meta, "columns"):
+        _validation.check_columns(meta.columns)
     if meta.shape[1] == 0:
         raise ValueError("X has 0 feature(s) (no columns) while a minimum of 1 is required; "
                          "pass at least one feature column")
