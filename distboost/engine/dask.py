@@ -28,7 +28,7 @@ from . import reduction
 from .buffers import Buffers
 from .holder import History, Holder, pack, unpack
 from .reduction import Failed, combine_all
-from .watch import Watch, worker_memory
+from .watch import Watch, check_memory
 
 
 def resolve_client(client=None):
@@ -166,28 +166,9 @@ class DaskExecutor:
         return busy or list(self.workers_info())
 
     def check_memory(self) -> None:
-        """Refuse, before any work, workers whose memory cannot hold a fit.
-
-        A worker needs room for the working set above what it uses already
-        (its baseline: Python, numpy, pandas, pyarrow, numba, distributed)
-        and below the fraction of ``memory_limit`` where Dask pauses it.
-        """
-        for address, m in sorted(self.client.run(worker_memory).items()):
-            limit, pause, rss = m["memory_limit"], m["pause"], m["rss"]
-            if not limit or not pause:
-                continue
-            room = pause * limit - rss
-            if room < MIN_WORKING_SET:
-                need = (rss + MIN_WORKING_SET) / pause
-                raise MemoryError(
-                    f"worker {address} cannot train: it uses {rss / 2**20:.0f} MiB before any "
-                    f"work (its baseline) and Dask pauses it at {pause:.0%} of its "
-                    f"{limit / 2**20:.0f} MiB memory_limit, which leaves "
-                    f"{max(room, 0) / 2**20:.0f} MiB; distboost needs at least "
-                    f"{MIN_WORKING_SET / 2**20:.0f} MiB there (compiled kernels, a block of "
-                    f"rows, a partition being read, histograms). Give each worker a "
-                    f"memory_limit of at least {need / 2**20:.0f} MiB (dask worker "
-                    f"--memory-limit), or fewer worker processes with more memory each.")
+        """Refuse, before any work, workers whose memory cannot hold a fit
+        (``watch.check_memory``)."""
+        check_memory(self.client, self.workers_info(), MIN_WORKING_SET)
 
     def workers_info(self) -> dict:
         """The scheduler's view of each worker (status, memory, memory_limit)."""
