@@ -12,8 +12,8 @@ Artifacts (stable keys, ``{artifact_key}-...``): a markdown summary
 (``-importance``) and mean |SHAP| per feature (``-shap``).
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` in a flow's module: Prefect 3.4.25 cannot
+# resolve a flow parameter's annotation given as text (tests/test_prefect_compat.py).
 import json
 import shutil
 import time

@@ -39,3 +39,30 @@ def test_the_error_is_one_the_command_line_reports():
     from flows import cli
 
     assert IncompatiblePrefect in cli._expected_errors()
+
+
+def _flows():
+    from flows.evaluate import evaluate
+    from flows.explain import explain
+    from flows.pipeline import pipeline
+    from flows.predict import predict
+    from flows.prepare import prepare
+    from flows.train import train
+
+    return (pipeline, prepare, train, evaluate, predict, explain)
+
+
+@pytest.mark.parametrize("index", range(6))
+def test_flow_parameters_validate_with_a_cluster_config(index):
+    """Prefect builds a model of a flow's parameters from their annotations; Prefect 3.4.25
+    cannot resolve annotations given as text (``PydanticUserError: ... is not fully
+    defined; you should define ClusterConfig``), so flow modules do without
+    ``from __future__ import annotations``."""
+    import inspect
+
+    flow = _flows()[index]
+    params = inspect.signature(flow.fn).parameters
+    assert [n for n, p in params.items() if isinstance(p.annotation, str)] == [], flow.name
+    given = {n: "x" for n, p in params.items() if p.default is inspect.Parameter.empty}
+    validated = flow.validate_parameters({**given, "cluster": {"n_workers": 1}})
+    assert validated["cluster"].n_workers == 1
