@@ -1,12 +1,14 @@
 """A Prefect whose local API server cannot work with the fastapi installed,
 refused before any flow runs, saying what to install.
 
-Prefect 3.4 to 3.7.0 declare any fastapi < 1, but their API server answers
-every call with HTTP 500 under fastapi >= 0.137 ("'PrefectRouter' object has
-no attribute 'routes'", measured with Prefect 3.4.25, 3.5.0, 3.6.0, 3.6.15 and
-3.7.0 against fastapi 0.137 and 0.150). The Prefects that work with it
-require fastapi >= 0.139 themselves (3.7.8, 3.8), so a Prefect's own
-requirement tells which kind it is. distboost's ``fastapi<0.151`` cannot say
+Prefect 3.4 to 3.7.0 declare any fastapi < 1, but under fastapi >= 0.132
+their API server refuses the task runs of a flow called from a flow (HTTP
+422, "Input should be a valid dictionary"; Prefect 3.4.25 with fastapi 0.132,
+0.133 and 0.136; 0.131 works), and under fastapi >= 0.137 it answers every
+call with HTTP 500 ("'PrefectRouter' object has no attribute 'routes'";
+Prefect 3.4.25, 3.5.0, 3.6.0, 3.6.15 and 3.7.0 with fastapi 0.137 and 0.150).
+The Prefects that work with the newer fastapi require fastapi >= 0.139
+themselves (3.7.8, 3.8), so a Prefect's own requirement tells which kind it is. distboost's ``fastapi<0.151`` cannot say
 "below 0.137 for an older Prefect": a requirement cannot depend on another
 package's version, so the command line checks here.
 """
@@ -17,8 +19,11 @@ import os
 import re
 from importlib.metadata import PackageNotFoundError, requires, version
 
-FASTAPI_READS_ROUTES = (0, 137)
-"""From this fastapi on, a router's included routers must have ``routes``."""
+FASTAPI_BREAKS_OLD_PREFECT = (0, 132)
+"""The first fastapi an older Prefect's server does not work with."""
+
+MADE_FOR_IT = (0, 139)
+"""A Prefect requiring at least this fastapi works with it."""
 
 
 def _release(text: str) -> tuple[int, ...]:
@@ -45,14 +50,16 @@ class IncompatiblePrefect(RuntimeError):
 def fastapi_problem(prefect: str, prefect_requires: list[str], fastapi: str) -> str | None:
     """What is wrong with Prefect ``prefect`` (declaring ``prefect_requires``)
     beside fastapi ``fastapi``, and what to do; None if they work together."""
-    if _release(fastapi) < FASTAPI_READS_ROUTES:
+    if _release(fastapi) < FASTAPI_BREAKS_OLD_PREFECT:
         return None
-    if any(v >= FASTAPI_READS_ROUTES for v in _fastapi_lower_bounds(prefect_requires)):
+    if any(v >= MADE_FOR_IT for v in _fastapi_lower_bounds(prefect_requires)):
         return None  # this Prefect was made for it
-    return (f"Prefect {prefect}'s API server does not work with fastapi {fastapi}: every call "
-            f"answers HTTP 500 ('PrefectRouter' object has no attribute 'routes'), although "
-            f"Prefect allows it. Install a fastapi this Prefect works with: "
-            f"pip install 'fastapi>=0.111,<0.137' (or a Prefect >= 3.7.8)")
+    what = ("answers every call with HTTP 500 ('PrefectRouter' object has no attribute "
+            "'routes')" if _release(fastapi) >= (0, 137) else
+            "refuses the task runs of a flow called from a flow (HTTP 422)")
+    return (f"Prefect {prefect}'s API server does not work with fastapi {fastapi}: it {what}, "
+            f"although Prefect allows that fastapi. Install one this Prefect works with: "
+            f"pip install 'fastapi>=0.111,<0.132' (or a Prefect >= 3.7.8)")
 
 
 def check_prefect_server() -> None:

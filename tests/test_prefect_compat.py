@@ -1,6 +1,6 @@
-"""Prefect 3.4 to 3.7.0 allow any fastapi < 1 but their API server answers HTTP
-500 under fastapi >= 0.137; the command line refuses that pair at once, saying
-what to install (``flows._prefect_compat``)."""
+"""Prefect 3.4 to 3.7.0 allow any fastapi < 1 but their API server fails under
+fastapi >= 0.132; the command line refuses that pair at once, saying what to
+install (``flows._prefect_compat``)."""
 
 import importlib.metadata
 
@@ -15,7 +15,8 @@ PREFECT_3_8_8 = ["fastapi<1.0.0,>=0.139.0", "starlette>=1.0.1"]
 @pytest.mark.parametrize("prefect, requires, fastapi, broken", [
     ("3.4.25", PREFECT_3_4_25, "0.150.0", True),    # measured: HTTP 500 on every call
     ("3.4.25", PREFECT_3_4_25, "0.137.0", True),
-    ("3.4.25", PREFECT_3_4_25, "0.136.1", False),   # measured: works
+    ("3.4.25", PREFECT_3_4_25, "0.132.0", True),    # measured: HTTP 422 on a subflow's tasks
+    ("3.4.25", PREFECT_3_4_25, "0.131.0", False),   # measured: works
     ("3.4.20", PREFECT_3_4_25, "0.111.0", False),   # the floor stack
     ("3.8.8", PREFECT_3_8_8, "0.150.0", False),     # the newest stack
 ])
@@ -24,7 +25,7 @@ def test_the_pairs_measured(prefect, requires, fastapi, broken):
     assert (problem is not None) == broken
     if broken:
         assert f"Prefect {prefect}'s API server does not work with fastapi {fastapi}" in problem
-        assert "pip install 'fastapi>=0.111,<0.137'" in problem
+        assert "pip install 'fastapi>=0.111,<0.132'" in problem
 
 
 def test_the_installed_prefect_and_fastapi_work_together(monkeypatch):
