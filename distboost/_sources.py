@@ -6,56 +6,38 @@ while training goes well), the partition is traced back through the
 collection's optimized expression to the files it reads, and the row to a
 file and a row in that file, from the files' Parquet footers.
 
-This reads dask-expr's plan of the collection; where that plan has another
-shape (other readers, aggregated files) the error keeps its partition and row.
+The plan of the collection is dask-expr's, read by ``_dask_private.parquet_pieces``;
+where it cannot be read (other readers, aggregated files, a Dask of another
+shape, ``distboost.dask-internals`` off) the error keeps its partition and row.
 """
 
 from __future__ import annotations
 
 import re
 
+from . import _dask_private
+
 _WHERE = re.compile(r"partition (\d+)\b.*?\brow (\d+)\b", re.DOTALL)
 
 
-def file_and_row(collection, partition: int, row: int) -> str | None:
-    """``"file F, row r"`` (0-based rows) for row ``row`` of ``partition``, or None."""
-    try:
-        pieces = _pieces(collection, partition)
-    except Exception:  # noqa: BLE001 (dask-expr internals of another shape: keep the message)
-        return None
+def file_and_row(collection, partition: int, row: int, optimize: bool = True) -> str | None:
+    """``"file F, row r"`` (0-based rows) for row ``row`` of ``partition``, or None.
+
+    ``optimize`` says whether the partitions are the collection's optimized ones
+    (``to_delayed()``) or its partitions as given.
+    """
+    pieces = _dask_private.parquet_pieces(collection, partition, optimize)
     if pieces is None:
         return None
-    for path, n_rows, first in pieces:
-        if row < n_rows:
-            return f"file {path}, row {first + row}"
-        row -= n_rows
-    return None
-
-
-def _pieces(collection, partition: int):
-    """(path, rows read, first row in the file) of each piece the partition reads."""
-    from dask.dataframe.dask_expr.io.io import FusedIO
-
-    expr = collection.optimize(fuse=False).expr
-    fused = [e for e in expr.walk() if isinstance(e, FusedIO)]
-    reads = [e for e in expr.walk() if type(e).__name__.startswith("ReadParquet")]
-    if fused:
-        read = fused[0].operand("_expr")
-        indices = list(fused[0]._fusion_buckets[partition])
-    elif len(reads) == 1:
-        read = reads[0]
-        indices = [list(read._partitions)[partition]]
-    else:
+    try:
+        for fs, path, row_groups in pieces:
+            n_rows, first = _rows(fs, path, row_groups)
+            if row < n_rows:
+                return f"file {path}, row {first + row}"
+            row -= n_rows
+    except Exception:  # noqa: BLE001 (a file changed or gone since it was read: keep the message)
         return None
-    fs = read._dataset_info["fs"]
-    out = []
-    for index in indices:
-        piece = read._plan["parts"][index]["piece"]
-        if not isinstance(piece, tuple):
-            return None  # aggregated files
-        path, row_groups = piece[0], piece[1]
-        out.append((path, *_rows(fs, path, row_groups)))
-    return out
+    return None
 
 
 def _rows(fs, path: str, row_groups) -> tuple[int, int]:
@@ -71,12 +53,12 @@ def _rows(fs, path: str, row_groups) -> tuple[int, int]:
     return sum(meta.row_group(g).num_rows for g in groups), first
 
 
-def with_source(exc: Exception, collection) -> Exception | None:
+def with_source(exc: Exception, collection, optimize: bool = True) -> Exception | None:
     """``exc`` with the file and row its message's "partition P ... row R" came from."""
     match = _WHERE.search(str(exc))
     if match is None or collection is None or str(exc).startswith("eval_set"):
         return None
-    where = file_and_row(collection, int(match.group(1)), int(match.group(2)))
+    where = file_and_row(collection, int(match.group(1)), int(match.group(2)), optimize)
     if where is None:
         return None
     try:

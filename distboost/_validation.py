@@ -219,6 +219,48 @@ def _refuse_sparse(X, what: str) -> None:
         )
 
 
+def check_columns(columns, what: str = "X") -> None:
+    """Refuse column labels that cannot name features: MultiIndex columns (and
+    tuples as labels), and labels that repeat, also once made text (features are named ``str(label)``,
+    so int labels are fine: ``0`` is the feature ``'0'``, but not beside ``'0'``).
+
+    Raises
+    ------
+    TypeError
+        For MultiIndex columns or a tuple label, naming the levels or the label.
+    ValueError
+        Naming the repeated label and its positions.
+    """
+    if isinstance(columns, pd.MultiIndex):
+        raise TypeError(
+            f"{what} has MultiIndex columns ({columns.nlevels} levels, e.g. {columns[0]!r}); "
+            f"distboost names each feature by one label: flatten them first, e.g. "
+            f"X.columns = ['_'.join(map(str, c)) for c in X.columns]")
+    first: dict[str, int] = {}
+    for j, label in enumerate(columns):
+        if isinstance(label, tuple):
+            raise TypeError(
+                f"{what}'s column {label!r} (position {j}) is a tuple, as a MultiIndex's are; "
+                f"distboost names each feature by one label: flatten them first, e.g. "
+                f"X.columns = ['_'.join(map(str, c)) if isinstance(c, tuple) else c "
+                f"for c in X.columns]")
+        name = str(label)
+        if name not in first:
+            first[name] = j
+            continue
+        k = first[name]
+        other = columns[k]
+        if type(other) is type(label) and other == label:
+            count = sum(str(c) == name for c in columns)
+            raise ValueError(
+                f"{what} has {count} columns named {label!r} (at positions {k} and {j}"
+                f"{' and more' if count > 2 else ''}); each feature needs a name of its own: "
+                f"rename or drop the copies, e.g. X = X.loc[:, ~X.columns.duplicated()]")
+        raise ValueError(
+            f"{what}'s columns {other!r} (position {k}) and {label!r} (position {j}) both "
+            f"name the feature {name!r} (features are named by str(label)); rename one")
+
+
 def check_X(X, what: str = "X"):
     """In-memory X as a 2-D numeric numpy array or a pandas DataFrame.
 
@@ -227,6 +269,7 @@ def check_X(X, what: str = "X"):
     """
     _refuse_sparse(X, what)
     if isinstance(X, pd.DataFrame):
+        check_columns(X.columns, what)
         if X.shape[1] == 0:
             raise ValueError(f"{what} has 0 feature(s) (shape={X.shape}) while a minimum of 1 "
                              f"is required; pass at least one feature column")
@@ -446,6 +489,7 @@ def check_dask_X(est, X):
     model's column names by position, as an in-memory DataFrame does."""
     ncols = X.shape[1] if X.ndim == 2 else None
     if hasattr(X, "columns"):
+        check_columns(X.columns)
         names = getattr(est, "feature_names_in_", None)
         if names is not None:
             missing = [n for n in names if n not in {str(c) for c in X.columns}]

@@ -22,6 +22,7 @@ import math
 
 from distributed.diagnostics.plugin import SchedulerPlugin
 
+from . import _dask_private
 from ._events import TOPIC
 from ._fit_view import SPLIT, FitLog, FitView
 
@@ -162,37 +163,22 @@ def fit_log(scheduler) -> FitLog:
 
 def distboost_doc(scheduler, extra, doc) -> None:
     """The Bokeh document of ``/distboost`` (a Dask dashboard application)."""
-    from distributed.dashboard.components import add_periodic_callback
-    from distributed.dashboard.components.scheduler import BOKEH_THEME, env
-
     page = DistboostPage(scheduler)
-    add_periodic_callback(doc, page, 500)
     doc.title = "Dask: distboost"
     doc.add_root(page.root)
-    doc.template = env.get_template("simple.html")
-    doc.template_variables.update(extra)
-    doc.theme = BOKEH_THEME
+    _dask_private.dress_dashboard_doc(doc, extra, page, 500)
 
 
 def _register() -> None:
-    """Add the page to the applications every new scheduler's dashboard serves."""
-    try:
-        from distributed.dashboard import scheduler as dashboard
-    except ImportError:  # pragma: no cover - bokeh is a dependency
-        return
-    dashboard.applications.setdefault(PAGE, distboost_doc)
+    """Add the page to the applications every new scheduler's dashboard serves
+    (where this Dask's dashboard lets it: else a log line, and no page)."""
+    _dask_private.register_dashboard_page(PAGE, distboost_doc)
 
 
 def dask_setup(scheduler) -> None:
     """Preload hook: collect the fits from now on; link the page from the menu."""
     fit_log(scheduler)
-    try:
-        from distributed.dashboard.scheduler import template_variables
-    except ImportError:  # pragma: no cover
-        return
-    pages = template_variables(scheduler)["pages"]
-    if PAGE.strip("/") not in pages:
-        pages.append(PAGE.strip("/"))
+    _dask_private.link_dashboard_page(scheduler, PAGE)
 
 
 _register()

@@ -26,6 +26,7 @@ from fractions import Fraction
 import numba
 import numpy as np
 
+from . import _libm
 from ._fixed_point import gradient_stats, put_row_stats
 
 
@@ -70,7 +71,7 @@ def _binomial_stats(y, f, w, scale_g, scale_h, out):
 
 def softmax(raw: np.ndarray) -> np.ndarray:
     """Column-wise softmax of raw scores of shape (K, n)."""
-    z = np.exp(raw - raw.max(axis=0, keepdims=True))
+    z = _libm.exp(raw - raw.max(axis=0, keepdims=True))
     return z / z.sum(axis=0, keepdims=True)
 
 
@@ -306,7 +307,7 @@ class BinomialDeviance(Loss):
 
     def init_score(self, sums, n_outputs):
         p = sums[0] / sums[1]
-        return np.array([np.log(p / (1.0 - p))])
+        return np.array([_libm.log(p / (1.0 - p))])
 
     def fixed_point_stats(self, y, raw, w, scales, out):
         _binomial_stats(np.asarray(y, np.float64), np.ascontiguousarray(raw[0], dtype=np.float64),
@@ -358,7 +359,7 @@ class MultinomialDeviance(Loss):
 
     def init_score(self, sums, n_outputs):
         prior = np.asarray(sums) / np.sum(sums)
-        return np.log(prior)
+        return _libm.log(prior)
 
     def gradients(self, y, raw, w):
         p = softmax(raw)
@@ -367,7 +368,7 @@ class MultinomialDeviance(Loss):
 
     def pointwise(self, y, raw):
         m = raw.max(axis=0)
-        lse = m + np.log(np.exp(raw - m).sum(axis=0))
+        lse = m + _libm.log(_libm.exp(raw - m).sum(axis=0))
         return lse - raw[y.astype(np.int64), np.arange(raw.shape[1])]
 
     def predict_proba(self, raw):
@@ -405,32 +406,32 @@ class ExponentialLoss(Loss):
         pos, neg = sums
         if pos <= 0 or neg <= 0:
             return np.array([0.0])
-        return np.array([0.5 * np.log(pos / neg)])
+        return np.array([0.5 * _libm.log(pos / neg)])
 
     def gradients(self, y, raw, w):
         s = 2.0 * y - 1.0
-        e = np.exp(-s * raw[0]) * w
+        e = _libm.exp(-s * raw[0]) * w
         return (-s * e)[None, :], e[None, :]
 
     def gradient_bounds(self, y_absmax, w_max, margin_absmax):
-        b = w_max * np.exp(margin_absmax)
+        b = w_max * _libm.exp(margin_absmax)
         return b, b
 
     def pointwise(self, y, raw):
-        return np.exp(-(2.0 * y - 1.0) * raw[0])
+        return _libm.exp(-(2.0 * y - 1.0) * raw[0])
 
     def predict_proba(self, raw):
         p = sigmoid(2.0 * raw[0])
         return np.column_stack([1.0 - p, p])
 
     def leaf_sums(self, y, raw, w):
-        e = w * np.exp(-(2.0 * y - 1.0) * raw[0])
+        e = w * _libm.exp(-(2.0 * y - 1.0) * raw[0])
         return [(e * y)[None, :], (e * (1.0 - y))[None, :]]
 
     def leaf_value(self, sums):
         pos, neg = Fraction(sums[0]), Fraction(sums[1])
         if pos > 0 and neg > 0:
-            return 0.5 * float(np.log(float(pos)) - np.log(float(neg)))
+            return 0.5 * float(_libm.log(float(pos)) - _libm.log(float(neg)))
         return _ratio(pos - neg, pos + neg)
 
 
@@ -471,10 +472,10 @@ class LogLinkLoss(Loss):
                 f"loss={self.name!r}: the target is 0 on every row with a positive weight, so "
                 f"its mean is 0 and its log (the initial score) is -inf; a log-link model "
                 f"needs some positive targets")
-        return np.array([np.log(sums[0] / sums[1])])
+        return np.array([_libm.log(sums[0] / sums[1])])
 
     def prediction(self, raw):
-        return np.exp(raw[0])
+        return _libm.exp(raw[0])
 
     def gradients(self, y, raw, w):
         g, h = self._gh(np.asarray(y, np.float64), np.asarray(raw[0], np.float64))
@@ -502,7 +503,7 @@ class LogLinkLoss(Loss):
 
 def _xlogy(x, y):
     """x log y, 0 where x = 0."""
-    return np.where(x > 0, x * np.log(np.where(x > 0, y, 1.0)), 0.0)
+    return np.where(x > 0, x * _libm.log(np.where(x > 0, y, 1.0)), 0.0)
 
 
 class PoissonLoss(LogLinkLoss):
@@ -515,12 +516,12 @@ class PoissonLoss(LogLinkLoss):
     y_may_be_zero = True
 
     def _gh(self, y, f):
-        mu = np.exp(f)
+        mu = _libm.exp(f)
         return mu - y, mu
 
     def gradient_bounds_in(self, y_max, w_max, f_lo, f_hi):
         """Bounds of |g| and h for margins in [f_lo, f_hi] (|e^f - y| <= max(e^f, y))."""
-        mu = np.exp(f_hi)
+        mu = _libm.exp(f_hi)
         return w_max * max(mu, y_max), w_max * mu
 
     @staticmethod
@@ -538,17 +539,17 @@ class GammaLoss(LogLinkLoss):
     y_may_be_zero = False
 
     def _gh(self, y, f):
-        r = y * np.exp(-f)
+        r = y * _libm.exp(-f)
         return 1.0 - r, r
 
     def gradient_bounds_in(self, y_max, w_max, f_lo, f_hi):
         """|1 - y e^{-f}| <= max(1, y e^{-f}), largest at f_lo."""
-        r = y_max * np.exp(-f_lo)
+        r = y_max * _libm.exp(-f_lo)
         return w_max * max(1.0, r), w_max * r
 
     @staticmethod
     def deviance(y, mu):
-        return 2.0 * (np.log(mu / y) + y / mu - 1.0)
+        return 2.0 * (_libm.log(mu / y) + y / mu - 1.0)
 
 
 class TweedieLoss(LogLinkLoss):
@@ -572,19 +573,19 @@ class TweedieLoss(LogLinkLoss):
 
     def _gh(self, y, f):
         p = self.power
-        a, b = y * np.exp((1.0 - p) * f), np.exp((2.0 - p) * f)
+        a, b = y * _libm.exp((1.0 - p) * f), _libm.exp((2.0 - p) * f)
         return b - a, (p - 1.0) * a + (2.0 - p) * b
 
     def gradient_bounds_in(self, y_max, w_max, f_lo, f_hi):
         """y e^{(1-rho) f} is largest at f_lo, e^{(2-rho) f} at f_hi."""
         p = self.power
-        a, b = y_max * np.exp((1.0 - p) * f_lo), np.exp((2.0 - p) * f_hi)
+        a, b = y_max * _libm.exp((1.0 - p) * f_lo), _libm.exp((2.0 - p) * f_hi)
         return w_max * max(a, b), w_max * ((p - 1.0) * a + (2.0 - p) * b)
 
     def deviance(self, y, mu):
         p = self.power
-        return 2.0 * (np.power(y, 2.0 - p) / ((1.0 - p) * (2.0 - p))
-                      - y * np.power(mu, 1.0 - p) / (1.0 - p) + np.power(mu, 2.0 - p) / (2.0 - p))
+        return 2.0 * (_libm.power(y, 2.0 - p) / ((1.0 - p) * (2.0 - p))
+                      - y * _libm.power(mu, 1.0 - p) / (1.0 - p) + _libm.power(mu, 2.0 - p) / (2.0 - p))
 
 
 LOG_LINK_LOSSES = ("poisson", "gamma", "tweedie")

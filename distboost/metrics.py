@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _exact
+from . import _exact, _libm
 from ._validation import InvalidParameterError
 from .losses import LOG_LINK_LOSSES, GammaLoss, PoissonLoss
 
@@ -79,7 +79,7 @@ class LogLoss(MeanMetric):
 
     def rowwise(self, y, raw):
         p = np.clip(self.loss.predict_proba(raw), PROBA_EPS, 1.0 - PROBA_EPS)
-        return -np.log(p[np.arange(len(y)), y.astype(np.int64)])
+        return -_libm.log(p[np.arange(len(y)), y.astype(np.int64)])
 
 
 @dataclass(frozen=True)

@@ -86,7 +86,9 @@ def check_importable(client: Client, modules) -> None:
 
 def check_functions(client: Client, *functions) -> None:
     """``check_importable`` for the modules of functions about to be sent to the workers."""
-    check_importable(client, [f.__module__ for f in functions])
+    # numpy < 2's ufuncs have no __module__; their type's module is numpy
+    check_importable(client, [getattr(f, "__module__", None) or type(f).__module__
+                              for f in functions])
 
 
 def quiet_dask_logs(level: int = logging.ERROR) -> None:

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from distboost._dask_private import meta
 from flows._tabular import DataError
 
 
@@ -60,7 +61,7 @@ def load_split(data: str | Path, split: str, schema: dict | None = None) -> tupl
     ddf = dd.read_parquet(str(Path(data) / split), engine="pyarrow")
     names = [f["name"] for f in schema["features"]]
     columns = [c for c in names + [schema["target"]] if c in ddf.columns]
-    ddf = ddf[columns].map_partitions(_typed, schema, meta=_typed(ddf._meta.copy(), schema))
+    ddf = ddf[columns].map_partitions(_typed, schema, meta=_typed(meta(ddf).copy(), schema))
     target = ddf[schema["target"]] if schema["target"] in ddf.columns else None
     return ddf[names], target
 
@@ -75,7 +76,7 @@ def load_features(data: str | Path, schema: dict) -> Any:
     if missing:
         raise DataError(f"{data} lacks the model's feature column(s) {missing}")
     ddf = ddf[names]
-    return ddf.map_partitions(_typed, schema, meta=_typed(ddf._meta.copy(), schema))
+    return ddf.map_partitions(_typed, schema, meta=_typed(meta(ddf).copy(), schema))
 
 
 def predict_partition(est: Any, part: pd.DataFrame, path: str, proba: bool) -> int:

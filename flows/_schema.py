@@ -27,14 +27,19 @@ def _format_of(path: str) -> str | None:
 
 
 def list_source_files(source: str) -> tuple[str, list[str]]:
-    """The format and files of a source: a file, a folder, a glob, any fsspec URL."""
+    """The format and files of a source: a file, a folder, a glob, any fsspec URL.
+
+    In a folder, files and folders *below* it whose names start with "." are
+    skipped (``.ipynb_checkpoints/``, editors' ``.part.csv.swp``); the folder
+    itself may be anywhere, hidden folders included (``~/.cache/data/w1``).
+    """
     fs, path = fsspec.core.url_to_fs(source)
     if any(ch in path for ch in "*?["):
         paths = sorted(fs.glob(path))
     elif not fs.exists(path):
         raise FileNotFoundError(f"input {source} does not exist")
     elif fs.isdir(path):
-        paths = sorted(p for p in fs.find(path) if _format_of(p) and "/." not in p)
+        paths = sorted(p for p in fs.find(path) if _format_of(p) and not _hidden_below(p, path))
     else:
         paths = [path]
     formats = {_format_of(p) for p in paths}
@@ -46,6 +51,13 @@ def list_source_files(source: str) -> tuple[str, list[str]]:
     if len(formats) > 1:
         raise DataError(f"{source} mixes CSV and Parquet files; keep one format per input")
     return formats.pop(), [fs.unstrip_protocol(p) for p in paths]
+
+
+def _hidden_below(path: str, folder: str) -> bool:
+    """Whether a name in ``path`` below ``folder`` starts with "."."""
+    root = folder.rstrip("/") + "/"
+    below = path[len(root):] if path.startswith(root) else path.rsplit("/", 1)[-1]
+    return any(name.startswith(".") for name in below.split("/"))
 
 
 def _is_numeric_text(column: pd.Series) -> bool:

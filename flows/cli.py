@@ -445,7 +445,10 @@ def _say(message: str) -> None:
 
 
 def _expected_errors() -> tuple[type[BaseException], ...]:
+    from flows._prefect_compat import IncompatiblePrefect
+
     errors: list[type[BaseException]] = [
+        IncompatiblePrefect,
         ValueError,
         FileExistsError,
         FileNotFoundError,
@@ -495,8 +498,12 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from flows._prefect_compat import check_prefect_server
+
     started = time.perf_counter()
     try:
+        if args.command != "report":  # every other command runs Prefect flows
+            check_prefect_server()
         result = COMMANDS[args.command](args)
     except KeyboardInterrupt as exc:
         _say(f"interrupted{f' ({exc})' if isinstance(exc, Terminated) else ''}; "

@@ -12,8 +12,8 @@ Artifacts (stable keys, ``{artifact_key}-...``): a markdown summary
 (``-importance``) and mean |SHAP| per feature (``-shap``).
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` in a flow's module: Prefect 3.4.25 cannot
+# resolve a flow parameter's annotation given as text (tests/test_prefect_compat.py).
 import json
 import shutil
 import time
@@ -26,6 +26,7 @@ from prefect import flow, task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
+from distboost._dask_private import meta as dask_meta
 from flows._cluster import check_functions, dask_client, run_logger
 from flows._data import load_split, read_schema, shap_columns, with_shap
 from flows.config import ClusterConfig
@@ -400,7 +401,7 @@ def draw_shap(
     sample = _sample(X, n_rows, schema.get("split_rows", {}).get(split))
     n_outputs = len(_output_names(est))
     columns = shap_columns(est, n_outputs)
-    meta = pd.concat([sample._meta, pd.DataFrame(columns=columns, dtype=np.float64)], axis=1)
+    meta = pd.concat([dask_meta(sample), pd.DataFrame(columns=columns, dtype=np.float64)], axis=1)
     with Client(scheduler, set_as_default=False) as client, client.as_current():
         check_functions(client, with_shap)
         joined = client.compute(sample.map_partitions(with_shap, est, meta=meta), sync=True)

@@ -8,8 +8,8 @@ bias (expected value) ``shap_bias``, which add up to the model's raw output
 (classes) ``shap_<class>_<feature>``. Rows keep their order within a partition.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` in a flow's module: Prefect 3.4.25 cannot
+# resolve a flow parameter's annotation given as text (tests/test_prefect_compat.py).
 import shutil
 from pathlib import Path
 

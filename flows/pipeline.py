@@ -7,8 +7,8 @@ Output folder::
     report/    the evaluate flow's output (report.html)
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` in a flow's module: Prefect 3.4.25 cannot
+# resolve a flow parameter's annotation given as text (tests/test_prefect_compat.py).
 from pathlib import Path
 from typing import Any
 

@@ -16,6 +16,7 @@ from distboost.plotting import figure
 
 _SET_NAMES = {"validation_0": "validation", "training": "training"}
 _MAX_POINTS = 5_000
+_trapezoid = getattr(np, "trapezoid", None) or np.trapz  # numpy < 2.0 names it trapz
 
 
 # ---------------------------------------------------------------------- training
@@ -102,7 +103,7 @@ def plot_roc(y_true: np.ndarray, proba: np.ndarray, classes: Sequence) -> Figure
     fig, ax = figure(5.2, 4.6)
     for name, positive, score in _one_vs_rest(y_true, proba, classes):
         fpr, tpr = roc_points(positive, score)
-        auc = float(np.trapezoid(tpr, fpr))
+        auc = float(_trapezoid(tpr, fpr))
         ax.plot(fpr, tpr, lw=1.8, label=f"{name} (AUC {auc:.3f})")
     ax.plot([0, 1], [0, 1], color="0.6", ls="--", lw=1, label="chance")
     ax.set_xlim(0, 1)

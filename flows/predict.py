@@ -5,8 +5,8 @@ Each partition is predicted on a worker and written as
 columns with ``proba=True``); rows keep their order within a partition.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` in a flow's module: Prefect 3.4.25 cannot
+# resolve a flow parameter's annotation given as text (tests/test_prefect_compat.py).
 import shutil
 from pathlib import Path
 from typing import Any

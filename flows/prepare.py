@@ -19,8 +19,8 @@ named (column, file, row); an existing output is replaced only with
 ``overwrite=True``, and only after the new one is complete.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` in a flow's module: Prefect 3.4.25 cannot
+# resolve a flow parameter's annotation given as text (tests/test_prefect_compat.py).
 import json
 import os
 import shutil

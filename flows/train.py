@@ -20,8 +20,8 @@ Output folder::
     training.json             summary: rounds, best round, time, resumed from
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` in a flow's module: Prefect 3.4.25 cannot
+# resolve a flow parameter's annotation given as text (tests/test_prefect_compat.py).
 import contextlib
 import hashlib
 import json

@@ -82,9 +82,14 @@ def dask_classification():
 def prefect_harness():
     """One temporary Prefect server and database for the flow runs of the session
     (the modules using it import ``_flows_fixtures`` first, for quiet settings)."""
-    from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
+    import prefect.settings
+    from prefect.settings import temporary_settings
     from prefect.testing.utilities import prefect_test_harness
 
-    no_heartbeat = temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None})
+    try:  # newer Prefects: a heartbeat thread per flow run (~1 s per flow); off
+        updates = {prefect.settings.PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}
+    except AttributeError:  # Prefect 3.4: no flow heartbeats
+        updates = {}
+    no_heartbeat = temporary_settings(updates=updates)
     with prefect_test_harness(server_startup_timeout=120), no_heartbeat:
         yield

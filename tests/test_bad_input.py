@@ -95,6 +95,31 @@ def _dask_fit(client, y, cls=GBC, columns=("a", "b", "c")):
     return cls(n_estimators=2, client=client).fit(Xd, yd)
 
 
+def _never_read(i):
+    raise AssertionError(f"partition {i} was read: the check must come before any Dask work")
+
+
+def _dask_unread(columns, client, eval_columns=None):
+    """A Dask fit on frames with these column labels whose partitions, if any
+    task read them, would fail (so a refusal shows it came before any Dask work)."""
+    import dask.dataframe as dd
+
+    def frame(labels):
+        if not isinstance(labels, pd.MultiIndex):
+            labels = pd.Index(labels, dtype=object)
+        meta = pd.DataFrame(np.zeros((0, len(labels))), columns=labels)
+        return dd.from_map(_never_read, [0, 1], meta=meta, enforce_metadata=False)
+
+    target = dd.from_map(_never_read, [0, 1], meta=pd.Series(dtype=float, name="y"),
+                         enforce_metadata=False)
+    eval_set = None if eval_columns is None else [(frame(eval_columns), target)]
+    return GBR(n_estimators=2, client=client).fit(frame(columns), target, eval_set=eval_set)
+
+
+def _multiindex_columns():
+    return DF.set_axis(pd.MultiIndex.from_tuples([("a", "x"), ("a", "y"), ("b", "x")]), axis=1)
+
+
 def _poisson_regressor(**kw):
     return GBR(loss="poisson", **kw)
 
@@ -188,6 +213,25 @@ ROWS = [
      TypeError, r"not a number at row 0, column 0: \{'a': 1\}"),
     ("a text column", lambda c: GBR().fit(DF.assign(city="Seoul"), Y_REG),
      TypeError, r"column 'city' has dtype .* neither numeric nor categorical"),
+    ("a duplicate column name", lambda c: GBR().fit(DF.set_axis(["a", "b", "a"], axis=1), Y_REG),
+     ValueError, (r"X has 2 columns named 'a' \(at positions 0 and 2\); each feature needs a "
+                  r"name of its own: rename or drop the copies")),
+    ("a duplicate column name (Dask)",
+     lambda c: _dask_unread(["a", "b", "a"], c.client),
+     ValueError, r"X has 2 columns named 'a' \(at positions 0 and 2\)"),
+    ("a duplicate column name in a Dask eval_set",
+     lambda c: _dask_unread(["a", "b", "c"], c.client, eval_columns=["a", "c", "c"]),
+     ValueError, r"eval_set\[0\] has 2 columns named 'c' \(at positions 1 and 2\)"),
+    ("column labels 1 and '1'", lambda c: GBR().fit(DF.set_axis([1, "1", "c"], axis=1), Y_REG),
+     ValueError, r"columns 1 \(position 0\) and '1' \(position 1\) both name the feature '1'"),
+    ("MultiIndex columns", lambda c: GBR().fit(_multiindex_columns(), Y_REG),
+     TypeError, r"X has MultiIndex columns \(2 levels, e.g. \('a', 'x'\)\).*flatten them"),
+    ("tuples as column labels", lambda c: GBR().fit(DF.set_axis([("a", 1), "b", "c"], axis=1),
+                                                    Y_REG),
+     TypeError, r"X's column \('a', 1\) \(position 0\) is a tuple.*flatten"),
+    ("MultiIndex columns (Dask)",
+     lambda c: _dask_unread(pd.MultiIndex.from_tuples([("a", "x"), ("b", "y")]), c.client),
+     TypeError, r"X has MultiIndex columns \(2 levels"),
     ("eval_set with other columns",
      lambda c: GBR().fit(X, Y_REG, eval_set=[(X[:, :2], Y_REG)]),
      ValueError, r"eval_set\[0\] has 2 features, but the training data have 3"),
@@ -311,6 +355,9 @@ ROWS = [
      db.NotFittedError, r"GradientBoostingRegressor is not fitted yet; call fit first"),
     ("predict on a 1-D row", lambda c: _fitted().predict(X[0]),
      ValueError, r"Reshape your data"),
+    ("predict on a frame with a duplicate column",
+     lambda c: _fitted(data=DF).predict(DF.assign(d=1.0).set_axis(["a", "b", "c", "a"], axis=1)),
+     ValueError, r"X has 2 columns named 'a' \(at positions 0 and 3\)"),
     ("predict with too few features", lambda c: _fitted().predict(X[:, :1]),
      ValueError, r"X has 1 features, but GradientBoostingClassifier is expecting 3 features"),
     ("predict on a frame missing a column",
@@ -431,5 +478,27 @@ def test_readme_table_rows_are_rows_of_the_test_tables():
     shown = [line.split("|")[1].strip() for line in section.splitlines()
              if line.startswith("| ") and not line.startswith("| bad input")]
     known = {r[0] for r in ROWS + CLI_ROWS + PREPARE_ROWS}
-    known |= {"truncated latest checkpoint", "SIGTERM to the command"}  # tests of their own
+    known |= {"truncated latest checkpoint", "SIGTERM to the command",  # tests of their own
+              "integer column labels"}
     assert len(shown) >= 15 and set(shown) <= known, set(shown) - known
+
+
+def test_integer_column_labels_name_the_features(dask_client, tmp_path):
+    """Accepted, not refused: int labels (``pd.DataFrame(array)`` gives 0, 1, ...)
+    name the features '0', '1', ...; prediction takes the same labels (or their
+    text), a saved model keeps them, and a Dask fit gives the in-process model."""
+    import dask.dataframe as dd
+
+    frame = pd.DataFrame(X)
+    local = GBR(n_estimators=3).fit(frame, Y_REG)
+    assert list(local.feature_names_in_) == ["0", "1", "2"]
+    expected = local.predict(frame)
+    np.testing.assert_array_equal(local.predict(frame.set_axis(["0", "1", "2"], axis=1)),
+                                  expected)
+    local.save_model(tmp_path / "model.json")
+    np.testing.assert_array_equal(db.load_model(tmp_path / "model.json").predict(frame),
+                                  expected)
+    ddf = dd.from_pandas(frame.assign(y=Y_REG), npartitions=2)
+    remote = GBR(n_estimators=3, client=dask_client).fit(ddf[[0, 1, 2]], ddf["y"])
+    assert [a[0] == b[0] for a, b in zip(remote.trees_, local.trees_, strict=True)] == [True] * 3
+    np.testing.assert_array_equal(remote.predict(ddf[[0, 1, 2]]).compute(), expected)

@@ -117,7 +117,8 @@ def test_bad_input_exits_1_with_a_message(tmp_path, capsys):
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
-    out = tmp_path_factory.mktemp("cli") / "demo"
+    # under a hidden folder, as in ~/.cache: prepare reads the demo's raw/ there
+    out = tmp_path_factory.mktemp("cli") / ".cache" / "demo"
     result = fx.run_cli(
         [
             "demo",

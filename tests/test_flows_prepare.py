@@ -194,6 +194,20 @@ def test_parquet_source_with_category_column(tmp_path):
     assert stats["rows"] == 60 and check_statistics(schema, stats, per_file) == []
 
 
+def test_a_source_under_a_hidden_folder_is_read_and_hidden_names_below_it_skipped(tmp_path):
+    source = fx.hastie_csv(tmp_path / ".cache" / "data" / "w1", n_rows=300, n_files=3)
+    visible = sorted(p.as_uri() for p in source.glob("*.csv"))
+    (source / ".ipynb_checkpoints").mkdir()
+    (source / ".ipynb_checkpoints" / "part-0.csv").write_text((source / "part-0.csv").read_text())
+    (source / ".part-1.csv").write_text((source / "part-1.csv").read_text())
+    (source / "more" / ".old").mkdir(parents=True)
+    (source / "more" / ".old" / "part-9.csv").write_text((source / "part-2.csv").read_text())
+    fmt, files = list_source_files(str(source))
+    assert fmt == "csv" and files == visible, files
+    _, stats, _ = scan(source, categorical=["colour"])
+    assert stats["rows"] == 300
+
+
 def test_fsspec_url_source(tmp_path):
     fsspec = pytest.importorskip("fsspec")
     fs = fsspec.filesystem("memory")

@@ -147,3 +147,24 @@ def test_small_workers_get_pyarrow_to_hand_back_what_it_frees(frame, one_worker,
             ddf[FEATURES], ddf["label"])
     assert one_worker.run(_arrow_pool) == {address: "system"}
     assert [r for r in caplog.records if "allocates from the system allocator" in r.message]
+
+
+def test_a_worker_restarted_while_it_loads_distboost_is_refused_with_its_baseline(frame):
+    """A memory_limit below what Python, numpy, pandas, pyarrow, numba and distboost
+    take: the worker's nanny restarts it while it loads them to answer (its memory is
+    watched every 10 ms here, so it always does), and the fit says so before any work."""
+    import dask
+    from distributed import Client, LocalCluster
+
+    with dask.config.set({"distributed.worker.memory.monitor-interval": "10ms"}), \
+            LocalCluster(n_workers=1, threads_per_worker=1, dashboard_address=None,
+                         memory_limit="150MB") as cluster, \
+            Client(cluster, set_as_default=False) as client:
+        ddf = dd.from_pandas(frame, npartitions=2)
+        with pytest.raises(MemoryError, match=r"cannot train: it uses \d+ MiB before any work "
+                                              r"\(its baseline; measured in a fresh process "
+                                              r"here: the worker was restarted as it loaded "
+                                              r"them\) .* memory_limit of at least \d+ MiB"):
+            db.GradientBoostingClassifier(n_estimators=2, client=client).fit(
+                ddf[FEATURES], ddf["label"])
+        assert not [k for k in client.futures]

@@ -12,7 +12,6 @@ the order of addition does not matter.
 from __future__ import annotations
 
 import asyncio
-import logging
 import time
 import uuid
 import weakref
@@ -23,14 +22,12 @@ import numba
 from dask.delayed import Delayed, delayed
 from distributed import wait
 
+from .._dask_private import DriverCalls, serialized, worker_nthreads
 from . import reduction
-from ._dask_comm import DriverCalls, serialized
 from .buffers import Buffers
 from .holder import History, Holder, pack, unpack
 from .reduction import Failed, combine_all
-from .watch import SMALL_WORKER_ROOM, Watch, use_system_arrow_pool, worker_memory
-
-logger = logging.getLogger("distboost")
+from .watch import Watch, check_memory
 
 
 def resolve_client(client=None):
@@ -51,13 +48,9 @@ def resolve_client(client=None):
 
 def _call(fn, *args):
     """Run ``fn`` with numba using the worker's thread count."""
-    try:
-        from distributed import get_worker
-
-        n = get_worker().state.nthreads
+    n = worker_nthreads()
+    if n is not None:
         numba.set_num_threads(max(1, min(n, numba.config.NUMBA_NUM_THREADS)))
-    except ValueError:
-        pass
     return fn(*args)
 
 
@@ -162,35 +155,9 @@ class DaskExecutor:
         return busy or list(self.workers_info())
 
     def check_memory(self) -> None:
-        """Refuse, before any work, workers whose memory cannot hold a fit.
-
-        A worker needs room for the working set above what it uses already
-        (its baseline: Python, numpy, pandas, pyarrow, numba, distributed)
-        and below the fraction of ``memory_limit`` where Dask pauses it.
-        """
-        for address, m in sorted(self.client.run(worker_memory).items()):
-            limit, pause, rss = m["memory_limit"], m["pause"], m["rss"]
-            if not limit or not pause:
-                continue
-            room = pause * limit - rss
-            if (room < SMALL_WORKER_ROOM and m["arrow_pool"] not in (None, "system")
-                    and not m["arrow_pool_chosen"]):
-                self.client.run(use_system_arrow_pool, workers=[address])
-                logger.info("distboost: pyarrow on %s allocates from the system allocator from "
-                            "now on: its %s pool keeps freed memory, and this worker has %.0f MiB "
-                            "to spare (set ARROW_DEFAULT_MEMORY_POOL to choose the pool yourself)",
-                            address, m["arrow_pool"], room / 2**20)
-            if room < MIN_WORKING_SET:
-                need = (rss + MIN_WORKING_SET) / pause
-                raise MemoryError(
-                    f"worker {address} cannot train: it uses {rss / 2**20:.0f} MiB before any "
-                    f"work (its baseline) and Dask pauses it at {pause:.0%} of its "
-                    f"{limit / 2**20:.0f} MiB memory_limit, which leaves "
-                    f"{max(room, 0) / 2**20:.0f} MiB; distboost needs at least "
-                    f"{MIN_WORKING_SET / 2**20:.0f} MiB there (compiled kernels, a block of "
-                    f"rows, a partition being read, histograms). Give each worker a "
-                    f"memory_limit of at least {need / 2**20:.0f} MiB (dask worker "
-                    f"--memory-limit), or fewer worker processes with more memory each.")
+        """Refuse, before any work, workers whose memory cannot hold a fit
+        (``watch.check_memory``)."""
+        check_memory(self.client, self.workers_info(), MIN_WORKING_SET)
 
     def workers_info(self) -> dict:
         """The scheduler's view of each worker (status, memory, memory_limit)."""

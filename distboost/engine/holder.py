@@ -19,7 +19,7 @@ import asyncio
 import pickle
 from dataclasses import dataclass
 
-from ._dask_comm import deliver
+from .._dask_private import deliver
 from .buffers import Buffers
 from .group import bundle
 from .reduction import Failed, Mailbox, combine_all

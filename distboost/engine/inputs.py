@@ -10,7 +10,7 @@ from contextvars import ContextVar
 import dask
 import numpy as np
 
-from .. import _sources, _validation
+from .. import _dask_private, _sources, _validation
 from .._input import W_COLUMN, Y_COLUMN, infer_schema
 from .dask import DaskExecutor, resolve_client
 from .local import LocalExecutor
@@ -37,7 +37,7 @@ def _meta(X):
 
     if isinstance(X, da.Array):
         return np.empty((0, X.shape[1]), dtype=X.dtype)
-    return X._meta
+    return _dask_private.meta(X)
 
 
 _LOCAL_PARTITIONS: ContextVar[int] = ContextVar("distboost_local_partitions", default=1)
@@ -95,6 +95,9 @@ def plan(X, y, sample_weight, eval_set, eval_sample_weight, client, n_jobs, clas
     eval_w = list(eval_sample_weight or [None] * len(eval_set))
     if is_dask(X):
         _check_dask_fit(X, y)
+        for k, (Xe, _) in enumerate(eval_set):
+            if is_dask(Xe) and hasattr(Xe, "columns"):
+                _validation.check_columns(Xe.columns, f"eval_set[{k}]")
         client = resolve_client(client)
         schema = infer_schema(_meta(X))
         parts = _zip_parts(X, y, sample_weight)
@@ -131,6 +134,8 @@ def _check_dask_fit(X, y) -> None:
                          f"reshape it (e.g. X.to_frame() for a single feature)")
     if _validation.is_sparse(meta):
         _validation.check_X(meta)
+    if hasattr(meta, "columns"):
+        _validation.check_columns(meta.columns)
     if meta.shape[1] == 0:
         raise ValueError("X has 0 feature(s) (no columns) while a minimum of 1 is required; "
                          "pass at least one feature column")
@@ -162,13 +167,11 @@ def _joined_parts(X, y, w):
 
 
 def _co_aligned(X, y, w) -> bool:
-    """Whether y (and w) come from the same rows as X (e.g. one frame's columns)."""
-    try:
-        from dask.dataframe.dask_expr._expr import are_co_aligned
-    except ImportError:  # an older dask: let assign align on the index
-        return True
-    exprs = [X.expr, y.expr] + ([] if w is None else [w.expr])
-    return bool(are_co_aligned(*exprs))
+    """Whether y (and w) are known to come from the same rows as X (e.g. one
+    frame's columns). Where Dask cannot tell (``_dask_private.co_aligned``),
+    no: X, y and w are then read side by side, partition by partition, and
+    their lengths compared, which gives the same model."""
+    return bool(_dask_private.co_aligned(X, y, *([] if w is None else [w])))
 
 
 @contextmanager
@@ -178,32 +181,24 @@ def naming_sources(X, y, w):
     try:
         yield
     except (ValueError, TypeError) as exc:
-        richer = _sources.with_source(exc, _source_collection(X, y, w)) if is_dask(X) else None
+        richer = _sources.with_source(exc, *_source_collection(X, y, w)) if is_dask(X) else None
         if richer is None:
             raise
         raise richer from exc
 
 
 def _source_collection(X, y, w):
-    """The collection whose partitions the training parts are (see ``_zip_parts``)."""
+    """The collection whose partitions the training parts are (see ``_zip_parts``),
+    and whether they are its optimized partitions (``to_delayed()``) or its
+    partitions as given (``to_delayed(optimize_graph=False)``)."""
     import dask.dataframe as dd
 
     if not isinstance(X, dd.DataFrame):
-        return None
+        return None, False
     if _joined_parts(X, y, w) is not None:
         extra = {Y_COLUMN: y} if w is None else {Y_COLUMN: y, W_COLUMN: w}
-        return X.assign(**extra)
-    return _Unoptimized(X)
-
-
-class _Unoptimized:
-    """A collection seen as ``to_delayed(optimize_graph=False)`` sees it."""
-
-    def __init__(self, collection):
-        self.collection = collection
-
-    def optimize(self, fuse=False):
-        return self.collection
+        return X.assign(**extra), True
+    return X, False
 
 
 def _zip_parts(X, y, w):

@@ -101,13 +101,9 @@ class Placement:
 
 def worker_memory_limit() -> int | None:
     """This Dask worker's ``memory_limit`` in bytes (None outside a worker or unlimited)."""
-    try:
-        from distributed import get_worker
+    from .._dask_private import worker_memory_limit as limit
 
-        worker = get_worker()
-    except (ImportError, ValueError):
-        return None
-    return worker.memory_manager.memory_limit or None
+    return limit()
 
 
 def _process_rss() -> int:

@@ -133,16 +133,18 @@ unless ``ARROW_DEFAULT_MEMORY_POOL`` says otherwise."""
 
 def worker_memory(dask_worker) -> dict:
     """On a worker (``client.run``): its memory limit, pause fraction and
-    current use, and pyarrow's allocator (None: pyarrow not imported)."""
+    current use, and pyarrow's allocator (None: pyarrow not imported). Once
+    this function is unpickled there, distboost's modules are loaded."""
     import os
     import sys
 
     import psutil
 
-    manager = getattr(dask_worker, "memory_manager", None)
+    from .._dask_private import worker_memory_limit, worker_pause_fraction
+
     pa = sys.modules.get("pyarrow")
-    return {"memory_limit": getattr(manager, "memory_limit", None),
-            "pause": getattr(manager, "memory_pause_fraction", None),
+    return {"memory_limit": worker_memory_limit(dask_worker),
+            "pause": worker_pause_fraction(dask_worker),
             "rss": psutil.Process().memory_info().rss,
             "arrow_pool": None if pa is None else pa.default_memory_pool().backend_name,
             "arrow_pool_chosen": "ARROW_DEFAULT_MEMORY_POOL" in os.environ}
@@ -159,3 +161,93 @@ def use_system_arrow_pool(dask_worker=None) -> str:
 
     pa.set_memory_pool(pa.system_memory_pool())
     return pa.default_memory_pool().backend_name
+
+
+def check_memory(client, workers: dict, min_working_set: int) -> None:
+    """Refuse, before any work, workers whose memory cannot hold a fit.
+
+    A worker needs room for the working set (``min_working_set`` bytes) above
+    what it uses already (its baseline: Python, numpy, pandas, pyarrow, numba,
+    distributed, distboost) and below the fraction of ``memory_limit`` where
+    Dask pauses it. A worker whose limit is below its baseline may be restarted
+    by its nanny while it loads distboost to answer: its baseline is then
+    measured in a fresh process here.
+
+    Parameters
+    ----------
+    client : distributed.Client
+    workers : dict
+        ``scheduler_info()["workers"]`` (their ``memory_limit``).
+    min_working_set : int
+
+    Raises
+    ------
+    MemoryError
+        Naming the worker, its baseline, its limit and the limit it needs.
+    """
+    try:
+        answers = client.run(worker_memory, on_error="return")
+    except OSError as error:  # a worker lost while answering: the broadcast failed
+        answers = {address: error for address in workers}
+    pause_default = _pause_fraction()
+    for address, m in sorted(answers.items()):
+        if isinstance(m, BaseException):
+            limit = (workers.get(address) or {}).get("memory_limit")
+            rss = _fresh_baseline() if limit else None
+            if rss is None or (pause_default or 1.0) * limit - rss >= min_working_set:
+                raise m  # not a worker too small for distboost's modules, as far as we can tell
+            note = "; measured in a fresh process here: the worker was restarted as it loaded them"
+            _refuse(address, rss, pause_default, limit, min_working_set, note)
+            continue
+        limit, pause, rss = m["memory_limit"], m["pause"], m["rss"]
+        if not limit:  # this Dask does not say (see _dask_private): the scheduler does
+            limit, pause = (workers.get(address) or {}).get("memory_limit"), pause_default
+        if not (limit and pause):
+            continue
+        if pause * limit - rss < SMALL_WORKER_ROOM:
+            _use_system_arrow_pool(client, address, m, pause * limit - rss)
+        if pause * limit - rss < min_working_set:
+            _refuse(address, rss, pause, limit, min_working_set)
+
+
+def _use_system_arrow_pool(client, address, m, room):
+    if m["arrow_pool"] in (None, "system") or m["arrow_pool_chosen"]:
+        return
+    client.run(use_system_arrow_pool, workers=[address])
+    logger.info("distboost: pyarrow on %s allocates from the system allocator from now on: its "
+                "%s pool keeps freed memory, and this worker has %.0f MiB to spare (set "
+                "ARROW_DEFAULT_MEMORY_POOL to choose the pool yourself)", address,
+                m["arrow_pool"], room / 2**20)
+
+
+def _refuse(address, rss, pause, limit, min_working_set, note=""):
+    room, need = pause * limit - rss, (rss + min_working_set) / pause
+    raise MemoryError(
+        f"worker {address} cannot train: it uses {rss / 2**20:.0f} MiB before any work (its "
+        f"baseline{note}) and Dask pauses it at {pause:.0%} of its {limit / 2**20:.0f} MiB "
+        f"memory_limit, which leaves {max(room, 0) / 2**20:.0f} MiB; distboost needs at least "
+        f"{min_working_set / 2**20:.0f} MiB there (compiled kernels, a block of rows, a "
+        f"partition being read, histograms). Give each worker a memory_limit of at least "
+        f"{need / 2**20:.0f} MiB (dask worker --memory-limit), or fewer worker processes with "
+        f"more memory each.")
+
+
+def _pause_fraction() -> float | None:
+    value = dask.config.get("distributed.worker.memory.pause", 0.8)
+    return float(value) if value else None
+
+
+def _fresh_baseline() -> int | None:
+    """Bytes a fresh Python process of this environment holds once it has loaded a
+    Dask worker's and distboost's modules (None if that cannot be measured)."""
+    import subprocess
+    import sys
+
+    code = ("import psutil, distributed, distboost, distboost.engine.group, "
+            "distboost.engine.holder; print(psutil.Process().memory_info().rss)")
+    try:
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             timeout=120, check=True)
+        return int(out.stdout.split()[-1])
+    except (OSError, ValueError, IndexError, subprocess.SubprocessError):
+        return None

@@ -24,7 +24,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from .. import _exact
+from .. import _exact, _libm
 from .._additive import AdditiveTrees
 from .._events import FitEvents
 from .._validation import POSITIVE_INT, TREE_ENSEMBLE, Interval, Options
@@ -50,7 +50,7 @@ def samme_alpha(err: float, n_classes: int, learning_rate: float = 1.0) -> float
 
 def samme_r_leaf_values(proba: np.ndarray) -> np.ndarray:
     """h_k = (K - 1)(log p_k - mean_j log p_j), SAMME.R's per-leaf output (Alg. 4, 2(b))."""
-    log_p = np.log(np.clip(proba, PROBA_FLOOR, None))
+    log_p = _libm.log(np.clip(proba, PROBA_FLOOR, None))
     k = proba.shape[1]
     return (k - 1) * (log_p - log_p.mean(axis=1, keepdims=True))
 
@@ -184,7 +184,7 @@ class AdaBoostClassifier(TreeEnsembleBase):
         return AdaBoostUpdate(pack_trees([tree]), "SAMME", alpha, z)
 
     def _samme_r_update(self, tree, z) -> AdaBoostUpdate:
-        log_p = np.log(np.clip(tree.leaf_values, PROBA_FLOOR, None))
+        log_p = _libm.log(np.clip(tree.leaf_values, PROBA_FLOOR, None))
         return AdaBoostUpdate(pack_trees([tree]), "SAMME.R", 0.0, z, log_p, self.learning_rate)
 
     # ------------------------------------------------------------- predict
@@ -217,7 +217,7 @@ class AdaBoostClassifier(TreeEnsembleBase):
         exponential loss's population minimizer, paper eq. 9)."""
         z = pred / (self.n_classes_ - 1)
         z = z - z.max(axis=1, keepdims=True)
-        e = np.exp(z)
+        e = _libm.exp(z)
         return e / e.sum(axis=1, keepdims=True)
 
     def decision_function(self, X):

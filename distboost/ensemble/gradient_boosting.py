@@ -13,7 +13,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from .. import _validation, line_search, objective
+from .. import _libm, _validation, line_search, objective
 from .._additive import AdditiveTrees, scalar_leaves
 from .._common import NODE_DTYPE
 from .._events import FitEvents
@@ -517,11 +517,11 @@ class GradientBoostingRegressor(_GradientBoosting):
         e^f(x) for the log-link losses. A custom objective's model (also once
         loaded, ``loss="custom"``) predicts its raw scores f(x)."""
         raw = self._decision(X)
-        return np.exp(raw) if self.loss in LOG_LINK_LOSSES else raw
+        return _libm.exp(raw) if self.loss in LOG_LINK_LOSSES else raw
 
     def staged_predict(self, X):
         for raw in self._staged_raw(X):
-            yield np.exp(raw[:, 0]) if self.loss in LOG_LINK_LOSSES else raw[:, 0]
+            yield _libm.exp(raw[:, 0]) if self.loss in LOG_LINK_LOSSES else raw[:, 0]
 
     def score(self, X, y, sample_weight=None) -> float:
         """R^2 of the predictions (weighted by ``sample_weight``)."""

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .. import _exact
+from .. import _exact, _libm
 from .._common import STAT_DTYPE
 from .._fixed_point import quantize
 from ..engine.group import each_shard
@@ -79,8 +79,8 @@ class AdaBoostLearner:
     def update(self, shard, row, update: AdaBoostUpdate):
         w, last = row
         if update.kind == "SAMME":
-            return w * np.exp(update.alpha * last) / update.z, None
-        return w * np.exp(last) / update.z, None
+            return w * _libm.exp(update.alpha * last) / update.z, None
+        return w * _libm.exp(last) / update.z, None
 
     def row_stats(self, shard, row, round_index):
         w = row[0]
@@ -108,6 +108,6 @@ def round_sums(state, packed, update: AdaBoostUpdate | None):
             rows.append(shard.buffers.keep("rows", (w, miss)))
         else:
             exponent = samme_r_exponent(shard, update)
-            out.append(_exact.exact_sums([w * miss, w, w * np.exp(exponent)]))
+            out.append(_exact.exact_sums([w * miss, w, w * _libm.exp(exponent)]))
             rows.append(shard.buffers.keep("rows", (w, exponent)))
     return replace(state, rows=tuple(rows)), out
