@@ -17,9 +17,9 @@ import numpy as np
 from . import _treeshap
 from ._additive import AdditiveTrees
 from ._input import to_matrix
+from ._threads import numba_threads
 from .engine.inputs import is_dask
 from .ensemble._predict import _PartitionFunction
-from .ensemble._threads import numba_threads
 
 
 @dataclass

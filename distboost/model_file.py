@@ -10,6 +10,7 @@ loaded model predicts exactly what the saved one did.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import tempfile
@@ -112,17 +113,29 @@ def save_model(est, path, format: str = "distboost") -> None:
     check_format(format)
     est._check_fitted()
     if format == "xgboost":
-        from .xgboost_format import save_xgboost
+        from .xgboost_format import model_to_xgboost
 
-        save_xgboost(est, path)
-        return
-    text = json.dumps(model_to_dict(est), allow_nan=False)
+        write_json(path, model_to_xgboost(est))
+    else:
+        write_json(path, model_to_dict(est))
+
+
+def write_json(path, d: dict) -> None:
+    """Write ``d`` as JSON to ``path`` atomically: into a temporary file of the
+    same folder, renamed over ``path`` once complete, so a partial file never
+    replaces a good one (and none is left behind)."""
+    text = json.dumps(d, allow_nan=False)
     path = os.fspath(path)
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".distboost-", suffix=".json")
-    with os.fdopen(fd, "w") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)), prefix=".distboost-",
+                               suffix=".json")
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def load_model(path):

@@ -47,10 +47,7 @@ training data's ``CategoricalDtype``, or its codes as numbers).
 
 from __future__ import annotations
 
-import json
 import math
-import os
-import tempfile
 
 import numpy as np
 
@@ -317,14 +314,3 @@ def model_to_xgboost(est) -> dict:
         "objective": objective,
     }
     return {"learner": learner, "version": FORMAT_VERSION}
-
-
-def save_xgboost(est, path) -> None:
-    """Write ``est`` in XGBoost's JSON model format, atomically."""
-    text = json.dumps(model_to_xgboost(est), allow_nan=False)
-    path = os.fspath(path)
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)), prefix=".distboost-",
-                               suffix=".json")
-    with os.fdopen(fd, "w") as fh:
-        fh.write(text)
-    os.replace(tmp, path)

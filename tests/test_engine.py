@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from distboost._fixed_point import fixed_point_scales
-from distboost.engine import Engine, Executor, LocalExecutor, local_partitions, plan
+from distboost.engine import Engine, LocalExecutor, local_partitions, plan
 from distboost.engine.dask import DaskExecutor
 from distboost.histogram import LevelSplits
 from distboost.learners import GradientLearner
@@ -86,14 +86,14 @@ def test_local_partitions_give_the_same_waves(frame):
 def test_local_and_dask_executors_give_the_same_waves(frame, dask_client):
     X, y = frame[list("abcd")], frame["y"]
     ex, parts, evals, schema = plan(X, y, None, None, None, None, None)
-    assert isinstance(ex, LocalExecutor) and isinstance(ex, Executor)
+    assert isinstance(ex, LocalExecutor)
     with Engine(ex) as engine:
         local = _waves(engine, parts, evals, schema)
 
     ddf = dd.from_pandas(frame, npartitions=4)
     ex, parts, evals, schema = plan(ddf[list("abcd")], ddf["y"], None, None, None,
                                     dask_client, None)
-    assert isinstance(ex, DaskExecutor) and isinstance(ex, Executor)
+    assert isinstance(ex, DaskExecutor)
     with Engine(ex) as engine:
         distributed = _waves(engine, parts, evals, schema)
         assert len(engine.groups) == 2  # both workers hold rows
@@ -107,12 +107,3 @@ def test_local_and_dask_executors_give_the_same_waves(frame, dask_client):
     assert local[6][0].any()  # node 3 (built) has rows
     # node 1 holds every row of feature 0's bins 0..15: there its histogram is the root's
     np.testing.assert_array_equal(local[4][0, 0, :16], local[1][0, 0, :16])
-
-
-def test_an_executor_missing_part_of_the_protocol_is_not_one():
-    class NoClose(LocalExecutor):
-        close = None
-
-    assert not isinstance(object(), Executor)
-    assert isinstance(LocalExecutor(), Executor)
-    assert not isinstance(NoClose(), Executor)

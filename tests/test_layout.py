@@ -82,8 +82,8 @@ def test_no_import_cycle():
 
 
 KERNELS = {"binning", "histogram", "splitting", "criteria", "tree", "grower", "sampling",
-           "losses", "_fixed_point", "_exact", "_random", "_intrinsics", "_common", "_treeshap",
-           "_additive", "_libm"}
+           "losses", "_fixed_point", "_exact", "_random", "_intrinsics", "_common", "_threads",
+           "_treeshap", "_additive", "_libm"}
 
 
 def test_layers_import_only_what_is_below_them():

@@ -9,10 +9,7 @@ from distboost.engine.shard import Shard
 from distboost.learners import (
     AdaBoostLearner,
     AdaBoostUpdate,
-    BaggedTreesLearner,
     GradientLearner,
-    Learner,
-    MetricLearner,
 )
 from distboost.learners.gradient import RoundTrees, pack_rounds
 from distboost.losses import SquaredError
@@ -32,15 +29,6 @@ def _stump(left: float, right: float) -> Tree:
     nodes["is_leaf"][1:] = 1
     nodes["value"][1:] = (left, right)
     return Tree(nodes, np.zeros((0, 4), np.uint64))
-
-
-def test_every_learner_meets_the_protocol_and_only_gradient_scores_rows():
-    learners = [GradientLearner(SquaredError()), AdaBoostLearner(2),
-                BaggedTreesLearner(None, seed=0, rate=1.0, bootstrap=True)]
-    assert all(isinstance(learner, Learner) for learner in learners)
-    assert isinstance(learners[0], MetricLearner)
-    assert not isinstance(learners[1], MetricLearner) and not isinstance(learners[2], MetricLearner)
-    assert not isinstance(object(), Learner)
 
 
 def test_gradient_update_adds_packed_trees_to_the_margins():

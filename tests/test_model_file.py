@@ -102,3 +102,19 @@ def test_constraints_and_functions_in_a_model_file(tmp_path):
     assert loaded.evals_result_ == model.evals_result_
     with pytest.raises(db.InvalidParameterError, match="eval_metric holds 'custom'"):
         loaded.fit(X, y)
+
+
+def test_a_write_that_fails_leaves_nothing_behind(tmp_path):
+    """The atomic write all model files share (distboost, XGBoost's format, voting)."""
+    from distboost.model_file import write_json
+
+    target = tmp_path / "model.json"
+    target.mkdir()  # the rename over it fails
+    with pytest.raises(OSError):
+        write_json(target, {"a": 1})
+    assert [p.name for p in tmp_path.iterdir()] == ["model.json"] and target.is_dir()
+    with pytest.raises(ValueError, match="not JSON compliant"):
+        write_json(tmp_path / "nan.json", {"a": float("nan")})
+    assert [p.name for p in tmp_path.iterdir()] == ["model.json"]
+    write_json(tmp_path / "ok.json", {"a": 1})
+    assert json.loads((tmp_path / "ok.json").read_text()) == {"a": 1}

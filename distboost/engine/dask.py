@@ -18,11 +18,11 @@ import weakref
 from collections import defaultdict
 
 import dask
-import numba
 from dask.delayed import Delayed, delayed
 from distributed import wait
 
 from .._dask_private import DriverCalls, serialized, worker_nthreads
+from .._threads import set_numba_threads
 from . import reduction
 from .buffers import Buffers
 from .holder import History, Holder, pack, unpack
@@ -50,7 +50,7 @@ def _call(fn, *args):
     """Run ``fn`` with numba using the worker's thread count."""
     n = worker_nthreads()
     if n is not None:
-        numba.set_num_threads(max(1, min(n, numba.config.NUMBA_NUM_THREADS)))
+        set_numba_threads(n)
     return fn(*args)
 
 

@@ -20,6 +20,7 @@ import pickle
 from dataclasses import dataclass
 
 from .._dask_private import deliver
+from .._threads import set_numba_threads
 from .buffers import Buffers
 from .group import bundle
 from .reduction import Failed, Mailbox, combine_all
@@ -100,9 +101,7 @@ class Holder:
     def run(self, ops):
         """Run ``ops`` in order; return their small results (None for STATE ops)."""
         if self.n_threads is not None:
-            import numba
-
-            numba.set_num_threads(max(1, min(self.n_threads, numba.config.NUMBA_NUM_THREADS)))
+            set_numba_threads(self.n_threads)
         smalls = []
         for op in ops:
             try:

@@ -13,6 +13,7 @@ import numpy as np
 from .. import _validation
 from .._input import to_matrix
 from .._params import ParamsMixin
+from .._threads import numba_threads
 from ..engine import Engine, inputs
 from ..tree import (
     feature_totals,
@@ -24,7 +25,6 @@ from ..tree import (
 from ._bins import given_bins
 from ._continue import check_init_model
 from ._predict import map_collection
-from ._threads import numba_threads
 
 
 class TreeEnsembleBase(ParamsMixin):

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import uuid
 
-import numba
 import numpy as np
 
 from .._input import to_matrix
+from .._threads import numba_threads
 from ..engine.inputs import is_dask
 from ..tree import pack_trees, predict_raw
 
@@ -26,9 +26,8 @@ def raw_scores(schema, base_score, trees_by_round, X, n_jobs=None) -> np.ndarray
     if flat:
         nodes, roots, bitsets = pack_trees(flat)
         outputs = np.tile(np.arange(k, dtype=np.int64), len(trees_by_round))
-        if n_jobs:
-            numba.set_num_threads(max(1, min(n_jobs, numba.config.NUMBA_NUM_THREADS)))
-        predict_raw(matrix, nodes, roots, bitsets, outputs, out)
+        with numba_threads(n_jobs):
+            predict_raw(matrix, nodes, roots, bitsets, outputs, out)
     return out.T
 
 

@@ -13,9 +13,6 @@ stays lazy: one task per partition runs every member on that partition.
 
 from __future__ import annotations
 
-import json
-import os
-import tempfile
 from typing import ClassVar
 
 import numpy as np
@@ -136,7 +133,7 @@ class _Voting(ParamsMixin):
 
         ``format="xgboost"`` is refused: XGBoost has no voting of models.
         """
-        from ..model_file import check_format, model_to_dict
+        from ..model_file import check_format, model_to_dict, write_json
 
         check_format(format)
         if format == "xgboost":
@@ -154,12 +151,7 @@ class _Voting(ParamsMixin):
                  evals_result={}, state={"members": members},
                  params={"estimators": [], "weights": self.weights, "prefit": True,
                          **self._extra_params()})
-        path = os.fspath(path)
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)),
-                                   prefix=".distboost-", suffix=".json")
-        with os.fdopen(fd, "w") as fh:
-            fh.write(json.dumps(d, allow_nan=False))
-        os.replace(tmp, path)
+        write_json(path, d)
 
     def _extra_params(self) -> dict:
         return {}

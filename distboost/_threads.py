@@ -1,8 +1,15 @@
-"""How many threads the fit's numba kernels use in this process."""
+"""How many threads numba's kernels use in this process: one rule, written once."""
 
 from __future__ import annotations
 
 import numba
+
+
+def set_numba_threads(n: int) -> None:
+    """numba kernels use ``n`` threads from now on (1 at least, and at most the
+    pool numba started with, ``NUMBA_NUM_THREADS``). For a Dask worker's own
+    process (its ``nthreads``); elsewhere use the ``numba_threads`` context."""
+    numba.set_num_threads(max(1, min(int(n), numba.config.NUMBA_NUM_THREADS)))
 
 
 class numba_threads:
@@ -21,7 +28,7 @@ class numba_threads:
     def __enter__(self):
         self.saved = numba.get_num_threads()
         if self.n:
-            numba.set_num_threads(max(1, min(int(self.n), numba.config.NUMBA_NUM_THREADS)))
+            set_numba_threads(self.n)
 
     def __exit__(self, *exc):
         numba.set_num_threads(self.saved)
