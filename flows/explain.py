@@ -10,18 +10,15 @@ bias (expected value) ``shap_bias``, which add up to the model's raw output
 
 # No `from __future__ import annotations` in a flow's module: Prefect 3.4.25 cannot
 # resolve a flow parameter's annotation given as text (tests/test_prefect_compat.py).
-import shutil
 from pathlib import Path
 
-import dask
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
-from flows._cluster import check_functions, dask_client, run_logger
-from flows._data import explain_partition, load_features
-from flows._progress import gather_with_progress
+from flows._cluster import dask_client, run_logger
+from flows._data import explain_partition
 from flows.config import ClusterConfig
-from flows.predict import model_schema
+from flows.predict import check_output, claim_output, write_partitions
 
 
 def check_explain_paths(model: str, data: str, output: str, overwrite: bool) -> None:
@@ -40,32 +37,14 @@ def check_explain_paths(model: str, data: str, output: str, overwrite: bool) -> 
                                 f"with the model's feature columns")
     if source.is_dir() and not any(source.rglob("*.parquet")):
         raise FileNotFoundError(f"data folder {data} holds no Parquet files")
-    out = Path(output)
-    if out.exists() and any(out.iterdir()):
-        if not overwrite:
-            raise FileExistsError(f"{out} already exists; pass --force (overwrite=True) to "
-                                  f"replace it")
-        if any(p.suffix != ".parquet" for p in out.iterdir()):
-            raise FileExistsError(f"refusing to replace {out}: it holds more than SHAP values")
+    check_output(output, overwrite, "SHAP values")
 
 
 @task(name="explain-partitions", cache_policy=NO_CACHE)
 def explain_partitions(scheduler: str, model: str, data: str, output: str,
                        progress: bool) -> int:
-    from distributed import Client
-
-    import distboost
-
-    est = distboost.load_model(model)
-    X = load_features(data, model_schema(est))
-    model_key = dask.delayed(est, pure=True)
-    fn = dask.delayed(explain_partition, pure=True)
-    tasks = [fn(model_key, part, str(Path(output) / f"part-{i:05d}.parquet"),
-                dask_key_name=("distboost-explain", i))
-             for i, part in enumerate(X.to_delayed())]
-    with Client(scheduler, set_as_default=False) as client:
-        check_functions(client, explain_partition)
-        return sum(gather_with_progress(client, tasks, "explain", progress))
+    return write_partitions(scheduler, model, data, output, explain_partition, "explain",
+                            progress)
 
 
 @flow(name="distboost-explain")
@@ -86,10 +65,7 @@ def explain(
         The output folder.
     """
     check_explain_paths(model, data, output, overwrite)
-    out = Path(output)
-    if out.exists():
-        shutil.rmtree(out)
-    out.mkdir(parents=True)
+    out = claim_output(output)
     with dask_client(scheduler, cluster) as client:
         rows = explain_partitions(client.scheduler.address, model, data, str(out), progress)
     run_logger().info("wrote the SHAP values of %d rows to %s", rows, out)

@@ -39,10 +39,38 @@ def model_schema(est: Any) -> dict:
     return {"features": features, "target": "__none__", "target_kind": "float"}
 
 
-@task(name="predict-partitions", cache_policy=NO_CACHE)
-def predict_partitions(
-    scheduler: str, model: str, data: str, output: str, proba: bool, progress: bool
-) -> int:
+def check_output(output: str, overwrite: bool, holds: str) -> None:
+    """``output`` may receive part files: empty or absent, or with ``overwrite``
+    a folder of nothing but Parquet files (``holds`` names what it would hold).
+
+    Raises
+    ------
+    FileExistsError
+        Naming the folder and what to do.
+    """
+    out = Path(output)
+    if out.exists() and any(out.iterdir()):
+        if not overwrite:
+            raise FileExistsError(f"{out} already exists; pass --force (overwrite=True) to "
+                                  f"replace it")
+        if any(p.suffix != ".parquet" for p in out.iterdir()):
+            raise FileExistsError(f"refusing to replace {out}: it holds more than {holds}")
+
+
+def claim_output(output: str) -> Path:
+    """Empty (or create) the folder ``check_output`` allowed."""
+    out = Path(output)
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    return out
+
+
+def write_partitions(scheduler: str, model: str, data: str, output: str, function, name: str,
+                     progress: bool, *args) -> int:
+    """Apply ``function(model, partition, path, *args)`` to every partition of the
+    Parquet ``data`` on the workers, each writing ``output/part-NNNNN.parquet``;
+    return the number of rows written."""
     from distributed import Client
 
     import distboost
@@ -50,20 +78,21 @@ def predict_partitions(
     est = distboost.load_model(model)
     X = load_features(data, model_schema(est))
     model_key = dask.delayed(est, pure=True)
-    fn = dask.delayed(predict_partition, pure=True)
-    tasks = [
-        fn(
-            model_key,
-            part,
-            str(Path(output) / f"part-{i:05d}.parquet"),
-            proba,
-            dask_key_name=("distboost-predict", i),
-        )
-        for i, part in enumerate(X.to_delayed())
-    ]
+    fn = dask.delayed(function, pure=True)
+    tasks = [fn(model_key, part, str(Path(output) / f"part-{i:05d}.parquet"), *args,
+                dask_key_name=(f"distboost-{name}", i))
+             for i, part in enumerate(X.to_delayed())]
     with Client(scheduler, set_as_default=False) as client:
-        check_functions(client, predict_partition)
-        return sum(gather_with_progress(client, tasks, "predict", progress))
+        check_functions(client, function)
+        return sum(gather_with_progress(client, tasks, name, progress))
+
+
+@task(name="predict-partitions", cache_policy=NO_CACHE)
+def predict_partitions(
+    scheduler: str, model: str, data: str, output: str, proba: bool, progress: bool
+) -> int:
+    return write_partitions(scheduler, model, data, output, predict_partition, "predict",
+                            progress, proba)
 
 
 @flow(name="distboost-predict")
@@ -86,14 +115,8 @@ def predict(
     """
     if not Path(model).is_file():
         raise FileNotFoundError(f"model file {model} does not exist")
-    out = Path(output)
-    if out.exists() and any(out.iterdir()):
-        if not overwrite:
-            raise FileExistsError(f"{out} already exists; pass overwrite=True (--force)")
-        if any(p.suffix != ".parquet" for p in out.iterdir()):
-            raise FileExistsError(f"refusing to replace {out}: it holds more than predictions")
-        shutil.rmtree(out)
-    out.mkdir(parents=True, exist_ok=True)
+    check_output(output, overwrite, "predictions")
+    out = claim_output(output)
     with dask_client(scheduler, cluster) as client:
         rows = predict_partitions(client.scheduler.address, model, data, str(out), proba, progress)
     run_logger().info("wrote %d predictions to %s", rows, out)
