@@ -204,15 +204,22 @@ def check_memory(client, workers: dict, min_working_set: int) -> None:
             limit, pause = (workers.get(address) or {}).get("memory_limit"), pause_default
         if not (limit and pause):
             continue
-        if pause * limit - rss < SMALL_WORKER_ROOM:
+        if wants_system_arrow_pool(m, limit, pause):
             _use_system_arrow_pool(client, address, m, pause * limit - rss)
         if pause * limit - rss < min_working_set:
             _refuse(address, rss, pause, limit, min_working_set)
 
 
+def wants_system_arrow_pool(m: dict, limit: float, pause: float) -> bool:
+    """Whether a worker (``worker_memory``'s answer ``m``, its ``memory_limit`` and
+    pause fraction) should have pyarrow allocate from the system allocator: less
+    than ``SMALL_WORKER_ROOM`` to spare, and a pool neither the system's already
+    nor chosen by ``ARROW_DEFAULT_MEMORY_POOL``."""
+    return (pause * limit - m["rss"] < SMALL_WORKER_ROOM
+            and m["arrow_pool"] not in (None, "system") and not m["arrow_pool_chosen"])
+
+
 def _use_system_arrow_pool(client, address, m, room):
-    if m["arrow_pool"] in (None, "system") or m["arrow_pool_chosen"]:
-        return
     client.run(use_system_arrow_pool, workers=[address])
     logger.info("distboost: pyarrow on %s allocates from the system allocator from now on: its "
                 "%s pool keeps freed memory, and this worker has %.0f MiB to spare (set "

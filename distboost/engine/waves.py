@@ -313,12 +313,11 @@ def _small_worker_arrow_pool():
         worker = get_worker()
     except ValueError:
         return
-    from .watch import SMALL_WORKER_ROOM, use_system_arrow_pool, worker_memory
+    from .watch import use_system_arrow_pool, wants_system_arrow_pool, worker_memory
 
     m = worker_memory(worker)
-    if (m["memory_limit"] and m["pause"] and m["arrow_pool"] not in (None, "system")
-            and not m["arrow_pool_chosen"]
-            and m["pause"] * m["memory_limit"] - m["rss"] < SMALL_WORKER_ROOM):
+    if (m["memory_limit"] and m["pause"]
+            and wants_system_arrow_pool(m, m["memory_limit"], m["pause"])):
         use_system_arrow_pool()
 
 
