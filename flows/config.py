@@ -166,14 +166,6 @@ def import_function(reference: str, where: str) -> Any:
     return obj
 
 
-def watched_direction(cfg: TrainConfig) -> bool | None:
-    """Whether the metric early stopping watches is better higher, when the user's
-    own metric says (``make_metric(..., greater_is_better=True)``); None: by its name."""
-    metrics = estimator_params(cfg.params).get("eval_metric")
-    last = metrics[-1] if isinstance(metrics, list) and metrics else metrics
-    return getattr(last, "greater_is_better", None) if last is not None else None
-
-
 def _clean_error(exc: ValidationError, source: str) -> ValueError:
     """pydantic's report as one line per problem: where in the configuration, and what."""
     lines = []
