@@ -108,7 +108,7 @@ def check_estimator_params(estimator: str, params: dict[str, Any]) -> None:
         Naming the estimator, the parameter and its value (with the closest
         valid name for a misspelled one).
     """
-    from distboost._model_schema import estimator_classes
+    from distboost.model_file import estimator_classes
 
     cls = estimator_classes()[estimator]
     valid = cls._param_names()

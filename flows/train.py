@@ -59,7 +59,7 @@ __all__ = ["fit_rounds", "last_checkpoint", "last_good_checkpoint", "load_histor
 
 
 def estimator_class(name: str) -> type:
-    from distboost._model_schema import estimator_classes
+    from distboost.model_file import estimator_classes
 
     classes = estimator_classes()
     if name not in classes:
