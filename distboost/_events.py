@@ -41,10 +41,11 @@ logs nothing. Every event is a dict of plain numbers and strings with
 
 from __future__ import annotations
 
-import math
 import time
 import uuid
 from typing import Any
+
+from .metrics import EarlyStopping
 
 TOPIC = "distboost"
 _WHOLE_FIT = ("prepare", "fit")  # timings that are not per round
@@ -78,16 +79,20 @@ class FitEvents:
         Number of validation sets.
     higher_is_better : bool
         Whether the best round has the highest ``metric`` (AUC) or the lowest.
+    history : dict, optional
+        The metrics of the ``first_round`` rounds before (a continued fit's
+        carried ``evals_result_``): the best round is the whole run's.
     """
 
     def __init__(self, engine, estimator, n_rounds: int, first_round: int = 0,
-                 metric: str | None = None, eval_sets: int = 0, higher_is_better: bool = False):
+                 metric: str | None = None, eval_sets: int = 0, higher_is_better: bool = False,
+                 history: dict | None = None):
         self.client = getattr(engine.ex, "client", None)
         self.timings = engine.timings
         self.fit = getattr(engine.ex, "fit_id", None) or uuid.uuid4().hex[:12]
-        self.metric, self._sign = metric, -1.0 if higher_is_better else 1.0
+        self.metric = metric
         self.n_rounds = first_round + n_rounds
-        self.best_round, self._best = None, math.inf
+        self._rule = EarlyStopping(metric, higher_is_better).replay(history or {}, first_round)
         self._started = self._last = time.perf_counter()
         self._timings_before = dict(self.timings)
         self._post("fit-start", estimator=type(estimator).__name__,
@@ -100,7 +105,7 @@ class FitEvents:
         """Post round ``round_index`` with its own ``metrics`` and ``trees``."""
         if self.client is None:
             return
-        self._track_best(round_index, metrics)
+        self._rule.update(round_index, metrics)
         now = time.perf_counter()
         timings = {k: round(v - self._timings_before.get(k, 0.0), 6)
                    for k, v in self.timings.items() if k not in _WHOLE_FIT}
@@ -118,14 +123,10 @@ class FitEvents:
                    elapsed=round(time.perf_counter() - self._started, 6),
                    timings={k: round(v, 6) for k, v in self.timings.items()}, **extra)
 
-    def _track_best(self, round_index, metrics) -> None:
-        sets = [k for k in metrics if k.startswith("validation_")]
-        if not sets:
-            return
-        last = max(sets, key=lambda name: int(name.rsplit("_", 1)[1]))
-        value = self._sign * metrics[last][self.metric]
-        if value < self._best:
-            self._best, self.best_round = value, int(round_index)
+    @property
+    def best_round(self) -> int | None:
+        """The best round so far (``metrics.EarlyStopping``'s rule)."""
+        return self._rule.best_round
 
     def _post(self, kind: str, **fields) -> None:
         if self.client is not None:

@@ -20,6 +20,66 @@ import numpy as np
 from ._common import MAX_BINS, MISSING_BIN, X_BINNED_DTYPE
 from ._random import row_content_hashes
 
+SAMPLE_ROWS = 200_000
+"""Rows in the binning sample: the rows with the smallest content hashes
+(LightGBM's ``bin_construct_sample_cnt`` has the same default)."""
+
+CONVERT_ROWS = 65_536
+"""Rows converted to a float matrix at a time (a DataFrame's columns to one
+row-major block): a pass over a partition holds one such block, not a float
+copy of the whole partition."""
+
+
+def row_blocks(n_rows: int, step: int = CONVERT_ROWS) -> list[tuple[int, int]]:
+    """``(start, stop)`` of consecutive blocks of at most ``step`` rows."""
+    return [(a, min(a + step, n_rows)) for a in range(0, n_rows, step)]
+
+
+def row_slice(X, start: int, stop: int):
+    """Rows ``start:stop`` of a DataFrame or an array."""
+    return X.iloc[start:stop] if hasattr(X, "iloc") else X[start:stop]
+
+
+def block_candidates(matrix_of, w: np.ndarray, n_samples: int, below=None):
+    """``sample_candidates`` of rows given block by block: ``matrix_of(start,
+    stop)`` is the float matrix of rows ``start:stop`` (``row_blocks``). The
+    same rows as from the whole matrix at once (``merge_candidates``)."""
+    parts = [sample_candidates(matrix_of(a, b), w[a:b], n_samples, below)
+             for a, b in row_blocks(len(w)) or [(0, 0)]]  # no rows: an empty sample
+    return parts[0] if len(parts) == 1 else merge_candidates(parts, n_samples)
+
+
+def frame_candidates(X, sample_weight=None, n_samples: int = SAMPLE_ROWS, below=None):
+    """The binning candidates of a block of training rows, exactly as ``fit``
+    draws them from a partition of X.
+
+    A pipeline that computes bins outside ``fit`` (e.g. while writing its
+    training split) gives each block's candidates to a ``CandidatePool`` (or
+    ``merge_candidates``) and fits a ``BinMapper`` on the result; ``fit(X, y,
+    bin_mapper=...)`` then bins exactly as a ``fit`` without it would.
+
+    Parameters
+    ----------
+    X : pandas DataFrame (numeric, boolean and categorical columns) or 2-D array
+        The rows, with the columns the fit will see. A categorical column
+        enters the row hash as 0 (its categories, hence its codes, are not
+        known until every partition is read; it needs no edges).
+    sample_weight : array-like of shape (n_rows,), optional
+        Rows with weight 0 are left out; the weights weight the quantiles.
+    n_samples : int, default SAMPLE_ROWS
+    below : int, optional
+        ``CandidatePool.threshold``: only rows whose hash can still enter.
+
+    Returns
+    -------
+    (hashes, rows, weights), as ``sample_candidates``
+    """
+    from ._input import infer_schema, to_matrix
+
+    schema = infer_schema(X)
+    w = np.ones(len(X)) if sample_weight is None else np.asarray(sample_weight, np.float64)
+    return block_candidates(lambda a, b: to_matrix(row_slice(X, a, b), schema), w, n_samples, below)
+
 
 def sample_candidates(X: np.ndarray, w: np.ndarray, n_samples: int, below=None):
     """The rows of ``X`` (weight > 0) with the ``n_samples`` smallest content hashes,
@@ -256,8 +316,21 @@ class BinMapper:
         self.max_bins = max_bins
 
     def fit(self, sample: np.ndarray, is_categorical, categories: dict,
-            weights: np.ndarray | None = None) -> BinMapper:
-        """Compute edges from a (weighted) sample: rows x features, categoricals as codes."""
+            weights: np.ndarray | None = None, feature_names=None) -> BinMapper:
+        """Compute edges from a (weighted) sample: rows x features, categoricals as codes.
+
+        Parameters
+        ----------
+        sample : ndarray of shape (n_samples, n_features)
+            E.g. the rows of ``CandidatePool.result()`` (``frame_candidates``).
+        is_categorical : array-like of shape (n_features,), bool
+        categories : dict of int to list
+            Per categorical feature, its categories (code = position).
+        weights : ndarray of shape (n_samples,), optional
+        feature_names : sequence of str, optional
+            Names the features, so that ``fit(bin_mapper=...)`` matches them to
+            the training data's columns by name (as ``from_edges``).
+        """
         columns = np.ascontiguousarray(np.asarray(sample, dtype=np.float64).T)
         self.is_categorical_ = np.asarray(is_categorical, dtype=bool)
         self.categories_ = {int(k): list(v) for k, v in categories.items()}
@@ -270,6 +343,8 @@ class BinMapper:
         # numpy sorts without the GIL: features in parallel threads
         with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
             self.bin_edges_ = list(pool.map(edges, range(len(columns))))
+        if feature_names is not None:
+            self.feature_names_in_ = np.array([str(n) for n in feature_names], dtype=object)
         self._finish()
         return self
 

@@ -25,6 +25,7 @@ from . import line_search, objective
 from ._fixed_point import fixed_point_scales
 from .grower import GrowthParams
 from .learners.gradient import GradientLearner, pack_rounds
+from .metrics import EarlyStopping
 from .sampling import NodeFeatures, feature_masks
 from .splitting import GradientCriterion, SplitParams
 from .training import RoundSpec, train
@@ -48,9 +49,10 @@ class BoostParams:
 
 @dataclass
 class BoostResult:
-    trees: list = field(default_factory=list)  # per round: list of K trees
+    trees: list = field(default_factory=list)  # per round of this fit: list of K trees
     history: dict = field(default_factory=dict)  # ``evals_result_``: set -> metric -> per round
-    best_iteration: int | None = None
+    best_iteration: int | None = None  # global round index (early stopping)
+    keep: int | None = None  # rounds the model keeps, prior rounds included (early stopping)
 
 
 def round_metrics(names, train_values, eval_values) -> dict[str, dict[str, float]]:
@@ -63,18 +65,21 @@ def round_metrics(names, train_values, eval_values) -> dict[str, dict[str, float
 
 
 class _Tracker:
-    """Metrics per round, the early-stopping rule and the round events.
+    """Metrics per round, the early-stopping rule (``metrics.EarlyStopping``)
+    and the round events.
 
-    Early stopping watches the last metric on the last evaluation set (as
-    XGBoost), lower is better unless the metric says otherwise (AUC).
+    ``result.history`` may start with the rounds of the model being continued
+    (``first`` of them); the rule replays them, so it decides across both.
     """
 
     def __init__(self, metrics, patience, on_round, events=None, first=0, result=None):
         self.result = BoostResult() if result is None else result
         self.names = [m.name for m in metrics]
-        self.sign = -1.0 if metrics and metrics[-1].higher_is_better else 1.0
+        last = metrics[-1] if metrics else None
+        self.rule = EarlyStopping(getattr(last, "name", None),
+                                  bool(getattr(last, "higher_is_better", False)), patience)
+        self.rule.replay(self.result.history, first)
         self.patience, self.on_round = patience, on_round
-        self.best, self.best_round, self.n_recorded = np.inf, None, 0
         self.events, self.first = events, first
 
     def record(self, r, train_values, eval_values) -> bool:
@@ -87,13 +92,8 @@ class _Tracker:
         if self.events is not None:
             self.events.round(r, metrics, res.trees[r - self.first])
         stop = bool(self.on_round(r, metrics)) if self.on_round else False
-        i, self.n_recorded = self.n_recorded, self.n_recorded + 1
-        if eval_values and self.patience:
-            value = self.sign * eval_values[-1][-1]
-            if value < self.best:
-                self.best, self.best_round = value, i
-            elif i - self.best_round >= self.patience:
-                stop = True
+        if self.patience:
+            stop = self.rule.update(r, metrics) or stop
         return stop
 
 
@@ -105,19 +105,22 @@ def boost(engine, loss, n_outputs: int, params: BoostParams, base_score, prior_t
     metrics (``round_metrics``); returning True stops training. ``events``
     (``_events.FitEvents``) posts each round with its own metrics. ``result``,
     if given, is the ``BoostResult`` filled in round by round (and returned),
-    so that ``on_round`` can read the trees and metrics so far.
+    so that ``on_round`` can read the trees and metrics so far; its
+    ``history`` may hold the prior rounds' metrics, which early stopping
+    then watches too (a model whose patience ran out adds no round).
     """
     first = len(prior_trees)
     tracker = _Tracker(params.metrics, params.early_stopping_rounds, on_round, events, first,
                        result)
+    n_rounds = 0 if tracker.rule.exhausted() else params.n_rounds
     boosting = _Boosting(engine, loss, n_outputs, params, base_score, prior_trees, tracker)
-    train(engine, boosting, range(first, first + params.n_rounds))
+    train(engine, boosting, range(first, first + n_rounds))
     res = tracker.result
-    if tracker.best_round is not None and params.early_stopping_rounds:
-        res.best_iteration = tracker.best_round
-        res.trees = res.trees[: tracker.best_round + 1]
+    if tracker.rule.best_round is not None and params.early_stopping_rounds:
+        res.best_iteration = tracker.rule.best_round
+        res.keep = res.best_iteration + 1
     if events is not None:
-        events.end(first + len(res.trees))
+        events.end(first + len(res.trees) if res.keep is None else res.keep)
     return res
 
 

@@ -268,3 +268,59 @@ def _make_metric(name, loss, n_classes: int | None):
         raise InvalidParameterError(f"eval_metric 'auc' ranks two classes, but the target has "
                                     f"{n_classes}; use 'mlogloss' or 'error'")
     return AUC() if name == AUC.name else _MEANS[name](name, loss)
+
+
+# ------------------------------------------------------------------ early stopping
+def watched_set(set_names) -> str | None:
+    """The evaluation set early stopping watches: the last ``validation_k`` (as
+    XGBoost: the last of ``eval_set``), or None without one."""
+    sets = [s for s in set_names if s.startswith("validation_")]
+    return max(sets, key=lambda s: int(s.rsplit("_", 1)[1])) if sets else None
+
+
+class EarlyStopping:
+    """The early-stopping rule (XGBoost's ``early_stopping_rounds``).
+
+    It watches ``metric`` (the last of ``eval_metric``) on the last evaluation
+    set (``watched_set``): lower is better unless ``higher_is_better`` (AUC, or
+    a metric of the user's that says so); the best round is the first of equal
+    values; training stops when ``patience`` rounds pass without a better one.
+    A continued fit replays its model's history first (``replay``), so the rule
+    decides across the whole run.
+
+    Attributes
+    ----------
+    best_round : int or None
+        Global index of the best round so far.
+    """
+
+    def __init__(self, metric: str | None, higher_is_better: bool = False,
+                 patience: int | None = None):
+        self.metric, self.patience = metric, patience
+        self._sign = -1.0 if higher_is_better else 1.0
+        self.best_round, self._best, self._last = None, np.inf, None
+
+    def update(self, round_index: int, metrics: dict) -> bool:
+        """Take round ``round_index``'s metrics (``{set: {metric: value}}``);
+        True when ``patience`` rounds have passed without improving."""
+        watched = watched_set(metrics)
+        if watched is None or self.metric not in metrics[watched]:
+            return False
+        value = self._sign * metrics[watched][self.metric]
+        if value < self._best:
+            self._best, self.best_round = value, int(round_index)
+        self._last = int(round_index)
+        return self.exhausted()
+
+    def exhausted(self) -> bool:
+        """Whether ``patience`` rounds have passed since the best round."""
+        return (bool(self.patience) and self.best_round is not None
+                and self._last - self.best_round >= self.patience)
+
+    def replay(self, history: dict, n_rounds: int) -> EarlyStopping:
+        """Take the first ``n_rounds`` rounds of ``history`` (``evals_result_``:
+        ``{set: {metric: [value per round]}}``)."""
+        for r in range(n_rounds):
+            self.update(r, {s: {m: v[r] for m, v in ms.items() if len(v) > r}
+                            for s, ms in history.items()})
+        return self

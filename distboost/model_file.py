@@ -18,13 +18,13 @@ import tempfile
 import numpy as np
 
 from ._input import Schema
-from ._model_schema import FORMAT, VERSION, ModelFileError, check_model_dict
+from ._model_schema import FORMAT, VERSION, ModelFileError, check_model_dict, estimator_classes
 from ._validation import InvalidParameterError
 from .binning import BinMapper
 from .tree import Tree
 
-__all__ = ["FORMAT", "FORMATS", "VERSION", "ModelFileError", "load_model", "model_from_dict",
-           "model_to_dict", "save_model"]
+__all__ = ["FORMAT", "FORMATS", "VERSION", "ModelFileError", "estimator_classes", "load_model",
+           "model_from_dict", "model_to_dict", "save_model"]
 
 
 CUSTOM = "custom"

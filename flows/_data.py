@@ -11,8 +11,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from distboost._dask_private import meta
 from flows._tabular import DataError
+
+
+def empty_like(ddf: Any) -> pd.DataFrame:
+    """An empty pandas DataFrame with a Dask DataFrame's columns and dtypes (its
+    metadata, from public attributes only)."""
+    return pd.DataFrame({c: pd.Series(dtype=t) for c, t in ddf.dtypes.items()},
+                        columns=ddf.columns)
 
 
 def read_schema(data: str | Path) -> dict[str, Any]:
@@ -61,7 +67,7 @@ def load_split(data: str | Path, split: str, schema: dict | None = None) -> tupl
     ddf = dd.read_parquet(str(Path(data) / split), engine="pyarrow")
     names = [f["name"] for f in schema["features"]]
     columns = [c for c in names + [schema["target"]] if c in ddf.columns]
-    ddf = ddf[columns].map_partitions(_typed, schema, meta=_typed(meta(ddf).copy(), schema))
+    ddf = ddf[columns].map_partitions(_typed, schema, meta=_typed(empty_like(ddf), schema))
     target = ddf[schema["target"]] if schema["target"] in ddf.columns else None
     return ddf[names], target
 
@@ -76,7 +82,7 @@ def load_features(data: str | Path, schema: dict) -> Any:
     if missing:
         raise DataError(f"{data} lacks the model's feature column(s) {missing}")
     ddf = ddf[names]
-    return ddf.map_partitions(_typed, schema, meta=_typed(meta(ddf).copy(), schema))
+    return ddf.map_partitions(_typed, schema, meta=_typed(empty_like(ddf), schema))
 
 
 def predict_partition(est: Any, part: pd.DataFrame, path: str, proba: bool) -> int:

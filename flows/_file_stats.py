@@ -1,6 +1,6 @@
 """Statistics of one input file, computed batch by batch (a worker task of the
 prepare flow): column counts and ranges, the first bad value of each kind with
-its row, the target's values per split, and a bin-edge sample.
+its row, and the target's values per split.
 
 Each batch gets its statistics, and those of consecutive batches are merged,
 rows renumbered from the file's start; so the result is the one of the whole
@@ -31,24 +31,20 @@ _FIRST_ROWS = ("first_infinite_row", "first_not_numeric_row", "first_missing_row
 
 
 def file_statistics(
-    path: str, fmt: str, schema: dict, seed: int, fractions: dict, n_samples: int,
-    batch_rows: int = BATCH_ROWS,
+    path: str, fmt: str, schema: dict, seed: int, fractions: dict, batch_rows: int = BATCH_ROWS,
 ) -> dict:
-    """Statistics of one input file, with its rows' split counts and a
-    bin-edge sample (the training rows with the smallest content hashes).
-    """
+    """Statistics of one input file, with its rows' split counts."""
     stats: dict[str, Any] | None = None
     for raw in iter_frames(path, fmt, batch_rows, schema["columns_needed"]):
         missing = [c for c in schema["columns_needed"] if c not in raw.columns]
         if missing:
             raise DataError(f"{path} has no column(s) {missing}; every file needs the same columns")
-        batch = batch_statistics(raw, schema, seed, fractions, n_samples)
-        stats = batch if stats is None else merge_statistics(stats, batch, n_samples)
+        batch = batch_statistics(raw, schema, seed, fractions)
+        stats = batch if stats is None else merge_statistics(stats, batch)
     return _finished(stats, path)
 
 
-def batch_statistics(raw: pd.DataFrame, schema: dict, seed: int, fractions: dict,
-                     n_samples: int) -> dict:
+def batch_statistics(raw: pd.DataFrame, schema: dict, seed: int, fractions: dict) -> dict:
     """The statistics of one batch of a file's rows (rows numbered from 0)."""
     frame, bad = typed_frame(raw, schema)
     labels = split_labels(row_uniforms(frame, seed), fractions["validation"], fractions["test"])
@@ -61,11 +57,10 @@ def batch_statistics(raw: pd.DataFrame, schema: dict, seed: int, fractions: dict
         else:
             columns[name] = _numeric_stats(frame[name].to_numpy(np.float64), bad[name], raw[name])
     target = _target_statistics(frame[schema["target"]], raw[schema["target"]], schema, labels)
-    return {"rows": len(frame), "columns": columns, "target": target,
-            "bin_sample": _bin_sample(frame, schema, labels == 0, n_samples)}
+    return {"rows": len(frame), "columns": columns, "target": target}
 
 
-def merge_statistics(a: dict, b: dict, n_samples: int) -> dict:
+def merge_statistics(a: dict, b: dict) -> dict:
     """The statistics of batch ``a``'s rows followed by batch ``b``'s."""
     offset = a["rows"]
     return {
@@ -73,7 +68,6 @@ def merge_statistics(a: dict, b: dict, n_samples: int) -> dict:
         "columns": {name: _merge(col, b["columns"][name], offset)
                     for name, col in a["columns"].items()},
         "target": _merge(a["target"], b["target"], offset),
-        "bin_sample": merge_samples(a["bin_sample"], b["bin_sample"], n_samples),
     }
 
 
@@ -82,8 +76,7 @@ def _finished(stats: dict, path: str) -> dict:
     target = dict(stats["target"])
     target["distinct_overflow"] = target.pop("values") is None
     target["per_split"] = {s: counts or {} for s, counts in target["per_split"].items()}
-    return {"path": path, "rows": stats["rows"], "columns": stats["columns"], "target": target,
-            "bin_sample": stats["bin_sample"]}
+    return {"path": path, "rows": stats["rows"], "columns": stats["columns"], "target": target}
 
 
 # ------------------------------------------------------------------ one batch
@@ -148,33 +141,6 @@ def _target_statistics(target: pd.Series, raw: pd.Series, schema: dict, labels) 
         out.update(_numeric_stats(values, bad, raw))
         out["missing"] = int(raw_missing.sum())
     return out
-
-
-def _bin_sample(frame: pd.DataFrame, schema: dict, train: np.ndarray, n_samples: int) -> tuple:
-    names = [s["name"] for s in schema["features"] if s["kind"] == "numeric"]
-    values = frame.loc[train, names].to_numpy(dtype=np.float64, na_value=np.nan)
-    return sample_candidates(values, n_samples)
-
-
-def sample_candidates(X: np.ndarray, n_samples: int) -> tuple[np.ndarray, np.ndarray]:
-    """The rows with the ``n_samples`` smallest content hashes (and the hashes).
-
-    Merging such samples by smallest hash gives the same rows whatever the
-    files or batches, so the bin edges do not depend on how the input is split.
-    """
-    h = pd.util.hash_pandas_object(pd.DataFrame(X), index=False).to_numpy(np.uint64)
-    order = np.argsort(h, kind="stable")[:n_samples]
-    return h[order], X[order]
-
-
-# ---------------------------------------------------------------- merging
-def merge_samples(a: tuple, b: tuple, n_samples: int) -> tuple[np.ndarray, np.ndarray]:
-    """The ``n_samples`` smallest hashes of two samples, ``a``'s first on ties
-    (the rows of one file stay in file order, as in a single pass)."""
-    hashes = np.concatenate([a[0], b[0]])
-    rows = np.concatenate([a[1], b[1]])
-    order = np.argsort(hashes, kind="stable")[:n_samples]
-    return hashes[order], rows[order]
 
 
 def _merge(a: dict, b: dict, offset: int) -> dict:

@@ -167,15 +167,28 @@ def split_labels(u: np.ndarray, validation: float, test: float) -> np.ndarray:
 # ---------------------------------------------------------------------- writing
 def write_file_splits(
     path: str, fmt: str, schema: dict, seed: int, fractions: dict, output: str, index: int,
-    batch_rows: int = BATCH_ROWS,
-) -> dict:
+    batch_rows: int = BATCH_ROWS, n_samples: int | None = None,
+) -> tuple[dict, tuple]:
     """Type one input file, split its rows, write one Parquet file per split
     (``SPLIT/part-INDEX.parquet``, a row group per batch; none for an empty split).
 
-    Returns the number of rows written to each split.
+    Returns
+    -------
+    counts : dict
+        The number of rows written to each split.
+    candidates : tuple
+        The training rows' binning candidates, drawn as ``fit`` draws them
+        from the rows it reads back (``distboost.binning.frame_candidates``),
+        to be merged with the other files' (``distboost.binning.merge_candidates``).
+        At most ``n_samples`` rows (default: the library's sample size, which
+        bins equal to ``fit``'s need); besides a batch, the worker holds those.
     """
+    from distboost.binning import SAMPLE_ROWS, CandidatePool, frame_candidates
+
     writers: dict[str, Any] = {}
     counts = dict.fromkeys(SPLITS, 0)
+    pool = CandidatePool(SAMPLE_ROWS if n_samples is None else n_samples)
+    features = [f["name"] for f in schema["features"]]
     try:
         for raw in iter_frames(path, fmt, batch_rows, schema["columns_needed"]):
             frame, _ = typed_frame(raw, schema)
@@ -188,10 +201,11 @@ def write_file_splits(
                     target = Path(output) / name / f"part-{index:05d}.parquet"
                     _append(writers, name, target, part)
                     counts[name] += len(part)
+            pool.add(frame_candidates(frame.loc[labels == 0, features], below=pool.threshold))
     finally:
         for writer in writers.values():
             writer.close()
-    return counts
+    return counts, pool.result()
 
 
 def _append(writers: dict, split: str, target: Path, part: pd.DataFrame) -> None:

@@ -108,7 +108,7 @@ def check_estimator_params(estimator: str, params: dict[str, Any]) -> None:
         Naming the estimator, the parameter and its value (with the closest
         valid name for a misspelled one).
     """
-    from distboost._model_schema import estimator_classes
+    from distboost.model_file import estimator_classes
 
     cls = estimator_classes()[estimator]
     valid = cls._param_names()
@@ -164,14 +164,6 @@ def import_function(reference: str, where: str) -> Any:
     if not (callable(obj) or hasattr(obj, "rowwise")):
         raise ValueError(f"{where}: {reference!r} is {type(obj).__name__}, not a function")
     return obj
-
-
-def watched_direction(cfg: TrainConfig) -> bool | None:
-    """Whether the metric early stopping watches is better higher, when the user's
-    own metric says (``make_metric(..., greater_is_better=True)``); None: by its name."""
-    metrics = estimator_params(cfg.params).get("eval_metric")
-    last = metrics[-1] if isinstance(metrics, list) and metrics else metrics
-    return getattr(last, "greater_is_better", None) if last is not None else None
 
 
 def _clean_error(exc: ValidationError, source: str) -> ValueError:

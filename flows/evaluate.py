@@ -26,9 +26,8 @@ from prefect import flow, task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
-from distboost._dask_private import meta as dask_meta
 from flows._cluster import check_functions, dask_client, run_logger
-from flows._data import load_split, read_schema, shap_columns, with_shap
+from flows._data import empty_like, load_split, read_schema, shap_columns, with_shap
 from flows.config import ClusterConfig
 from flows.metrics import classification_metrics, headline_rows, regression_metrics
 from flows.report import markdown_summary, render_report
@@ -401,7 +400,7 @@ def draw_shap(
     sample = _sample(X, n_rows, schema.get("split_rows", {}).get(split))
     n_outputs = len(_output_names(est))
     columns = shap_columns(est, n_outputs)
-    meta = pd.concat([dask_meta(sample), pd.DataFrame(columns=columns, dtype=np.float64)], axis=1)
+    meta = pd.concat([empty_like(sample), pd.DataFrame(columns=columns, dtype=np.float64)], axis=1)
     with Client(scheduler, set_as_default=False) as client, client.as_current():
         check_functions(client, with_shap)
         joined = client.compute(sample.map_partitions(with_shap, est, meta=meta), sync=True)

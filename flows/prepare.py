@@ -6,14 +6,16 @@ Output folder::
     validation/...  test/...
     schema.json                       column kinds, categories, classes, split sizes
     statistics.json                   per-column statistics of the whole input
-    bin_edges.json                    quantile bin edges from the training split
+    bin_edges.json                    the library's bins of the training split
 
 The splits are assigned by a seeded hash of each row's content, so the same
 input and seed give the same splits however the input is split into files.
 Every input file is read in batches of ``batch_rows`` rows (Parquet record
 batches, CSV chunks), twice: once for the statistics and once to write the
 splits; no worker holds a whole file, so files larger than a worker's memory
-prepare.
+prepare. The second pass also draws the training rows' binning sample as
+``fit`` would (``distboost.binning``), so that training on the folder bins
+exactly as a ``fit`` on its training split would.
 Invalid input is rejected before anything is written, with every problem
 named (column, file, row); an existing output is replaced only with
 ``overwrite=True``, and only after the new one is complete.
@@ -48,7 +50,8 @@ from flows._tabular import BATCH_ROWS, DataError, read_file, write_file_splits
 from flows.config import ClusterConfig
 
 MARKER = "schema.json"
-BIN_SAMPLE_ROWS = 20_000
+MERGE_FAN_IN = 8
+"""Files' binning samples merged per task (on the workers, never all on the driver)."""
 
 
 def check_output(output: str | Path, overwrite: bool) -> Path:
@@ -110,7 +113,7 @@ def scan_statistics(
     from distributed import Client
 
     with Client(scheduler, set_as_default=False) as client:
-        calls = [(f, fmt, schema, seed, fractions, BIN_SAMPLE_ROWS, batch_rows) for f in files]
+        calls = [(f, fmt, schema, seed, fractions, batch_rows) for f in files]
         return _on_workers(client, file_statistics, "distboost-prepare-scan", calls, progress)
 
 
@@ -129,34 +132,35 @@ def finish_schema(schema: dict, stats: dict, per_file: list[dict]) -> dict:
     return schema
 
 
-def bin_edges(schema: dict, per_file: list[dict], max_bins: int) -> dict:
-    """Quantile bin edges of the numeric features from the merged training sample."""
-    _, rows = merge_candidates([f["bin_sample"] for f in per_file], BIN_SAMPLE_ROWS)
-    numeric = [f["name"] for f in schema["features"] if f["kind"] == "numeric"]
-    features = {}
-    for j, name in enumerate(numeric):
-        column = rows[:, j][~np.isnan(rows[:, j])]
-        edges = find_bin_edges(column, max_bins) if column.size else np.empty(0)
-        features[name] = {"kind": "numeric", "edges": np.asarray(edges, float).tolist()}
-    for f in schema["features"]:
-        if f["kind"] == "categorical":
-            features[f["name"]] = {"kind": "categorical", "categories": f["categories"]}
-    return {"max_bins": max_bins, "sample_rows": len(rows), "features": features}
+def bin_edges(schema: dict, sample: tuple, max_bins: int) -> dict:
+    """The library's bins (``distboost.binning.BinMapper``) of the training
+    split's binning sample, by feature name (``BinMapper.from_edges``' form)."""
+    from distboost.binning import BinMapper
+
+    _, rows, weights = sample
+    features = schema["features"]
+    is_categorical = [f["kind"] == "categorical" for f in features]
+    categories = {j: f["categories"] for j, f in enumerate(features) if is_categorical[j]}
+    mapper = BinMapper(max_bins).fit(rows, is_categorical, categories, weights)
+    out = {}
+    for j, f in enumerate(features):
+        if is_categorical[j]:
+            out[f["name"]] = {"kind": "categorical", "categories": mapper.categories_[j]}
+        else:
+            out[f["name"]] = {"kind": "numeric", "edges": mapper.bin_edges_[j].tolist()}
+    return {"max_bins": max_bins, "sample_rows": len(rows), "features": out}
 
 
-def merge_candidates(parts: list, n_samples: int) -> tuple[np.ndarray, np.ndarray]:
-    hashes = np.concatenate([p[0] for p in parts])
-    rows = np.concatenate([p[1] for p in parts])
-    order = np.argsort(hashes, kind="stable")[:n_samples]
-    return hashes[order], rows[order]
+def merged_sample(samples: list) -> Any:
+    """The files' binning samples merged into one (``distboost.binning.merge_candidates``),
+    as a tree of tasks of ``MERGE_FAN_IN`` samples each."""
+    from distboost.binning import SAMPLE_ROWS, merge_candidates
 
-
-def find_bin_edges(column: np.ndarray, max_bins: int) -> np.ndarray:
-    """Thresholds between distinct values if few, else quantiles (max_bins - 1 value bins)."""
-    unique = np.unique(column)
-    if unique.size < max_bins:
-        return (unique[:-1] + unique[1:]) / 2
-    return np.unique(np.quantile(column, np.linspace(0, 1, max_bins)[1:-1]))
+    merge = dask.delayed(merge_candidates, pure=True)
+    while len(samples) > 1:
+        samples = [merge(samples[i:i + MERGE_FAN_IN], SAMPLE_ROWS)
+                   for i in range(0, len(samples), MERGE_FAN_IN)]
+    return samples[0]
 
 
 @task(name="write-splits", cache_policy=NO_CACHE)
@@ -170,15 +174,23 @@ def write_splits(
     staging: str,
     progress: bool,
     batch_rows: int = BATCH_ROWS,
-) -> dict[str, int]:
-    """Type, split and write every input file on the workers."""
+) -> tuple[dict[str, int], tuple]:
+    """Type, split and write every input file on the workers.
+
+    Returns the rows of each split, and the training split's binning sample.
+    """
     from distributed import Client
 
     with Client(scheduler, set_as_default=False) as client:
-        calls = [(f, fmt, schema, seed, fractions, staging, i, batch_rows)
-                 for i, f in enumerate(files)]
-        counts = _on_workers(client, write_file_splits, "distboost-prepare-write", calls, progress)
-    return {s: sum(c[s] for c in counts) for s in ("train", "validation", "test")}
+        check_functions(client, write_file_splits)
+        write = dask.delayed(write_file_splits, pure=True, nout=2)
+        written = [write(f, fmt, schema, seed, fractions, staging, i, batch_rows,
+                         dask_key_name=("distboost-prepare-write", i))
+                   for i, f in enumerate(files)]
+        sample = merged_sample([w[1] for w in written])
+        *counts, sample = gather_with_progress(client, [w[0] for w in written] + [sample],
+                                               "prepare-write", progress)
+    return {s: sum(c[s] for c in counts) for s in ("train", "validation", "test")}, sample
 
 
 def _write_json(path: Path, data: Any) -> None:
@@ -210,10 +222,10 @@ def remove_stale_staging(out: Path) -> None:
 
 
 def _scan(address, fmt, files, schema, seed, fractions, progress, batch_rows):
-    """First pass: per-file statistics, their total, and the schema they complete."""
+    """First pass: the statistics of all files, and the schema they complete."""
     per_file = scan_statistics(address, fmt, files, schema, seed, fractions, progress, batch_rows)
     stats = combine_statistics(schema, per_file)
-    return finish_schema(schema, stats, per_file), stats, per_file
+    return finish_schema(schema, stats, per_file), stats
 
 
 def _publish(staging: Path, out: Path, schema: dict, stats: dict, edges: dict) -> None:
@@ -260,7 +272,8 @@ def prepare(
     seed : int
         Seed of the split hash.
     max_bins : int
-        Bins per numeric feature for ``bin_edges.json``.
+        Bins per feature for ``bin_edges.json`` (the estimator's ``max_bins``:
+        a model with another ``max_bins`` computes its own bins).
     overwrite : bool
         Replace an existing prepared folder.
     scheduler : str, optional
@@ -288,15 +301,15 @@ def prepare(
     staging = out.with_name(f".{out.name}.partial-{uuid.uuid4().hex[:8]}")
     with dask_client(scheduler, cluster) as client:
         address = client.scheduler.address
-        schema, stats, per_file = _scan(address, fmt, files, schema, seed, fractions, progress,
+        schema, stats = _scan(address, fmt, files, schema, seed, fractions, progress,
                                         batch_rows)
         staging.mkdir(parents=True)
         try:
-            rows = write_splits(
+            rows, sample = write_splits(
                 address, fmt, files, schema, seed, fractions, str(staging), progress, batch_rows
             )
             schema.update(seed=seed, fractions=fractions, split_rows=rows, files=files)
-            _publish(staging, out, schema, stats, bin_edges(schema, per_file, max_bins))
+            _publish(staging, out, schema, stats, bin_edges(schema, sample, max_bins))
         finally:
             if staging.exists():
                 shutil.rmtree(staging, ignore_errors=True)

@@ -7,7 +7,8 @@ training callback saves the model every ``checkpoint_every`` rounds to
 Rerun after a crash, the flow finds the last checkpoint and continues from it
 (``fit(init_model=...)``, one fit of the remaining rounds); since the library
 numbers rounds globally and early stopping watches the whole run's history,
-the result equals an uninterrupted run. Estimators that cannot continue a
+the result equals an uninterrupted run: the library's early stopping carries the
+checkpoint's metric history. Estimators that cannot continue a
 model (AdaBoost, forests, bagging) fit every round at once and are saved at
 the end.
 
@@ -37,15 +38,11 @@ from prefect.cache_policies import NO_CACHE
 
 from flows._checkpoints import (
     RunCheckpoints,
-    best_round,
     last_checkpoint,
     last_good_checkpoint,
     load_history,
-    merge_history,
-    patience_exhausted,
-    run_model,
     save_checkpoint,
-    watched_metric,
+    watched_values,
 )
 from flows._cluster import dask_client, run_logger, say
 from flows._data import has_split, load_bin_mapper, load_split, read_schema
@@ -55,15 +52,14 @@ from flows.config import (
     TrainConfig,
     estimator_params,
     resolve_train_config,
-    watched_direction,
 )
 
 __all__ = ["fit_rounds", "last_checkpoint", "last_good_checkpoint", "load_history",
-           "merge_history", "run_record", "start_run", "train"]
+           "run_record", "start_run", "train"]
 
 
 def estimator_class(name: str) -> type:
-    from distboost._model_schema import estimator_classes
+    from distboost.model_file import estimator_classes
 
     classes = estimator_classes()
     if name not in classes:
@@ -130,6 +126,7 @@ def fit_rounds(
     first_round: int,
     last_round: int,
     callbacks: list | None = None,
+    early_stopping_rounds: int | None = None,
 ) -> Any:
     """Fit rounds ``first_round + 1 .. last_round`` on the workers, in one ``fit``.
 
@@ -138,6 +135,9 @@ def fit_rounds(
     continuing ``init_model``. ``callbacks`` (``TrainingCallback`` objects,
     e.g. :class:`flows._checkpoints.RunCheckpoints`) go to estimators that
     take them.
+
+    ``early_stopping_rounds`` (with a validation split) is the library's,
+    over the whole run: a continued fit carries the checkpoint's history.
 
     Returns the fitted estimator (a few hundred kB).
     """
@@ -153,6 +153,8 @@ def fit_rounds(
         X, y = load_split(data, "train", schema)
         kwargs: dict[str, Any] = {"eval_set": _eval_set(data, schema),
                                   "callbacks": list(callbacks or [])}
+        if early_stopping_rounds and kwargs["eval_set"]:
+            kwargs["early_stopping_rounds"] = early_stopping_rounds
         if init_model is not None:
             kwargs["init_model"] = init_model
         elif _supports(cls, "bin_mapper"):
@@ -255,25 +257,23 @@ class _Run:
 
 
 def _train_run(scheduler: str, data: str, cfg: TrainConfig, out: Path, progress: bool) -> None:
-    """Fit the rounds the run still needs, from its last good checkpoint."""
+    """Fit the rounds the run still needs, from its last good checkpoint (none,
+    when it already has every round or its early stopping had stopped: that
+    fit only ends the run as the uninterrupted one ended)."""
     logger = run_logger()
     total = cfg.n_estimators
     done, checkpoint = last_good_checkpoint(out)
-    resumed_from = done
     if done:
         say(f"resuming from checkpoint {checkpoint} (round {done} of {total})")
         logger.warning("resuming from checkpoint %s (round %d of %d)", checkpoint, done, total)
-    history = load_history(checkpoint)
     patience = cfg.early_stopping_rounds if has_split(data, "validation") else None
     artifact = create_progress_artifact(100.0 * done / total, description="boosting rounds")
     started = time.perf_counter()
     with progress_bar("rounds", total, progress, start=done) as bar:
         run = _Run(scheduler, data, cfg, out, patience, artifact, bar)
-        if done < total and not patience_exhausted(history, patience, watched_direction(cfg)):
-            fit = _fit_with_checkpoints if _resumable(cfg) else _fit_at_once
-            checkpoint, history = fit(run, done, checkpoint, history)
-    _finish(out, checkpoint, history, total, patience, resumed_from,
-            time.perf_counter() - started, watched_direction(cfg))
+        fit = _fit_with_checkpoints if _resumable(cfg) else _fit_at_once
+        est = fit(run, done, checkpoint)
+    _finish(out, est, total, done, time.perf_counter() - started)
 
 
 def _resumable(cfg: TrainConfig) -> bool:
@@ -282,8 +282,7 @@ def _resumable(cfg: TrainConfig) -> bool:
     return _supports(cls, "init_model") and _supports(cls, "callbacks")
 
 
-def _fit_with_checkpoints(run: _Run, done: int, checkpoint: Path | None,
-                          history: dict) -> tuple[Path, dict]:
+def _fit_with_checkpoints(run: _Run, done: int, checkpoint: Path | None) -> Any:
     """One fit of the remaining rounds; checkpoints are written as it goes."""
     logger, total = run_logger(), run.cfg.n_estimators
 
@@ -296,45 +295,46 @@ def _fit_with_checkpoints(run: _Run, done: int, checkpoint: Path | None,
         update_progress_artifact(run.artifact, 100.0 * n_rounds / total)
         logger.info("checkpoint %s saved", path.name)
 
-    writer = RunCheckpoints(run.out, run.cfg.checkpoint_every, total, history, run.patience,
-                            on_round, on_checkpoint, watched_direction(run.cfg))
+    writer = RunCheckpoints(run.out, run.cfg.checkpoint_every, total, on_round, on_checkpoint)
     init = str(checkpoint) if checkpoint else None
-    fit_rounds(run.scheduler, run.data, run.cfg, init, done, total, [writer])
-    if writer.last is None:
-        raise RuntimeError(f"training stopped before round {total} without a checkpoint")
-    if writer.last != writer.path(total):
-        logger.info("early stopping: no better validation metric for %d rounds", run.patience)
-    return writer.last, writer.history
+    est = fit_rounds(run.scheduler, run.data, run.cfg, init, done, total, [writer], run.patience)
+    if getattr(est, "best_iteration_", None) is not None and est.n_estimators_ < total:
+        logger.info("early stopping: the best validation metric was at round %d",
+                    est.best_iteration_ + 1)
+    return est
 
 
-def _fit_at_once(run: _Run, done: int, checkpoint: Path | None,
-                 history: dict) -> tuple[Path, dict]:
-    """One fit of every round, saved when it ends (estimators that cannot continue)."""
+def _fit_at_once(run: _Run, done: int, checkpoint: Path | None) -> Any:
+    """One fit of every round, saved when it ends (estimators that cannot continue);
+    the saved fit itself, when a run stopped after saving it."""
+    import distboost
+
     total = run.cfg.n_estimators
+    if checkpoint is not None:
+        return distboost.load_model(checkpoint)
     est = fit_rounds(run.scheduler, run.data, run.cfg, None, 0, total)
-    history = merge_history({}, getattr(est, "evals_result_", {}), total)
     fitted = len(getattr(est, "trees_", [])) or total
-    checkpoint = save_checkpoint(est, run.out, fitted, history)
+    checkpoint = save_checkpoint(est, run.out, fitted, getattr(est, "evals_result_", {}))
     update_progress_artifact(run.artifact, 100.0 * fitted / total)
     run.bar.advance(fitted)
     run_logger().info("checkpoint %s saved", checkpoint.name)
-    return checkpoint, history
+    return est
 
 
 def _round_note(history: dict) -> str:
-    values = watched_metric(history)
+    values = watched_values(history)
     return f"validation {values[-1]:.5f}" if values else ""
 
 
-def _finish(out: Path, checkpoint: Path, history: dict, total: int, patience: int | None,
-            resumed_from: int, seconds: float, greater_is_better: bool | None = None) -> None:
-    """``model.json`` (with early stopping: the rounds up to the best; the same file
-    whether the run was resumed or not), ``history.json`` and ``training.json``."""
+def _finish(out: Path, est: Any, total: int, resumed_from: int, seconds: float) -> None:
+    """``model.json`` (the run's fit: with early stopping, the rounds up to the
+    best; the same file whether the run was resumed or not), ``history.json``
+    and ``training.json``."""
     import distboost
 
-    best = best_round(history, greater_is_better) if patience else None
-    final = run_model(distboost.load_model(checkpoint), total, history, best)
-    final.save_model(out / "model.json")  # atomic
+    est.set_params(n_estimators=total)  # a resumed fit was asked for the remaining rounds
+    est.save_model(out / "model.json")  # atomic
+    history = getattr(est, "evals_result_", {}) or {}
     (out / "history.json").write_text(json.dumps(history, indent=1) + "\n")
     model = distboost.load_model(str(out / "model.json"))
     summary = {

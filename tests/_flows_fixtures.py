@@ -86,6 +86,7 @@ def prepared_folder(raw: Path, out: Path, target: str = "y", categorical=()) -> 
     without Prefect (its pure steps)."""
     import json
 
+    from distboost.binning import SAMPLE_ROWS, merge_candidates
     from flows._file_stats import file_statistics
     from flows._schema import combine_statistics, infer_data_schema, list_source_files
     from flows._tabular import read_file, write_file_splits
@@ -94,15 +95,15 @@ def prepared_folder(raw: Path, out: Path, target: str = "y", categorical=()) -> 
     fractions = {"validation": 0.15, "test": 0.15}
     fmt, files = list_source_files(str(raw))
     schema = infer_data_schema(read_file(files[0], fmt), files[0], target, "auto", list(categorical))
-    per_file = [file_statistics(f, fmt, schema, 0, fractions, 100) for f in files]
+    per_file = [file_statistics(f, fmt, schema, 0, fractions) for f in files]
     schema = finish_schema(schema, combine_statistics(schema, per_file), per_file)
-    counts = [
-        write_file_splits(f, fmt, schema, 0, fractions, str(out), i) for i, f in enumerate(files)
-    ]
+    counts, samples = zip(*(write_file_splits(f, fmt, schema, 0, fractions, str(out), i)
+                            for i, f in enumerate(files)))
     schema["split_rows"] = {s: sum(c[s] for c in counts) for s in counts[0]}
     schema.update(seed=0, fractions=fractions)
     (out / "schema.json").write_text(json.dumps(schema))
-    (out / "bin_edges.json").write_text(json.dumps(bin_edges(schema, per_file, 256)))
+    sample = merge_candidates(list(samples), SAMPLE_ROWS)
+    (out / "bin_edges.json").write_text(json.dumps(bin_edges(schema, sample, 256)))
     return out
 
 

@@ -3,6 +3,7 @@ import pytest
 
 from distboost._common import MISSING_BIN
 from distboost.binning import (
+    SAMPLE_ROWS,
     BinMapper,
     CandidatePool,
     find_bin_edges,
@@ -114,3 +115,40 @@ def test_dict_round_trip():
     mapper = BinMapper(64).fit(X, [False, True], {1: ["w", "x", "y", "z"]})
     again = BinMapper.from_dict(mapper.to_dict())
     np.testing.assert_array_equal(mapper.transform(X), again.transform(X))
+
+
+def test_frame_candidates_give_the_bins_of_fit():
+    """Bins made outside ``fit`` (blocks of a DataFrame, merged in a pool) are the
+    fit's own: weights, missing values and a categorical column included."""
+    import pandas as pd
+
+    from distboost import GradientBoostingRegressor
+    from distboost.binning import CandidatePool, frame_candidates
+
+    rng = np.random.default_rng(4)
+    X = pd.DataFrame({"a": rng.normal(size=900).round(2), "b": rng.exponential(size=900),
+                      "c": pd.Categorical(rng.choice(["x", "y", "z"], 900))})
+    X.loc[::11, "b"] = np.nan
+    y, w = rng.normal(size=900), rng.integers(0, 4, 900).astype(float)
+    pool = CandidatePool(SAMPLE_ROWS)
+    for rows in np.array_split(rng.permutation(900), 4):
+        pool.add(frame_candidates(X.iloc[rows], w[rows], below=pool.threshold))
+    _, sample, weights = pool.result()
+    mapper = BinMapper(64).fit(sample, [False, False, True], {2: ["x", "y", "z"]}, weights,
+                               feature_names=["a", "b", "c"])
+    own = GradientBoostingRegressor(n_estimators=3, max_bins=64).fit(X, y, sample_weight=w)
+    given = GradientBoostingRegressor(n_estimators=3, max_bins=64).fit(X, y, sample_weight=w,
+                                                                      bin_mapper=mapper)
+    assert given.bin_mapper_.to_dict() == own.bin_mapper_.to_dict()
+    for j in range(2):
+        np.testing.assert_array_equal(mapper.bin_edges_[j], own.bin_mapper_.bin_edges_[j])
+    np.testing.assert_array_equal(given.predict(X), own.predict(X))
+
+
+def test_frame_candidates_of_no_rows_are_an_empty_sample():
+    import pandas as pd
+
+    from distboost.binning import frame_candidates
+
+    hashes, rows, weights = frame_candidates(pd.DataFrame({"a": [], "b": []}, dtype=float))
+    assert hashes.shape == (0,) and rows.shape == (0, 2) and weights.shape == (0,)

@@ -89,8 +89,7 @@ def test_continuing_a_checkpoint_gives_the_uninterrupted_model(tmp_path):
     same_trees(rest, whole)
     assert [p.name for p in later.iterdir()] == ["run-00008.json"]  # global rounds
     same_trees(load_model(later / "run-00008.json"), load_model(tmp_path / "run-00008.json"))
-    np.testing.assert_allclose(rest.evals_result_["validation_0"]["logloss"],
-                               whole.evals_result_["validation_0"]["logloss"][4:])
+    assert rest.evals_result_ == whole.evals_result_  # the checkpoint's history carried on
 
 
 def test_checkpoints_with_early_stopping_keep_every_round_so_far(tmp_path):
@@ -120,3 +119,31 @@ def test_bad_callbacks_are_refused():
         GradientBoostingRegressor(n_estimators=2).fit(X, Y, callbacks=[object()])
     with pytest.raises(ValueError, match="interval must be an int >= 1; got 0"):
         TrainingCheckPoint("somewhere", interval=0)
+
+
+@pytest.mark.parametrize("back", [0, 2, 5, 30])
+def test_early_stopping_spans_a_continued_fit(tmp_path, back):
+    """A fit continued from any checkpoint, with the same early stopping, ends
+    with the uninterrupted fit's model: its best round, trees and history,
+    including when the checkpoint's rounds already exhausted the patience (no
+    round is added) or the best round is among them (trees are cut there)."""
+    params = dict(PARAMS, learning_rate=1.0, max_depth=6)
+    whole = GradientBoostingClassifier(n_estimators=40, **params)
+    whole.fit(X, LABELS, eval_set=EVAL, early_stopping_rounds=3,
+              callbacks=[TrainingCheckPoint(tmp_path, "run", 1)])
+    stopped = len(whole.evals_result_["validation_0"]["logloss"])
+    assert stopped < 40 and whole.best_iteration_ == stopped - 4
+    start = max(1, stopped - back)  # back 0: patience already out; 2: the best round is before
+    rest = GradientBoostingClassifier(n_estimators=40 - start, **params)
+    rest.fit(X, LABELS, eval_set=EVAL, early_stopping_rounds=3,
+             init_model=tmp_path / f"run-{start:05d}.json")
+    assert rest.best_iteration_ == whole.best_iteration_
+    assert rest.evals_result_ == whole.evals_result_
+    same_trees(rest, whole)
+
+
+def test_a_continued_fit_measured_otherwise_starts_its_own_history():
+    first = GradientBoostingClassifier(n_estimators=3, **PARAMS).fit(X, LABELS)  # no eval set
+    more = GradientBoostingClassifier(n_estimators=2, **PARAMS)
+    more.fit(X, LABELS, eval_set=EVAL, init_model=first)
+    assert [len(v) for v in more.evals_result_["validation_0"].values()] == [2]

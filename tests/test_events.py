@@ -69,7 +69,9 @@ def test_early_stopping_and_continued_rounds(dashboard_client, dask_classificati
     more.fit(X, y, eval_set=[(Xv, yv)], early_stopping_rounds=2, init_model=first)
     start, *rounds, end = fit_events(dashboard_client)
     assert start["first_round"] == 3 and start["n_rounds"] == 43
-    ran = more.evals_result_["validation_0"]["logloss"]
+    history = more.evals_result_["validation_0"]["logloss"]  # the continued model's first
+    assert history[:3] == first.evals_result_["validation_0"]["logloss"]
+    ran = history[3:]
     assert [e["round"] for e in rounds] == list(range(3, 3 + len(ran))) and len(ran) < 40
     assert [e["validation_0"]["logloss"] for e in rounds] == ran
     assert end["n_rounds"] == more.n_estimators_ == more.best_iteration_ + 1

@@ -18,7 +18,7 @@ from distributed import LocalCluster
 
 import distboost
 from distboost.demo_data import friedman1, write_csv_files
-from flows.config import estimator_params, train_config, watched_direction
+from flows.config import estimator_params, train_config
 from flows.evaluate import evaluate
 from flows.prepare import prepare
 from flows.train import train
@@ -95,8 +95,7 @@ def test_config_imports_functions_and_knows_their_direction():
                         "params": {"loss": OBJECTIVE, "eval_metric": ["rmse", METRIC]}})
     params = estimator_params(cfg.params)
     assert params["loss"] is fx.squared_objective and params["eval_metric"][1] is fx.WITHIN_ONE
-    assert watched_direction(cfg) is True
-    assert watched_direction(train_config({"params": {"eval_metric": "auc"}})) is None
+    assert params["eval_metric"][1].greater_is_better  # the library's early stopping reads it
     with pytest.raises(ValueError, match=r"params.eval_metric\[0\]: cannot import "
                                          r"'math:no_such'"):
         train_config({"params": {"eval_metric": ["math:no_such"]}})

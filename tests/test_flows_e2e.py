@@ -270,3 +270,32 @@ def test_shap_section_of_a_sample(run, scheduler, tmp_path):
     assert all((tmp_path / f["file"]).is_file() for f in figures)
     assert draw_shap.fn(scheduler, run["data"], run["model"], "test", str(tmp_path), 0, 2) == \
         ([], None)
+
+
+def test_the_pipeline_model_is_the_library_fit_on_the_training_split(prefect_harness, scheduler,
+                                                                    tmp_path):
+    """One binning: ``distboost prepare`` + ``distboost train`` give, to the bit, the
+    model of the estimator's own ``fit`` on the prepared training split (more
+    training rows than the binning sample, a categorical column, missing values)."""
+    from distboost.binning import SAMPLE_ROWS
+
+    n_rows = int(SAMPLE_ROWS / 0.7) + 6000  # the training split (70 %) exceeds the sample
+    frame = distboost.demo_data.hastie_10_2(n_rows, 3).iloc[:, [0, 1, 2, 3, 10]]
+    frame["colour"] = np.random.default_rng(3).choice(["red", "green", "blue"], n_rows)
+    frame.loc[frame.index[::17], "x2"] = np.nan
+    (tmp_path / "raw").mkdir()
+    for i, rows in enumerate(np.array_split(np.arange(n_rows), 2)):
+        frame.iloc[rows].to_parquet(tmp_path / "raw" / f"part-{i}.parquet")
+    data = prepare(source=str(tmp_path / "raw"), output=str(tmp_path / "data"), target="y",
+                   categorical=["colour"], scheduler=scheduler)
+    params = {"n_estimators": 4, "max_depth": 3, "learning_rate": 0.5}
+    model = train(data=data, output=str(tmp_path / "model"), params=params, scheduler=scheduler)
+    train_split = pd.read_parquet(tmp_path / "data" / "train")
+    assert len(train_split) > SAMPLE_ROWS
+    X, y = train_split.drop(columns="y"), train_split["y"]
+    assert isinstance(X["colour"].dtype, pd.CategoricalDtype)
+    library = distboost.GradientBoostingClassifier(**params).fit(X, y)
+    pipeline_model = distboost.load_model(model)
+    assert pipeline_model.bin_mapper_.to_dict() == library.bin_mapper_.to_dict()
+    assert_same_model(pipeline_model, library)
+    np.testing.assert_array_equal(pipeline_model.predict_proba(X), library.predict_proba(X))

@@ -32,7 +32,7 @@ def scan(folder, target="y", categorical=(), task="auto"):
     """What the flow does before writing: schema, per-file statistics, problems."""
     fmt, files = list_source_files(str(folder))
     schema = infer_data_schema(read_file(files[0], fmt), files[0], target, task, list(categorical))
-    per_file = [file_statistics(f, fmt, schema, 0, FRACTIONS, 100) for f in files]
+    per_file = [file_statistics(f, fmt, schema, 0, FRACTIONS) for f in files]
     stats = combine_statistics(schema, per_file)
     return schema, stats, per_file
 
@@ -267,8 +267,8 @@ def _awkward_csv(path, n_rows=40):
 def test_statistics_in_batches_are_those_of_the_whole_file(tmp_path, batch_rows):
     path = str(_awkward_csv(tmp_path / "a.csv"))
     schema = infer_data_schema(read_file(path, "csv"), path, "y", "auto", ["c"])
-    whole = file_statistics(path, "csv", schema, 0, FRACTIONS, 10)
-    batched = file_statistics(path, "csv", schema, 0, FRACTIONS, 10, batch_rows=batch_rows)
+    whole = file_statistics(path, "csv", schema, 0, FRACTIONS)
+    batched = file_statistics(path, "csv", schema, 0, FRACTIONS, batch_rows=batch_rows)
     assert _approx_equal(batched, whole)
     stats = combine_statistics(schema, [batched])
     problems = check_statistics(schema, stats, [batched])
@@ -288,13 +288,13 @@ def test_splits_written_in_batches_are_those_of_the_whole_file(tmp_path, fmt):
         path.unlink()
         path = path.with_suffix(".parquet")
     schema = infer_data_schema(read_file(str(path), fmt), str(path), "y", "auto", ["colour"])
-    stats = file_statistics(str(path), fmt, schema, 0, FRACTIONS, 50)
+    stats = file_statistics(str(path), fmt, schema, 0, FRACTIONS)
     schema = finish_schema(schema, combine_statistics(schema, [stats]), [stats])
     counts = {}
     for batch_rows in (5, 10_000):
         out = tmp_path / f"out-{batch_rows}"
-        counts[batch_rows] = write_file_splits(str(path), fmt, schema, 0, FRACTIONS, str(out), 0,
-                                               batch_rows=batch_rows)
+        counts[batch_rows], _ = write_file_splits(str(path), fmt, schema, 0, FRACTIONS, str(out),
+                                                  0, batch_rows=batch_rows)
     assert counts[5] == counts[10_000] and sum(counts[5].values()) == 300
     for split in ("train", "validation", "test"):
         small = tmp_path / "out-5" / split / "part-00000.parquet"
@@ -307,7 +307,9 @@ def test_splits_written_in_batches_are_those_of_the_whole_file(tmp_path, fmt):
 @pytest.mark.parametrize("fmt", ["csv", "parquet"])
 def test_a_worker_holds_a_batch_not_the_file(tmp_path, fmt):
     """Peak memory of the per-file work (numpy and pandas allocations, as
-    tracemalloc sees them) follows the batch size, not the file size."""
+    tracemalloc sees them) follows the batch size, not the file size (besides
+    the binning sample, at most ``n_samples`` rows: here 500 of the 24,000
+    training rows)."""
     import tracemalloc
 
     rng = np.random.default_rng(0)
@@ -323,9 +325,9 @@ def test_a_worker_holds_a_batch_not_the_file(tmp_path, fmt):
     peaks = {}
     for batch_rows in (1_000, 1_000_000):
         tracemalloc.start()
-        file_statistics(path, fmt, schema, 0, FRACTIONS, 500, batch_rows=batch_rows)
+        file_statistics(path, fmt, schema, 0, FRACTIONS, batch_rows=batch_rows)
         write_file_splits(path, fmt, schema, 0, FRACTIONS, str(tmp_path / str(batch_rows)), 0,
-                          batch_rows=batch_rows)
+                          batch_rows=batch_rows, n_samples=500)
         peaks[batch_rows] = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
     assert peaks[1_000] * 5 < peaks[1_000_000], peaks

@@ -15,7 +15,6 @@ from flows.config import ClusterConfig, check_task, train_config
 from flows.train import (
     last_checkpoint,
     load_history,
-    merge_history,
     run_record,
     start_run,
 )
@@ -73,14 +72,6 @@ def test_cluster_config_takes_environment_scheduler(monkeypatch):
     assert cluster_config("tcp://given:1", None).scheduler == "tcp://given:1"
     with pytest.raises(ValidationError):
         ClusterConfig(n_workers=0)
-
-
-def test_history_merges_the_new_rounds_of_each_chunk():
-    first = merge_history({}, {"validation_0": {"logloss": [0.6, 0.5]}}, 2)
-    # a continued fit may report all rounds or only its own: take the last n
-    both = merge_history(first, {"validation_0": {"logloss": [0.6, 0.5, 0.45, 0.4]}}, 2)
-    assert both == {"validation_0": {"logloss": [0.6, 0.5, 0.45, 0.4]}}
-    assert first == {"validation_0": {"logloss": [0.6, 0.5]}}  # not mutated
 
 
 def _prepared(tmp_path, task="classification"):
@@ -180,7 +171,7 @@ def test_run_checkpoints_are_written_while_the_estimator_fits(tmp_path):
     from flows._checkpoints import RunCheckpoints
 
     seen = []
-    writer = RunCheckpoints(tmp_path, 3, 8, {}, on_checkpoint=lambda p, n: seen.append(n))
+    writer = RunCheckpoints(tmp_path, 3, 8, on_checkpoint=lambda p, n: seen.append(n))
     est = _small_fit(8, [writer])
     assert seen == [3, 6, 8] and writer.last.name == "round-00008.json"
     for n in seen:
@@ -189,28 +180,3 @@ def test_run_checkpoints_are_written_while_the_estimator_fits(tmp_path):
     assert load_history(writer.last) == est.evals_result_
 
 
-def test_early_stopping_counts_the_rounds_before_a_resume(tmp_path):
-    from flows._checkpoints import (
-        RunCheckpoints,
-        best_round,
-        patience_exhausted,
-        run_model,
-    )
-
-    earlier = {"validation_0": {"logloss": [0.5, 0.4, 0.4, 0.45]}, "training": {"logloss": [1]}}
-    assert best_round(earlier) == 1  # the first of tied bests, as the library's rule
-    assert not patience_exhausted(earlier, 3) and patience_exhausted(earlier, 2)
-    assert not patience_exhausted(earlier, None) and best_round({}) is None
-    # with several metrics the last one listed is watched; AUC's best is its highest
-    auc_last = {"validation_0": {"logloss": [0.5, 0.4, 0.45], "auc": [0.7, 0.72, 0.75]}}
-    assert best_round(auc_last) == 2
-    assert best_round({"validation_0": {"auc": [0.7, 0.75], "logloss": [0.5, 0.6]}}) == 0
-    model = _small_fit(5)
-    writer = RunCheckpoints(tmp_path, 10, 20, earlier, patience=3)
-    assert writer.after_iteration(model, 4, {"validation_0": {"logloss": [0.41]}}) is True
-    assert writer.last.name == "round-00005.json"  # saved where it stops
-    assert load_history(writer.last)["validation_0"]["logloss"] == [0.5, 0.4, 0.4, 0.45, 0.41]
-    final = run_model(model, 20, writer.history, best_round(writer.history))
-    assert len(final.trees_) == 2 and final.best_iteration_ == 1
-    assert final.trees_ == model.trees_[:2] and final.n_estimators == 20
-    assert final.evals_result_ == writer.history  # the whole run's, not the last fit's

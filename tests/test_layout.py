@@ -106,3 +106,34 @@ def test_the_library_never_imports_the_application():
             names = ([a.name for a in node.names] if isinstance(node, ast.Import)
                      else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
             assert not any(n == "flows" or n.startswith("flows.") for n in names), path
+
+
+def _private_library_imports(path: pathlib.Path) -> list[str]:
+    """The distboost names ``path`` imports that are private (a part starting with
+    one underscore: ``distboost._x``, ``from distboost.y import _z``)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            names = [f"{node.module}.{a.name}" for a in node.names]
+        else:
+            continue
+        for name in names:
+            parts = name.split(".")
+            if parts[0] == "distboost" and any(
+                    p.startswith("_") and not p.startswith("__") for p in parts[1:]):
+                found.append(name)
+    return found
+
+
+def test_the_application_imports_only_public_library_names(tmp_path):
+    planted = tmp_path / "planted.py"
+    planted.write_text("from distboost._input import Schema\nimport distboost._threads\n"
+                       "from distboost.model_file import _labels, load_model\n"
+                       "from distboost import __version__\n")
+    assert _private_library_imports(planted) == [
+        "distboost._input.Schema", "distboost._threads", "distboost.model_file._labels"]
+    flows = ROOT.parent / "flows"
+    for path in sorted(flows.glob("*.py")):
+        assert _private_library_imports(path) == [], path

@@ -18,7 +18,7 @@ from .._input import (
     to_matrix,
     to_vector,
 )
-from ..binning import BinMapper, merge_candidates, sample_candidates
+from ..binning import BinMapper, block_candidates, row_blocks, row_slice
 from .buffers import Buffers, DiskBuffers, local_directory
 
 
@@ -102,28 +102,17 @@ def scan(X, y, w, schema: Schema, n_samples: int, regression: bool, partition: i
     }
 
 
-CONVERT_ROWS = 65536
-"""Rows converted to a float matrix at a time (a DataFrame's columns to one
-row-major block): a pass over a partition holds one such block, not a float
-copy of the whole partition."""
-
-
-def _blocks(n_rows: int, step: int = CONVERT_ROWS):
-    return [(a, min(a + step, n_rows)) for a in range(0, n_rows, step)]
-
-
 def _sample(X, w, schema, partition, n_samples, below):
-    """The binning candidates of a partition (``binning.sample_candidates``),
-    block by block: the same rows as from the whole partition at once."""
-    parts = [sample_candidates(to_matrix(_rows(X, a, b), schema, partition), w[a:b], n_samples,
-                               below) for a, b in _blocks(len(w))]
-    return parts[0] if len(parts) == 1 else merge_candidates(parts, n_samples)
+    """The binning candidates of a partition (``binning.block_candidates``;
+    ``binning.frame_candidates`` draws the same outside a fit)."""
+    return block_candidates(lambda a, b: to_matrix(row_slice(X, a, b), schema, partition), w,
+                            n_samples, below)
 
 
 def _bin_rows(X, schema, partition, mapper, start, stop, out):
     """Codes of rows ``start:stop`` into ``out`` (C-contiguous), converted block by block."""
-    for a, b in _blocks(stop - start):
-        mapper.transform(to_matrix(_rows(X, start + a, start + b), schema, partition),
+    for a, b in row_blocks(stop - start):
+        mapper.transform(to_matrix(row_slice(X, start + a, start + b), schema, partition),
                          out=out[a:b])
     return out
 
@@ -161,11 +150,6 @@ def make_shard(X, y, w, schema: Schema, mapper: BinMapper, classes, first_row: i
     codes = np.empty((len(y), schema.n_features), np.uint8)
     return Shard(_bin_rows(X, schema, partition, mapper, 0, len(y), codes), y, w, first_row,
                  partition)
-
-
-def _rows(X, start: int, stop: int):
-    """Rows ``start:stop`` of a DataFrame or an array."""
-    return X.iloc[start:stop] if hasattr(X, "iloc") else X[start:stop]
 
 
 def disk_blocks(bin_rows, n_rows: int, n_features: int, y: np.ndarray, w: np.ndarray,

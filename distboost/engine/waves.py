@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import _exact
 from .._input import Schema, merge_categories
-from ..binning import BinMapper, CandidatePool
+from ..binning import SAMPLE_ROWS, BinMapper, CandidatePool
 from . import group as _group
 from . import spill
 from .executor import Executor
@@ -28,9 +28,6 @@ from .holder import BOTH, SMALL, STATE, Op
 from .shard import make_shard, scan
 
 logger = logging.getLogger("distboost")
-
-N_BINNING_SAMPLES = 200_000
-
 
 TRAIN = "train"
 
@@ -94,7 +91,7 @@ class Engine:
         """
         t0 = time.perf_counter()
         self.ex.check_memory()
-        n_samples = N_BINNING_SAMPLES if mapper is None else 0  # given bins: no sample
+        n_samples = SAMPLE_ROWS if mapper is None else 0  # given bins: no sample
         summaries, (_, sample, weights) = self._scan(train_parts, schema, n_samples, regression)
         n_rows = [s["n_rows"] for s in summaries]
         if classes is None and not regression:

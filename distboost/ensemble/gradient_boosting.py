@@ -208,11 +208,13 @@ class _GradientBoosting(TreeEnsembleBase):
         engine.set_rows(GradientLearner(loss), base, packed)
         metrics = self._metrics(loss, len(self.classes_) if self._is_classifier else None)
         params = self._boost_params(early_stopping_rounds, self._leaf_estimation(loss), metrics)
-        events = FitEvents(engine, self, params.n_rounds, len(prior_trees), metrics[-1].name,
-                           len(engine.eval_groups), metrics[-1].higher_is_better)
-        result = BoostResult()  # filled round by round: callbacks see the rounds so far
         sets = [f"validation_{k}" for k in range(len(engine.eval_groups))]
-        fitted = (loss, base, prior_trees, result, engine.mapper, sets, [m.name for m in metrics])
+        names = [m.name for m in metrics]
+        prior = _prior_history(init_model, len(prior_trees), sets, names, params.train_metric)
+        events = FitEvents(engine, self, params.n_rounds, len(prior_trees), metrics[-1].name,
+                           len(engine.eval_groups), metrics[-1].higher_is_better, prior)
+        result = BoostResult(history=prior)  # filled round by round: callbacks see it so far
+        fitted = (loss, base, prior_trees, result, engine.mapper, sets, names)
         boost(engine, loss, n_out, params, base, prior_trees,
               on_round=self._round_callback(metrics[-1].name, callbacks, fitted), events=events,
               result=result)
@@ -222,11 +224,9 @@ class _GradientBoosting(TreeEnsembleBase):
         """The fitted attributes of the model of ``prior_trees`` and ``result``'s rounds."""
         self._loss = loss
         self.base_score_ = base
-        self.trees_ = prior_trees + result.trees
+        self.trees_ = (prior_trees + result.trees)[:result.keep]
         self.n_estimators_ = len(self.trees_)
-        self.best_iteration_ = (
-            None if result.best_iteration is None else len(prior_trees) + result.best_iteration
-        )
+        self.best_iteration_ = result.best_iteration
         history = result.history
         self.evals_result_ = {
             name: {m: list(history.get(name, {}).get(m, [])) for m in metric_names}
@@ -628,3 +628,25 @@ def _snapshot(est):
     clone = type(est)(**est.get_params(deep=False))
     clone.__dict__.update({k: v for k, v in est.__dict__.items() if k.endswith("_") or k.startswith("_")})
     return clone
+
+
+def _prior_history(init_model, n_rounds: int, sets: list, metric_names: list,
+                   train_metric: bool) -> dict:
+    """The metrics of the model being continued, for its ``n_rounds`` rounds,
+    where they were measured as this fit measures: the same evaluation sets
+    (and ``training`` when it is measured) and metrics, every round. A
+    continued fit's ``evals_result_`` and early stopping then span both fits;
+    otherwise (other sets or metrics) they start with this fit's rounds."""
+    old = getattr(init_model, "evals_result_", None) or {}
+    wanted = sets + (["training"] if train_metric else [])
+    if init_model is None or not wanted:
+        return {}
+    usable = all(
+        list(old.get(s, {})) == metric_names
+        and all(len(old[s][m]) >= n_rounds for m in metric_names)
+        for s in wanted
+    )
+    if not usable:
+        return {}
+    return {s: {m: [float(v) for v in old[s][m][:n_rounds]] for m in metric_names}
+            for s in wanted}
