@@ -79,7 +79,7 @@ class _Tracker:
         self.rule = EarlyStopping(getattr(last, "name", None),
                                   bool(getattr(last, "higher_is_better", False)), patience)
         self.rule.replay(self.result.history, first)
-        self.patience, self.on_round = patience, on_round
+        self.on_round = on_round
         self.events, self.first = events, first
 
     def record(self, r, train_values, eval_values) -> bool:
@@ -92,7 +92,7 @@ class _Tracker:
         if self.events is not None:
             self.events.round(r, metrics, res.trees[r - self.first])
         stop = bool(self.on_round(r, metrics)) if self.on_round else False
-        if self.patience:
+        if self.rule.patience:
             stop = self.rule.update(r, metrics) or stop
         return stop
 

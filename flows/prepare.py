@@ -91,10 +91,15 @@ def inspect_source(
     return fmt, files, schema
 
 
-def _on_workers(client, function, label, calls, progress) -> list[Any]:
+def _worker_tasks(client, function, label, calls, **delayed) -> list[Any]:
+    """One Dask task of ``function`` per argument tuple of ``calls``, keyed ``(label, i)``."""
     check_functions(client, function)
-    fn = dask.delayed(function, pure=True)
-    tasks = [fn(*args, dask_key_name=(label, i)) for i, args in enumerate(calls)]
+    fn = dask.delayed(function, pure=True, **delayed)
+    return [fn(*args, dask_key_name=(label, i)) for i, args in enumerate(calls)]
+
+
+def _on_workers(client, function, label, calls, progress) -> list[Any]:
+    tasks = _worker_tasks(client, function, label, calls)
     return gather_with_progress(client, tasks, label.removeprefix("distboost-"), progress)
 
 
@@ -182,11 +187,10 @@ def write_splits(
     from distributed import Client
 
     with Client(scheduler, set_as_default=False) as client:
-        check_functions(client, write_file_splits)
-        write = dask.delayed(write_file_splits, pure=True, nout=2)
-        written = [write(f, fmt, schema, seed, fractions, staging, i, batch_rows,
-                         dask_key_name=("distboost-prepare-write", i))
-                   for i, f in enumerate(files)]
+        calls = [(f, fmt, schema, seed, fractions, staging, i, batch_rows)
+                 for i, f in enumerate(files)]
+        written = _worker_tasks(client, write_file_splits, "distboost-prepare-write", calls,
+                                nout=2)
         sample = merged_sample([w[1] for w in written])
         *counts, sample = gather_with_progress(client, [w[0] for w in written] + [sample],
                                                "prepare-write", progress)

@@ -637,10 +637,10 @@ def _prior_history(init_model, n_rounds: int, sets: list, metric_names: list,
     (and ``training`` when it is measured) and metrics, every round. A
     continued fit's ``evals_result_`` and early stopping then span both fits;
     otherwise (other sets or metrics) they start with this fit's rounds."""
-    old = getattr(init_model, "evals_result_", None) or {}
     wanted = sets + (["training"] if train_metric else [])
     if init_model is None or not wanted:
         return {}
+    old = getattr(init_model, "evals_result_", None) or {}
     usable = all(
         list(old.get(s, {})) == metric_names
         and all(len(old[s][m]) >= n_rounds for m in metric_names)
