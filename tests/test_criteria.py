@@ -3,12 +3,9 @@
 import numpy as np
 import pytest
 
-from distboost._common import MAX_BINS, MISSING_BIN
 from distboost.binning import BinMapper
-from distboost.criteria import (
-    ImpurityCriterion,
-    VarianceCriterion,
-)
+from distboost.kernels.common import MAX_BINS, MISSING_BIN
+from distboost.kernels.criteria import ImpurityCriterion, VarianceCriterion
 
 # six points on one feature, one per bin; weights as after some boosting
 BINS = np.arange(6)
@@ -131,7 +128,7 @@ def test_monotone_constraint_on_the_class_1_frequency():
     feature. Free or decreasing, the split is found; increasing, it is refused;
     bounds clip the frequencies before the order is compared (both 0.5: no order
     broken)."""
-    from distboost.criteria import find_best_impurity_splits
+    from distboost.kernels.criteria import find_best_impurity_splits
 
     hist = np.zeros((1, 1, 256, 3), np.int64)
     hist[0, 0, 0] = (0, 3, 3)

@@ -21,10 +21,10 @@ import dask
 from dask.delayed import Delayed, delayed
 from distributed import wait
 
-from .._dask_private import DriverCalls, serialized, worker_nthreads
-from .._threads import set_numba_threads
+from ..kernels.threads import set_numba_threads
 from . import reduction
 from .buffers import Buffers
+from .dask_internals import DriverCalls, serialized, worker_nthreads
 from .holder import History, Holder, pack, unpack
 from .reduction import Failed, combine_all
 from .watch import Watch, check_memory

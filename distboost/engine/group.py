@@ -17,9 +17,9 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from .. import _exact
-from .._common import MAX_BINS, STAT_DTYPE
-from ..histogram import RowPartition, columns, replay, root_histograms, split_level
+from ..kernels import exact
+from ..kernels.common import MAX_BINS, STAT_DTYPE
+from ..kernels.histogram import RowPartition, columns, replay, root_histograms, split_level
 from .buffers import Buffers
 
 
@@ -105,7 +105,7 @@ def placement(state: GroupState) -> dict:
 
 def exact_sums(state: GroupState, fn):
     """Per partition: ``fn(shard)`` -> list of arrays, summed exactly."""
-    return [_exact.exact_sums(fn(s)) for (s,) in each_shard(state.shards)]
+    return [exact.exact_sums(fn(s)) for (s,) in each_shard(state.shards)]
 
 
 def set_rows(state: GroupState, learner, base_score, update) -> GroupState:

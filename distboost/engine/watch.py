@@ -77,7 +77,7 @@ class Watch:
     ----------
     client : distributed.Client
     fit_id : str
-        The fit's id in its events (``_events``).
+        The fit's id in its events (``training.events``).
     """
 
     def __init__(self, client, fit_id: str):
@@ -140,7 +140,7 @@ def worker_memory(dask_worker) -> dict:
 
     import psutil
 
-    from .._dask_private import worker_memory_limit, worker_pause_fraction
+    from .dask_internals import worker_memory_limit, worker_pause_fraction
 
     pa = sys.modules.get("pyarrow")
     return {"memory_limit": worker_memory_limit(dask_worker),

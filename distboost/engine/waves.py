@@ -17,9 +17,9 @@ from collections import defaultdict
 
 import numpy as np
 
-from .. import _exact
-from .._input import Schema, merge_categories
 from ..binning import SAMPLE_ROWS, BinMapper, CandidatePool
+from ..inputs.frames import Schema, merge_categories
+from ..kernels import exact
 from . import group as _group
 from . import spill
 from .executor import Executor
@@ -161,7 +161,7 @@ class Engine:
         """Sums over every row of the arrays ``fn(shard)`` returns, exactly."""
         (per_group,) = self.ex.run([Op(TRAIN, _group.exact_sums, (fn,))], "sums")
         parts = [p for group in per_group for p in group]
-        return [_exact.to_float(sum(col)) for col in zip(*parts)]
+        return [exact.to_float(sum(col)) for col in zip(*parts)]
 
     def init_score(self, loss) -> np.ndarray:
         """f_0 from exact sums over every partition (ESL Algorithm 10.3, step 1)."""
