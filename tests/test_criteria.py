@@ -76,6 +76,10 @@ def test_missing_values_go_to_the_better_side():
                                              mapper(n_bins=4))
     assert (split_bin, missing_left) == (1, False)  # {0, 1} | {2, 3, missing}: both pure
     assert gain == pytest.approx(6 - (4 + 16) / 6)
+    crit = ImpurityCriterion(2, "gini")
+    assert crit.has_missing(hist[0, 0]) and crit.count(totals[0]) == 6
+    no_missing, _ = class_histogram(bins[[0, 1, 2, 5]], y[[0, 1, 2, 5]], np.ones(4))
+    assert not crit.has_missing(no_missing[0, 0])
 
 
 def test_pure_and_tiny_nodes_are_not_splittable():

@@ -197,10 +197,10 @@ class Engine:
                 BOTH, fresh_round=True, light=light, combine=_group.CombineRoundStart(learner))
         evals = self._evaluations(learner, update) if update is not None else []
         results, *rest = self.ex.run([op] + evals, "round-start")
-        hist = _sum_histograms([r[0] for r in results])
-        root_counts = sum(r[3] for r in results)
-        self.timings["kernels"] += max(r[2] for r in results)
-        tm = _finish_metric([r[1] for r in results], learner) if train_metric else None
+        hist = _sum_histograms([r.histograms for r in results])
+        root_counts = sum(r.root_counts for r in results)
+        self.timings["kernels"] += max(r.seconds for r in results)
+        tm = _finish_metric([r.metric_sums for r in results], learner) if train_metric else None
         metrics = [_finish_metric(sums, learner) for sums in rest]
         self.timings["round_start"] += time.perf_counter() - t0
         return hist, root_counts, tm, metrics
@@ -222,9 +222,9 @@ class Engine:
         self.n_level_waves += 1
         (results,) = self.ex.run([Op(TRAIN, _group.level, args, combine=_group.combine_level)],
                                  "histogram")
-        hist = _sum_histograms([r[0] for r in results])
-        counts = sum(r[1] for r in results)
-        self.timings["kernels"] += max(r[2] for r in results)
+        hist = _sum_histograms([r.histograms for r in results])
+        counts = sum(r.counts for r in results)
+        self.timings["kernels"] += max(r.seconds for r in results)
         self.timings["histograms"] += time.perf_counter() - t0
         return hist, counts
 

@@ -9,6 +9,7 @@ subsampled (stochastic gradient boosting, ESL 10.12)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
@@ -175,20 +176,21 @@ class _GradientBoosting(TreeEnsembleBase):
         checks.check_fit_arguments(eval_set, early_stopping_rounds, callbacks)
         _objectives.check_trainable(self)
         _objectives.check_data(self, X, y)
-        init_model = self._resolve_init_model(init_model)
+        init_model, n_rounds = self._resolve_init_model(init_model)
         remote = _objectives.functions_of(self) if is_dask(X) else []  # unpickled on workers
         with explained_import_errors(remote, type(self).__name__):
             return self._fit(X, y, sample_weight, bin_mapper=bin_mapper, eval_set=eval_set,
                              sample_weight_eval_set=sample_weight_eval_set,
-                             init_model=init_model, early_stopping_rounds=early_stopping_rounds,
-                             callbacks=callbacks)
+                             init_model=init_model, n_rounds=n_rounds,
+                             early_stopping_rounds=early_stopping_rounds, callbacks=callbacks)
 
     def _check_columns(self, schema) -> None:
         """``monotonic_cst`` and ``interaction_cst`` against the columns (``constraints``)."""
         self._monotonic, self._interactions = _objectives.resolve_constraints(self, schema)
 
-    def _fit_engine(self, engine, init_model, early_stopping_rounds, callbacks):
-        """ESL Algorithm 10.3 on the prepared engine: f_0, then the rounds (``boost``)."""
+    def _fit_engine(self, engine, init_model, n_rounds, early_stopping_rounds, callbacks):
+        """ESL Algorithm 10.3 on the prepared engine: f_0, then ``n_rounds`` rounds
+        (``boost``)."""
         loss = self._make_loss()
         n_out = loss.n_outputs(len(getattr(self, "classes_", [])))
         if self._is_classifier:
@@ -209,32 +211,19 @@ class _GradientBoosting(TreeEnsembleBase):
         packed = pack_rounds(prior_trees, n_out) if prior_trees else None
         engine.set_rows(GradientLearner(loss), base, packed)
         metrics = self._metrics(loss, len(self.classes_) if self._is_classifier else None)
-        params = self._boost_params(early_stopping_rounds, self._leaf_estimation(loss), metrics)
+        params = self._boost_params(n_rounds, early_stopping_rounds, self._leaf_estimation(loss),
+                                    metrics)
         sets = [f"validation_{k}" for k in range(len(engine.eval_groups))]
         names = [m.name for m in metrics]
         prior = _prior_history(init_model, len(prior_trees), sets, names, params.train_metric)
         events = FitEvents(engine, self, params.n_rounds, len(prior_trees), metrics[-1].name,
                            len(engine.eval_groups), metrics[-1].higher_is_better, prior)
         result = BoostResult(history=prior)  # filled round by round: callbacks see it so far
-        fitted = (loss, base, prior_trees, result, engine.mapper, sets, names)
+        fitted = FitState(loss, base, prior_trees, result, engine.mapper, sets, names)
         boost(engine, loss, n_out, params, base, prior_trees,
               on_round=self._round_callback(metrics[-1].name, callbacks, fitted), events=events,
               result=result)
-        self._set_fitted(*fitted)
-
-    def _set_fitted(self, loss, base, prior_trees, result, mapper, eval_sets, metric_names):
-        """The fitted attributes of the model of ``prior_trees`` and ``result``'s rounds."""
-        self._loss = loss
-        self.base_score_ = base
-        self.trees_ = (prior_trees + result.trees)[:result.keep]
-        self.n_estimators_ = len(self.trees_)
-        self.best_iteration_ = result.best_iteration
-        history = result.history
-        self.evals_result_ = {
-            name: {m: list(history.get(name, {}).get(m, [])) for m in metric_names}
-            for name in eval_sets + (["training"] if "training" in history else [])
-        }
-        self.bin_mapper_ = mapper
+        fitted.set_on(self)
 
     def _metrics(self, loss, n_classes) -> tuple:
         """``eval_metric``'s metric objects (``distboost.metrics``)."""
@@ -263,7 +252,7 @@ class _GradientBoosting(TreeEnsembleBase):
             return "newton" if loss.has_hessian else "line_search"
         return self.leaf_estimation
 
-    def _boost_params(self, early_stopping_rounds, leaf_estimation="newton",
+    def _boost_params(self, n_rounds, early_stopping_rounds, leaf_estimation="newton",
                       metrics=()) -> BoostParams:
         growth = GrowthParams(
             max_depth=self.max_depth,
@@ -274,7 +263,6 @@ class _GradientBoosting(TreeEnsembleBase):
         )
         split = SplitParams(self.reg_lambda, self.gamma, self.min_child_weight,
                             self.min_samples_leaf)
-        n_rounds = self.n_estimators if self._warm_extra is None else self._warm_extra
         return BoostParams(
             n_rounds=n_rounds, growth=growth, split=split, seed=random_seed(self.random_state),
             subsample=self.subsample, colsample_bytree=self.colsample_bytree,
@@ -300,13 +288,16 @@ class _GradientBoosting(TreeEnsembleBase):
             stop = any(bool(cb(r, train_metric, evals)) for cb in functions)
             if objects:
                 model = _snapshot(self)
-                model._set_fitted(*fitted)
+                fitted.set_on(model)
                 stops = [bool(cb.after_iteration(model, r, model.evals_result_)) for cb in objects]
                 stop = stop or any(stops)
             return stop
         return on_round
 
     def _resolve_init_model(self, init_model):
+        """The model to continue (given, loaded from a path, or this one under
+        ``warm_start``) and the number of rounds to add to it."""
+        n_rounds = self.n_estimators
         if init_model is None and self.warm_start and hasattr(self, "trees_"):
             extra = self.n_estimators - self.n_estimators_
             if extra < 0:
@@ -314,15 +305,12 @@ class _GradientBoosting(TreeEnsembleBase):
                     f"warm_start: n_estimators={self.n_estimators} is below the "
                     f"{self.n_estimators_} rounds already fitted"
                 )
-            init_model = _snapshot(self)
-            self._warm_extra = extra
-        else:
-            self._warm_extra = None
+            init_model, n_rounds = _snapshot(self), extra
         if isinstance(init_model, str) or hasattr(init_model, "__fspath__"):
             from ..model_file import load_model
 
             init_model = load_model(init_model)
-        return init_model
+        return init_model, n_rounds
 
     def _validate_params(self):
         _objectives.check_params(self)  # first: says why a classifier takes no function
@@ -623,6 +611,35 @@ class GradientBoostingClassifier(_GradientBoosting):
     def score(self, X, y, sample_weight=None) -> float:
         """Accuracy (weighted by ``sample_weight``)."""
         return checks.weighted_score(self.predict(X), y, sample_weight, True)
+
+
+@dataclass
+class FitState:
+    """What a gradient boosting fit leaves on its estimator: the model of
+    ``prior_trees`` (a continued model's) followed by the rounds in ``result``,
+    which ``boost`` fills round by round (callbacks see the model so far)."""
+
+    loss: object
+    base_score: np.ndarray
+    prior_trees: list
+    result: BoostResult
+    bin_mapper: object
+    eval_sets: list
+    metric_names: list
+
+    def set_on(self, est) -> None:
+        """Give ``est`` the fitted attributes of this model, up to the kept round."""
+        result, history = self.result, self.result.history
+        est._loss = self.loss
+        est.base_score_ = self.base_score
+        est.trees_ = (self.prior_trees + result.trees)[:result.keep]
+        est.n_estimators_ = len(est.trees_)
+        est.best_iteration_ = result.best_iteration
+        est.evals_result_ = {
+            name: {m: list(history.get(name, {}).get(m, [])) for m in self.metric_names}
+            for name in self.eval_sets + (["training"] if "training" in history else [])
+        }
+        est.bin_mapper_ = self.bin_mapper
 
 
 def _snapshot(est):

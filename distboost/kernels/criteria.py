@@ -208,7 +208,8 @@ def _best_impurity_splits(hist, totals, features, n_bins, is_categorical, kind, 
 
 
 class ImpurityCriterion:
-    """Weighted impurity splits and class-frequency leaves on (w·onehot, count) stats.
+    """Weighted impurity splits and class-frequency leaves on (w·onehot, count)
+    stats; a ``grower.Criterion``.
 
     Parameters
     ----------
@@ -279,6 +280,10 @@ class ImpurityCriterion:
         return int(totals[self.n_classes])
 
     size = count  # the smaller child (built, the other subtracted) has fewer rows
+
+    def has_missing(self, hist_f) -> bool:
+        """Whether the node has rows in the missing bin of this feature."""
+        return bool(hist_f[MISSING_BIN, self.n_classes] > 0)
 
     def cover(self, totals) -> float:
         return float(totals[: self.n_classes].sum() / self.scale)

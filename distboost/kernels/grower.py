@@ -18,6 +18,7 @@ the order splits are taken, so the trees are those of one split per wave.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
@@ -25,6 +26,55 @@ from .bounds import child_bounds
 from .common import MAX_BINS, MISSING_BIN, N_BITSET_WORDS, NODE_DTYPE
 from .histogram import LevelSplits
 from .tree import Tree, bitset_from_mask
+
+
+class Criterion(Protocol):
+    """What the grower asks of a criterion: split search and node values over
+    the statistics of histograms (``splitting.GradientCriterion``,
+    ``criteria.ImpurityCriterion``, ``criteria.VarianceCriterion``).
+
+    ``hist`` is (n_nodes, n_features, 256, n_stats) and ``hist_f`` one node's
+    (256, n_stats) for one feature; ``totals`` is a node's (n_stats,) sums;
+    all int64 fixed point. A criterion may also define
+    ``node_vector(totals, lower, upper) -> ndarray``: a vector per node (class
+    frequencies), kept in ``Tree.vectors``.
+    """
+
+    n_stats: int
+    """Statistics per row and bin."""
+
+    def best_splits(self, hist, totals, masks, mapper, constraints=None) -> tuple:
+        """Per node: (gain, feature, split bin, missing goes left), arrays of
+        length n_nodes (gain <= 0: no split); ``constraints`` is (monotonic,
+        lower, upper) or None."""
+
+    def left_stats(self, hist_f, is_cat: bool, split_bin: int,
+                   missing_left: bool) -> tuple[np.ndarray, np.ndarray]:
+        """The left child's totals, and which bins go left (256 bools)."""
+
+    def splittable(self, totals) -> bool:
+        """Whether a node with these totals may be split at all."""
+
+    def node_value(self, totals, lower: float = -np.inf, upper: float = np.inf) -> float:
+        """The node's value (before the learning rate), within [lower, upper]."""
+
+    def bound_value(self, totals) -> float:
+        """The value monotone constraints order."""
+
+    def size(self, totals) -> float:
+        """What decides the smaller child, the one whose histogram is built."""
+
+    def count(self, totals) -> int | None:
+        """Rows in the node; None when the statistics hold no row count (then
+        the waves count them)."""
+
+    def has_missing(self, hist_f) -> bool:
+        """Whether the node has rows in the missing bin of this feature."""
+
+    def cover(self, totals) -> float:
+        """The node's cover (hessian sum, or class weight), for the tree and SHAP."""
+
+
 
 SPECULATIVE_SPLITS = 4
 """Best-first growth: leaves a wave expands at most, per tree (the best one
@@ -102,7 +152,7 @@ class TreeGrower:
         rows in each split's (left, right) children.
     mapper : BinMapper
     params : GrowthParams
-    criterion : e.g. ``splitting.GradientCriterion``
+    criterion : Criterion
         Split search and node values over the histograms' statistics.
     feature_masks : ndarray of shape (n_trees, n_features), bool
         Features each tree may split on (column subsampling by tree).
@@ -119,7 +169,7 @@ class TreeGrower:
         the waves, and every split is routed, the last level too.
     """
 
-    def __init__(self, root_hist, build_level, mapper, params: GrowthParams, criterion,
+    def __init__(self, root_hist, build_level, mapper, params: GrowthParams, criterion: Criterion,
                  feature_masks, node_features=None, root_counts=None):
         self.node_features = node_features
         self.build_level = build_level

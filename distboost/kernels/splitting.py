@@ -282,8 +282,7 @@ def leaf_value(g: float, h: float, reg_lambda: float) -> float:
 class GradientCriterion:
     """XGBoost's split gain and leaf value on (g, h, count) or (g, h) histograms.
 
-    The interface every criterion offers the grower: ``best_splits``,
-    ``left_stats``, ``splittable``, ``node_value``, ``count`` and ``cover``.
+    A ``grower.Criterion``.
 
     With ``counts=False`` the statistics are (g, h) only: one add fewer per
     row and feature in every histogram. That needs every row's fixed-point
@@ -301,7 +300,7 @@ class GradientCriterion:
                              "min_child_weight > 0; use counts=True")
         if any(math.frexp(s)[0] != 0.5 for s in scales):
             raise ValueError(f"fixed-point scales must be powers of two, got {tuple(scales)} "
-                             f"(_fixed_point.fixed_point_scales makes them)")
+                             f"(fixed_point.fixed_point_scales makes them)")
         self.params = params
         self.scale_g, self.scale_h = scales
         self.n_stats = 3 if counts else 2

@@ -24,7 +24,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ..kernels.grower import GrowthParams, TreeGrower
+from ..kernels.grower import Criterion, GrowthParams, TreeGrower
 
 
 @dataclass
@@ -35,7 +35,7 @@ class RoundSpec:
     ----------
     learner : learners.Learner
         The row statistics of the round (and its metrics, if measured).
-    criterion : splitting.GradientCriterion or criteria.ImpurityCriterion
+    criterion : kernels.grower.Criterion
     features : ndarray of int
         Features of the root histograms (those any tree of the round may use).
     masks : ndarray of shape (n_trees, n_features), bool
@@ -50,7 +50,7 @@ class RoundSpec:
     """
 
     learner: Any
-    criterion: Any
+    criterion: Criterion
     features: np.ndarray
     masks: np.ndarray
     node_features: Any = None
