@@ -24,6 +24,9 @@ import dask
 
 logger = logging.getLogger("distboost")
 
+POLL = 1.0
+"""Seconds between looks at whether a fit's tasks or waves make progress."""
+
 TOPIC = "distboost"
 
 
