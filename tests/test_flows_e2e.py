@@ -214,14 +214,14 @@ def test_explain_writes_shap_values_that_add_up(run, scheduler, tmp_path):
     from distboost.inspection import shap_values
     from flows._data import load_features
     from flows.explain import explain
-    from flows.predict import model_schema
+    from flows.predict import model_features
 
     model = distboost.load_model(run["model"])
     test = str(run["root"] / "data" / "test")
     out = explain(model=run["model"], data=test, output=str(tmp_path / "shap"),
                   scheduler=scheduler)
     frame = pd.concat([pd.read_parquet(p) for p in sorted((tmp_path / "shap").glob("*"))])
-    X = load_features(test, model_schema(model)).compute()
+    X = load_features(test, model_features(model)).compute()
     assert list(frame.columns) == [f"shap_{c}" for c in X.columns] + ["shap_bias"]
     np.testing.assert_allclose(frame.sum(axis=1), model.decision_function(X), atol=1e-9)
     np.testing.assert_array_equal(frame.to_numpy(), shap_values(model, X))
