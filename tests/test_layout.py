@@ -160,3 +160,24 @@ def test_the_application_imports_only_public_library_names(tmp_path):
     flows = ROOT.parent / "flows"
     for path in sorted(flows.glob("*.py")):
         assert _private_library_imports(path) == [], path
+
+
+def _too_long(path: pathlib.Path, max_module: int = 800, max_function: int = 80) -> list[str]:
+    """The module itself if it has more than ``max_module`` lines, and its
+    functions of more than ``max_function``."""
+    source = path.read_text()
+    out = [str(path)] if source.count("\n") > max_module else []
+    for node in ast.walk(ast.parse(source)):
+        if (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and node.end_lineno - node.lineno + 1 > max_function):
+            out.append(f"{path}:{node.name}")
+    return out
+
+
+def test_modules_and_functions_are_short(tmp_path):
+    planted = tmp_path / "long.py"
+    planted.write_text("def f():\n" + "    x = 1\n" * 80 + "\n\ndef g():\n    pass\n")
+    assert _too_long(planted) == [f"{planted}:f"]
+    assert _too_long(planted, max_module=10) == [str(planted), f"{planted}:f"]
+    for root in (ROOT, ROOT.parent / "flows"):
+        assert [t for p in sorted(root.rglob("*.py")) for t in _too_long(p)] == []
