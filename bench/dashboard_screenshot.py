@@ -27,9 +27,9 @@ import dask.dataframe as dd
 from distributed import Client, LocalCluster
 
 import distboost as db
-from distboost._events import TOPIC
 from distboost.dashboard import PAGE, SCHEDULER_KWARGS
 from distboost.demo_data import hastie_10_2
+from distboost.training.events import TOPIC
 
 ROUNDS = 300
 CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",

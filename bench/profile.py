@@ -32,8 +32,8 @@ sys.path.insert(0, str(BENCH_DIR))
 import w1
 
 import distboost as db
-from distboost import grower, histogram
 from distboost.engine import group as _group
+from distboost.kernels import grower, histogram
 from distboost.learners import gradient as learner
 
 STEPS = collections.defaultdict(float)

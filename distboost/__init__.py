@@ -1,14 +1,14 @@
 """distboost: boosted and bagged tree ensembles on partitioned data with Dask."""
 
 from . import binning, callbacks
-from ._validation import InvalidParameterError, NotFittedError
-from .ensemble.adaboost import AdaBoostClassifier
-from .ensemble.bagging import BaggingClassifier, BaggingRegressor
-from .ensemble.forest import RandomForestClassifier, RandomForestRegressor
-from .ensemble.gradient_boosting import GradientBoostingClassifier, GradientBoostingRegressor
-from .ensemble.voting import VotingClassifier, VotingRegressor
+from .estimators.adaboost import AdaBoostClassifier
+from .estimators.bagging import BaggingClassifier, BaggingRegressor
+from .estimators.forest import RandomForestClassifier, RandomForestRegressor
+from .estimators.gradient_boosting import GradientBoostingClassifier, GradientBoostingRegressor
+from .estimators.voting import VotingClassifier, VotingRegressor
+from .inputs.checks import InvalidParameterError, NotFittedError
+from .kernels.tree import Tree
 from .model_file import ModelFileError, load_model
-from .tree import Tree
 
 __version__ = "0.1.0"
 

@@ -17,8 +17,8 @@ from concurrent.futures import ThreadPoolExecutor
 import numba
 import numpy as np
 
-from ._common import MAX_BINS, MISSING_BIN, X_BINNED_DTYPE
-from ._random import row_content_hashes
+from .kernels.common import MAX_BINS, MISSING_BIN, X_BINNED_DTYPE
+from .kernels.rng import row_content_hashes
 
 SAMPLE_ROWS = 200_000
 """Rows in the binning sample: the rows with the smallest content hashes
@@ -74,7 +74,7 @@ def frame_candidates(X, sample_weight=None, n_samples: int = SAMPLE_ROWS, below=
     -------
     (hashes, rows, weights), as ``sample_candidates``
     """
-    from ._input import infer_schema, to_matrix
+    from .inputs.frames import infer_schema, to_matrix
 
     schema = infer_schema(X)
     w = np.ones(len(X)) if sample_weight is None else np.asarray(sample_weight, np.float64)

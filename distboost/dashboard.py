@@ -7,7 +7,7 @@ Register it when the scheduler starts::
 
 (``distboost`` commands and flows do it on every LocalCluster they start.)
 The page reads the ``distboost`` events every fit logs on the scheduler
-(``distboost._events``), so it shows the fits of any client: learning curves
+(``distboost.training.events``), so it shows the fits of any client: learning curves
 per named metric, the time of each round split into worker compute, transfer
 and driver work, trees and leaves per round, progress (round i of n, elapsed,
 estimated remaining, best round), the estimator and its main parameters;
@@ -22,9 +22,9 @@ import math
 
 from distributed.diagnostics.plugin import SchedulerPlugin
 
-from . import _dask_private
-from ._events import TOPIC
-from ._fit_view import SPLIT, FitLog, FitView
+from .engine import dask_internals
+from .training.events import TOPIC
+from .training.fit_log import SPLIT, FitLog, FitView
 
 PAGE = "/distboost"
 PRELOAD = "distboost.dashboard"
@@ -166,19 +166,19 @@ def distboost_doc(scheduler, extra, doc) -> None:
     page = DistboostPage(scheduler)
     doc.title = "Dask: distboost"
     doc.add_root(page.root)
-    _dask_private.dress_dashboard_doc(doc, extra, page, 500)
+    dask_internals.dress_dashboard_doc(doc, extra, page, 500)
 
 
 def _register() -> None:
     """Add the page to the applications every new scheduler's dashboard serves
     (where this Dask's dashboard lets it: else a log line, and no page)."""
-    _dask_private.register_dashboard_page(PAGE, distboost_doc)
+    dask_internals.register_dashboard_page(PAGE, distboost_doc)
 
 
 def dask_setup(scheduler) -> None:
     """Preload hook: collect the fits from now on; link the page from the menu."""
     fit_log(scheduler)
-    _dask_private.link_dashboard_page(scheduler, PAGE)
+    dask_internals.link_dashboard_page(scheduler, PAGE)
 
 
 _register()

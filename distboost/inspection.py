@@ -15,7 +15,7 @@
 * :func:`shap_values` and :func:`shap_interaction_values` -- exact
   path-dependent TreeSHAP (Lundberg et al. 2020, Algorithm 2) of the raw
   output, with XGBoost's ``pred_contribs`` / ``pred_interactions`` layout;
-  lazy, partition by partition, on Dask collections (``distboost._shap``).
+  lazy, partition by partition, on Dask collections (``distboost.estimators.shap``).
 
 Every function works on the fitted attributes of the distboost estimators
 (``trees_``, ``base_score_``, ``bin_mapper_``, ``feature_names_in_``) and on
@@ -32,8 +32,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._shap import shap_interaction_values, shap_values
-from .tree import feature_totals
+from .estimators.shap import shap_interaction_values, shap_values
+from .kernels.tree import feature_totals
 
 __all__ = [
     "IceCurves",

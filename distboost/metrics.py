@@ -2,7 +2,7 @@
 
 A metric turns one partition's rows into a *partial*; partials merge
 (on a worker over its partitions, on the driver over the workers) and the
-merged partial gives the value. Means are exact integer sums (``_exact``)
+merged partial gives the value. Means are exact integer sums (``kernels.exact``)
 and AUC sorts every row's score, so every value is the same whatever the
 partitioning.
 
@@ -26,9 +26,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _exact, _libm
-from ._validation import InvalidParameterError
-from .losses import LOG_LINK_LOSSES, GammaLoss, PoissonLoss
+from .inputs.checks import InvalidParameterError
+from .kernels import exact, libm
+from .kernels.losses import LOG_LINK_LOSSES, GammaLoss, PoissonLoss
 
 PROBA_EPS = 1e-15
 """Probabilities are clipped to [eps, 1 - eps] before the log (as scikit-learn and XGBoost)."""
@@ -53,13 +53,13 @@ class MeanMetric:
         return mean
 
     def partial(self, y, raw, w):
-        return _exact.exact_sum(w * self.rowwise(y, raw)), _exact.exact_sum(w)
+        return exact.exact_sum(w * self.rowwise(y, raw)), exact.exact_sum(w)
 
     def merge(self, partials):
         return sum(p[0] for p in partials), sum(p[1] for p in partials)
 
     def value(self, partial) -> float:
-        return self.finish(_exact.to_float(partial[0]) / _exact.to_float(partial[1]))
+        return self.finish(exact.to_float(partial[0]) / exact.to_float(partial[1]))
 
 
 @dataclass(frozen=True)
@@ -79,7 +79,7 @@ class LogLoss(MeanMetric):
 
     def rowwise(self, y, raw):
         p = np.clip(self.loss.predict_proba(raw), PROBA_EPS, 1.0 - PROBA_EPS)
-        return -_libm.log(p[np.arange(len(y)), y.astype(np.int64)])
+        return -libm.log(p[np.arange(len(y)), y.astype(np.int64)])
 
 
 @dataclass(frozen=True)

@@ -17,11 +17,17 @@ import tempfile
 
 import numpy as np
 
-from ._input import Schema
-from ._model_schema import FORMAT, VERSION, ModelFileError, check_model_dict, estimator_classes
-from ._validation import InvalidParameterError
 from .binning import BinMapper
-from .tree import Tree
+from .inputs.checks import InvalidParameterError
+from .inputs.frames import Schema
+from .inputs.model_schema import (
+    FORMAT,
+    VERSION,
+    ModelFileError,
+    check_model_dict,
+    estimator_classes,
+)
+from .kernels.tree import Tree
 
 __all__ = ["FORMAT", "FORMATS", "VERSION", "ModelFileError", "estimator_classes", "load_model",
            "model_from_dict", "model_to_dict", "save_model"]

@@ -51,7 +51,7 @@ import math
 
 import numpy as np
 
-from ._common import MISSING_BIN
+from .kernels.common import MISSING_BIN
 
 FORMAT_VERSION = [2, 1, 0]
 """The XGBoost version whose JSON layout is written (scalar ``base_score``,

@@ -36,8 +36,9 @@ def has_split(data: str | Path, split: str) -> bool:
     return folder.is_dir() and any(folder.glob("*.parquet"))
 
 
-def _typed(frame: pd.DataFrame, schema: dict) -> pd.DataFrame:
-    for spec in schema["features"]:
+def _typed_features(frame: pd.DataFrame, features: list[dict]) -> pd.DataFrame:
+    """Categorical columns with their schema's categories (in every partition)."""
+    for spec in features:
         if spec["kind"] == "categorical":
             frame[spec["name"]] = (
                 frame[spec["name"]]
@@ -45,6 +46,11 @@ def _typed(frame: pd.DataFrame, schema: dict) -> pd.DataFrame:
                 .where(frame[spec["name"]].notna(), None)
                 .astype(pd.CategoricalDtype(spec["categories"]))
             )
+    return frame
+
+
+def _typed(frame: pd.DataFrame, schema: dict) -> pd.DataFrame:
+    frame = _typed_features(frame, schema["features"])
     target = schema["target"]
     if target in frame.columns and schema["target_kind"] == "integer":
         frame[target] = frame[target].astype("int64")
@@ -72,17 +78,19 @@ def load_split(data: str | Path, split: str, schema: dict | None = None) -> tupl
     return ddf[names], target
 
 
-def load_features(data: str | Path, schema: dict) -> Any:
-    """Just the feature columns of any Parquet folder/file with those columns."""
+def load_features(data: str | Path, features: list[dict]) -> Any:
+    """Just the ``features`` (a schema's ``features``: name, kind, categories)
+    of any Parquet folder/file with those columns."""
     import dask.dataframe as dd
 
     ddf = dd.read_parquet(str(data), engine="pyarrow")
-    names = [f["name"] for f in schema["features"]]
+    names = [f["name"] for f in features]
     missing = [n for n in names if n not in ddf.columns]
     if missing:
         raise DataError(f"{data} lacks the model's feature column(s) {missing}")
     ddf = ddf[names]
-    return ddf.map_partitions(_typed, schema, meta=_typed(empty_like(ddf), schema))
+    return ddf.map_partitions(_typed_features, features,
+                              meta=_typed_features(empty_like(ddf), features))
 
 
 def predict_partition(est: Any, part: pd.DataFrame, path: str, proba: bool) -> int:

@@ -245,7 +245,7 @@ def resolve_train_config(
 def check_constraint_columns(cfg: TrainConfig, schema: dict) -> None:
     """``monotonic_cst`` / ``interaction_cst`` name columns of the prepared data
     (checked as ``fit`` will, before any cluster starts)."""
-    from distboost import constraints
+    from distboost.inputs import constraints
 
     names = [f["name"] for f in schema["features"]]
     categorical = [f.get("kind") == "categorical" for f in schema["features"]]

@@ -57,14 +57,11 @@ def _load_model(model: str) -> Any:
 
 
 @task(name="predict-split", cache_policy=NO_CACHE)
-def predict_split(scheduler: str, data: str, model: str, split: str, output: str) -> str:
+def predict_split(client: Any, est: Any, data: str, split: str, output: str) -> str:
     """Predict the split on the workers; write target and predictions to Parquet."""
-    from distributed import Client
-
     schema = read_schema(data)
-    est = _load_model(model)
     X, y = load_split(data, split, schema)
-    with Client(scheduler, set_as_default=False) as client, client.as_current():
+    with client.as_current():
         if hasattr(est, "predict_proba"):
             y_true, proba = client.compute([y.to_dask_array(), est.predict_proba(X)], sync=True)
             frame = pd.DataFrame(np.asarray(proba), columns=[f"proba_{c}" for c in est.classes_])
@@ -79,9 +76,8 @@ def predict_split(scheduler: str, data: str, model: str, split: str, output: str
 
 
 @task(name="compute-metrics", cache_policy=NO_CACHE)
-def compute_metrics(predictions: str, model: str) -> dict:
+def compute_metrics(predictions: str, est: Any) -> dict:
     frame = pd.read_parquet(predictions)
-    est = _load_model(model)
     if hasattr(est, "classes_"):
         proba = frame[[f"proba_{c}" for c in est.classes_]].to_numpy()
         return classification_metrics(frame["target"].to_numpy(), proba, list(est.classes_))
@@ -103,11 +99,13 @@ def _history(model: str, est: Any) -> dict:
 
 
 @task(name="draw-diagnostics", cache_policy=NO_CACHE)
-def draw_diagnostics(predictions: str, model: str, metrics: dict, output: str) -> list[dict]:
-    """Learning curves; ROC, calibration and confusion matrix, or residuals."""
+def draw_diagnostics(predictions: str, model: str, est: Any, metrics: dict,
+                     output: str) -> list[dict]:
+    """Learning curves (the history beside the ``model`` file, else the
+    model's own); ROC, calibration and confusion matrix, or residuals."""
     from flows import plots
 
-    out, est = Path(output), _load_model(model)
+    out = Path(output)
     figures = []
     history = _history(model, est)
     if history:
@@ -298,19 +296,17 @@ def _dependence_note(est, exact: bool, split: str) -> str:
 
 @task(name="draw-interpretation", cache_policy=NO_CACHE)
 def draw_interpretation(
-    scheduler: str, data: str, model: str, split: str, output: str, n_features: int
+    client: Any, est: Any, data: str, split: str, output: str, n_features: int
 ) -> tuple[list[dict], list[dict], str]:
     """Importance bars and partial dependence plots of the top features."""
-    from distributed import Client
-
-    out, est = Path(output), _load_model(model)
+    out = Path(output)
     frame, table, figures = _importance_section(est, out)
     top = [f for f in frame.index[: max(n_features, 2)] if frame.loc[f, "gain"] > 0]
     # the monotone features are shown too, after the most important ones
     shown = top[:n_features] + [f for f in model_constraints(est).get("monotonic_cst", {})
                                 if f not in top[:n_features]]
     X, _ = load_split(data, split, read_schema(data))
-    with Client(scheduler, set_as_default=False) as client, client.as_current():
+    with client.as_current():
         dependence, exact = _dependence_figures(est, X, shown + top[n_features:], len(shown), out)
     return figures + dependence, table, _dependence_note(est, exact, split)
 
@@ -320,7 +316,7 @@ def model_constraints(est: Any) -> dict:
     ``{"monotonic_cst": {name: -1 or 1}, "interaction_cst": [[names], ...]}``
     (the sets as the model used them: unlisted features form the last one);
     empty keys left out."""
-    from distboost import constraints
+    from distboost.inputs import constraints
 
     schema = getattr(est, "_schema", None)
     if schema is None:
@@ -384,15 +380,13 @@ def _feature_matrix(rows: pd.DataFrame) -> np.ndarray:
 
 @task(name="draw-shap", cache_policy=NO_CACHE)
 def draw_shap(
-    scheduler: str, data: str, model: str, split: str, output: str, n_rows: int, n_features: int
+    client: Any, est: Any, data: str, split: str, output: str, n_rows: int, n_features: int
 ) -> tuple[list[dict], dict | None]:
     """SHAP values of a sample of the split, computed on the workers: the
     beeswarm summary, dependence plots of the top features and mean |SHAP|."""
-    from distributed import Client
-
     from distboost import plotting
 
-    out, est = Path(output), _load_model(model)
+    out = Path(output)
     if n_rows <= 0 or not hasattr(est, "_additive_trees"):
         return [], None  # voting ensembles: explain their members
     schema = read_schema(data)
@@ -401,7 +395,7 @@ def draw_shap(
     n_outputs = len(_output_names(est))
     columns = shap_columns(est, n_outputs)
     meta = pd.concat([empty_like(sample), pd.DataFrame(columns=columns, dtype=np.float64)], axis=1)
-    with Client(scheduler, set_as_default=False) as client, client.as_current():
+    with client.as_current():
         check_functions(client, with_shap)
         joined = client.compute(sample.map_partitions(with_shap, est, meta=meta), sync=True)
     rows = joined[list(sample.columns)]
@@ -538,17 +532,16 @@ def evaluate(
     """
     logger = run_logger()
     started = time.perf_counter()
+    est = _load_model(model)  # once: every task gets it, and the flow's one client
     out = check_output(output)
     key = _slug(artifact_key)
     with dask_client(scheduler, cluster) as client:
-        address = client.scheduler.address
-        predictions = predict_split(address, data, model, split, str(out))
-        metrics = compute_metrics(predictions, model)
-        figures = draw_diagnostics(predictions, model, metrics, str(out))
-        more, importance, note = draw_interpretation(
-            address, data, model, split, str(out), n_features
-        )
-        shap_figures, shap_summary = draw_shap(address, data, model, split, str(out), shap_rows,
+        predictions = predict_split(client, est, data, split, str(out))
+        metrics = compute_metrics(predictions, est)
+        figures = draw_diagnostics(predictions, model, est, metrics, str(out))
+        more, importance, note = draw_interpretation(client, est, data, split, str(out),
+                                                     n_features)
+        shap_figures, shap_summary = draw_shap(client, est, data, split, str(out), shap_rows,
                                                n_features)
     details, config = _details(data, model, split)
     est_name = json.loads(Path(model).read_text()).get("estimator", "model")
@@ -563,7 +556,7 @@ def evaluate(
         "dependence_note": note,
         "details": details,
         "training_config": config,
-        "constraints": model_constraints(_load_model(model)),
+        "constraints": model_constraints(est),
     }
     (out / MARKER).write_text(json.dumps(evaluation, indent=1) + "\n")
     report = render_report(out)

@@ -22,8 +22,9 @@ from flows._progress import gather_with_progress
 from flows.config import ClusterConfig
 
 
-def model_schema(est: Any) -> dict:
-    """The prepared-data schema a model expects (feature kinds and categories)."""
+def model_features(est: Any) -> list[dict]:
+    """The features a model expects, as a prepared schema lists them (name,
+    kind, categories)."""
     names = getattr(est, "feature_names_in_", None)
     if names is None:
         names = [f"f{j}" for j in range(est.n_features_in_)]
@@ -36,7 +37,7 @@ def model_schema(est: Any) -> dict:
             features.append({"name": name, "kind": "categorical", "categories": cats})
         else:
             features.append({"name": name, "kind": "numeric"})
-    return {"features": features, "target": "__none__", "target_kind": "float"}
+    return features
 
 
 def check_output(output: str, overwrite: bool, holds: str) -> None:
@@ -76,7 +77,7 @@ def write_partitions(scheduler: str, model: str, data: str, output: str, functio
     import distboost
 
     est = distboost.load_model(model)
-    X = load_features(data, model_schema(est))
+    X = load_features(data, model_features(est))
     model_key = dask.delayed(est, pure=True)
     fn = dask.delayed(function, pure=True)
     tasks = [fn(model_key, part, str(Path(output) / f"part-{i:05d}.parquet"), *args,

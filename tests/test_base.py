@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 import distboost as db
-from distboost._common import NODE_DTYPE
-from distboost._model_schema import estimator_classes
-from distboost.tree import feature_totals
+from distboost.inputs.model_schema import estimator_classes
+from distboost.kernels.common import NODE_DTYPE
+from distboost.kernels.tree import feature_totals
 
 
 def test_estimators_declare_the_arguments_their_fit_takes():

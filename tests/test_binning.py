@@ -1,7 +1,6 @@
 import numpy as np
 import pytest
 
-from distboost._common import MISSING_BIN
 from distboost.binning import (
     SAMPLE_ROWS,
     BinMapper,
@@ -11,6 +10,7 @@ from distboost.binning import (
     sample_candidates,
     weighted_percentile,
 )
+from distboost.kernels.common import MISSING_BIN
 
 
 def test_few_distinct_values_get_midpoint_edges():

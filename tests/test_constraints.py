@@ -10,13 +10,9 @@ import pandas as pd
 import pytest
 
 import distboost as db
-from distboost._common import NODE_DTYPE
-from distboost.constraints import (
-    child_bounds,
-    interaction_constraints,
-    monotonic_constraints,
-    propagate_bounds,
-)
+from distboost.inputs.constraints import interaction_constraints, monotonic_constraints
+from distboost.kernels.bounds import child_bounds, propagate_bounds
+from distboost.kernels.common import NODE_DTYPE
 
 NAMES = ["a", "b", "c", "d"]
 NUMERIC = np.zeros(4, bool)

@@ -3,12 +3,9 @@
 import numpy as np
 import pytest
 
-from distboost._common import MAX_BINS, MISSING_BIN
 from distboost.binning import BinMapper
-from distboost.criteria import (
-    ImpurityCriterion,
-    VarianceCriterion,
-)
+from distboost.kernels.common import MAX_BINS, MISSING_BIN
+from distboost.kernels.criteria import ImpurityCriterion, VarianceCriterion
 
 # six points on one feature, one per bin; weights as after some boosting
 BINS = np.arange(6)
@@ -79,6 +76,10 @@ def test_missing_values_go_to_the_better_side():
                                              mapper(n_bins=4))
     assert (split_bin, missing_left) == (1, False)  # {0, 1} | {2, 3, missing}: both pure
     assert gain == pytest.approx(6 - (4 + 16) / 6)
+    crit = ImpurityCriterion(2, "gini")
+    assert crit.has_missing(hist[0, 0]) and crit.count(totals[0]) == 6
+    no_missing, _ = class_histogram(bins[[0, 1, 2, 5]], y[[0, 1, 2, 5]], np.ones(4))
+    assert not crit.has_missing(no_missing[0, 0])
 
 
 def test_pure_and_tiny_nodes_are_not_splittable():
@@ -131,7 +132,7 @@ def test_monotone_constraint_on_the_class_1_frequency():
     feature. Free or decreasing, the split is found; increasing, it is refused;
     bounds clip the frequencies before the order is compared (both 0.5: no order
     broken)."""
-    from distboost.criteria import find_best_impurity_splits
+    from distboost.kernels.criteria import find_best_impurity_splits
 
     hist = np.zeros((1, 1, 256, 3), np.int64)
     hist[0, 0, 0] = (0, 3, 3)

@@ -8,9 +8,9 @@ import urllib.request
 from bokeh.client import pull_session
 
 import distboost as db
-from distboost._events import TOPIC
-from distboost._fit_view import FitLog
 from distboost.dashboard import PAGE, summary_html
+from distboost.training.events import TOPIC
+from distboost.training.fit_log import FitLog
 
 
 def url(client, path):

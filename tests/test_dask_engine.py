@@ -230,7 +230,7 @@ def _thread(state, seconds):
 
 def test_short_waves_run_on_the_workers_event_loops(frame, dask_client):
     from distboost.engine import Engine, plan
-    from distboost.engine.dask import LOOP_CALL_SECONDS
+    from distboost.engine.transport import LOOP_CALL_SECONDS
 
     ddf = dd.from_pandas(frame, npartitions=2)
     ex, parts, evals, schema = plan(ddf[FEATURES], ddf["target"], None, None, None, dask_client, None)

@@ -1,4 +1,4 @@
-"""Dask's private API is used in one module only (``distboost._dask_private``),
+"""Dask's private API is used in one module only (``distboost.engine.dask_internals``),
 and every private path there has a public fallback giving the same results:
 fits from Parquet on a real LocalCluster with the internals off equal the fit
 in process, errors still name their partition and row, and the dashboard
@@ -19,10 +19,10 @@ import pandas as pd
 import pytest
 
 import distboost as db
-from distboost import _dask_private
+from distboost.engine import dask_internals
 
 PACKAGES = [pathlib.Path(db.__file__).parent, pathlib.Path(__file__).parents[1] / "flows"]
-THE_MODULE = pathlib.Path(_dask_private.__file__)
+THE_MODULE = pathlib.Path(dask_internals.__file__)
 
 PUBLIC_MODULES = {"dask", "dask.array", "dask.bag", "dask.base", "dask.config",
                   "dask.dataframe", "dask.delayed", "dask.utils",
@@ -121,35 +121,35 @@ def test_no_private_dask_api_outside_the_one_module():
                 offenders[str(path)] = found
     assert offenders == {}, (
         f"private Dask API outside {THE_MODULE.name}: {offenders}; move each use into "
-        f"distboost/_dask_private.py with a public fallback")
+        f"distboost/dask_internals.py with a public fallback")
 
 
 def test_the_one_module_finds_its_capabilities_here():
     """On the Dask installed, every private path is available (so the tests of
     the defaults exercise them), and none is once the internals are off."""
     frame = dd.from_pandas(pd.DataFrame({"a": [1.0, 2.0], "y": [0, 1]}), npartitions=1)
-    assert _dask_private.fast_path_available()
-    assert _dask_private.co_aligned(frame[["a"]], frame["y"]) is True
-    with dask.config.set({_dask_private.INTERNALS: False}):
-        assert not _dask_private.internals_allowed()
-        assert not _dask_private.fast_path_available()
-        assert _dask_private.co_aligned(frame[["a"]], frame["y"]) is None
-        assert _dask_private.parquet_pieces(frame, 0) is None
-        assert _dask_private.worker_nthreads() is None
-        assert _dask_private.worker_memory_limit() is None
-        assert _dask_private.serialized(frame) is frame
-    with dask.config.set({_dask_private.INTERNALS: "False"}):  # as the environment gives it
-        assert not _dask_private.internals_allowed()
+    assert dask_internals.fast_path_available()
+    assert dask_internals.co_aligned(frame[["a"]], frame["y"]) is True
+    with dask.config.set({dask_internals.INTERNALS: False}):
+        assert not dask_internals.internals_allowed()
+        assert not dask_internals.fast_path_available()
+        assert dask_internals.co_aligned(frame[["a"]], frame["y"]) is None
+        assert dask_internals.parquet_pieces(frame, 0) is None
+        assert dask_internals.worker_nthreads() is None
+        assert dask_internals.worker_memory_limit() is None
+        assert dask_internals.serialized(frame) is frame
+    with dask.config.set({dask_internals.INTERNALS: "False"}):  # as the environment gives it
+        assert not dask_internals.internals_allowed()
 
 
 def test_public_meta_has_the_private_meta_dtypes():
     frame = pd.DataFrame({"x": np.arange(4.0), "n": np.arange(4, dtype="int32"),
                           "b": [True, False] * 2, "c": pd.Categorical(list("abca"))})
     ddf = dd.from_pandas(frame, npartitions=2)
-    private = _dask_private.meta(ddf)
-    with dask.config.set({_dask_private.INTERNALS: False}):
-        public = _dask_private.meta(ddf)
-        series = _dask_private.meta(ddf["c"])
+    private = dask_internals.meta(ddf)
+    with dask.config.set({dask_internals.INTERNALS: False}):
+        public = dask_internals.meta(ddf)
+        series = dask_internals.meta(ddf["c"])
     assert len(public) == 0 and list(public.columns) == list(frame.columns)
     assert list(public.dtypes) == list(private.dtypes)
     assert series.dtype == frame["c"].dtype and series.name == "c"
@@ -180,7 +180,7 @@ PARAMS = {"n_estimators": 6, "max_depth": 3, "subsample": 0.8, "random_state": 1
 def test_fits_from_parquet_equal_the_fit_in_process(parquet_frame, dask_client, internals):
     df, folder = parquet_frame
     local = db.GradientBoostingClassifier(**PARAMS).fit(df[FEATURES], df["label"])
-    with dask.config.set({_dask_private.INTERNALS: internals}):
+    with dask.config.set({dask_internals.INTERNALS: internals}):
         ddf = dd.read_parquet(folder)
         model = db.GradientBoostingClassifier(client=dask_client, **PARAMS)
         model.fit(ddf[FEATURES], ddf["label"])
@@ -199,7 +199,7 @@ def test_without_internals_errors_keep_partition_and_row(parquet_frame, dask_cli
         bad.iloc[rows].to_parquet(tmp_path / f"part-{i}.parquet")
     messages = {}
     for internals in (True, False):
-        with dask.config.set({_dask_private.INTERNALS: internals}):
+        with dask.config.set({dask_internals.INTERNALS: internals}):
             ddf = dd.read_parquet(tmp_path)
             with pytest.raises(ValueError, match=r"partition \d+ has 1 missing") as info:
                 db.GradientBoostingRegressor(n_estimators=2, client=dask_client).fit(
@@ -211,10 +211,10 @@ def test_without_internals_errors_keep_partition_and_row(parquet_frame, dask_cli
 
 
 def test_dashboard_without_its_internals_logs_and_serves_no_page(caplog):
-    with dask.config.set({_dask_private.INTERNALS: False}), \
+    with dask.config.set({dask_internals.INTERNALS: False}), \
             caplog.at_level(logging.INFO, logger="distboost"):
-        assert not _dask_private.register_dashboard_page("/distboost-test", lambda *a: None)
-        assert not _dask_private.link_dashboard_page(object(), "/distboost-test")
+        assert not dask_internals.register_dashboard_page("/distboost-test", lambda *a: None)
+        assert not dask_internals.link_dashboard_page(object(), "/distboost-test")
     assert "page is not served" in caplog.text
 
 

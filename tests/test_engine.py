@@ -11,12 +11,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from distboost._fixed_point import fixed_point_scales
 from distboost.engine import Engine, LocalExecutor, local_partitions, plan
 from distboost.engine.dask import DaskExecutor
-from distboost.histogram import LevelSplits
+from distboost.kernels.fixed_point import fixed_point_scales
+from distboost.kernels.histogram import LevelSplits
+from distboost.kernels.losses import SquaredError
 from distboost.learners import GradientLearner
-from distboost.losses import SquaredError
 from distboost.metrics import LossMetric
 
 N = 2000

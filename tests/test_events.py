@@ -7,8 +7,8 @@ import urllib.request
 import numpy as np
 
 import distboost as db
-from distboost._events import TOPIC
-from distboost.booster import round_metrics
+from distboost.training.booster import round_metrics
+from distboost.training.events import TOPIC
 
 
 def fit_events(client, kind=None):

@@ -2,8 +2,8 @@ import math
 
 import numpy as np
 
-from distboost._exact import exact_sum, to_float
-from distboost._random import random_seed, row_content_hashes, row_uniforms
+from distboost.kernels.exact import exact_sum, to_float
+from distboost.kernels.rng import random_seed, row_content_hashes, row_uniforms
 
 
 def test_exact_sum_is_exact_and_order_free():
@@ -41,7 +41,7 @@ def test_random_seed():
 def test_gradient_stats_with_and_without_the_count():
     """(g, h, 1) rounds to the nearest unit; (g, h) also lifts a hessian below
     one unit to 1, so that a positive hessian sum means rows are present."""
-    from distboost._fixed_point import gradient_stats
+    from distboost.kernels.fixed_point import gradient_stats
 
     g = np.array([[0.26, -1.5, 0.0]])
     h = np.array([[0.74, 0.2, 0.0]])

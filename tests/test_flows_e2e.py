@@ -214,14 +214,14 @@ def test_explain_writes_shap_values_that_add_up(run, scheduler, tmp_path):
     from distboost.inspection import shap_values
     from flows._data import load_features
     from flows.explain import explain
-    from flows.predict import model_schema
+    from flows.predict import model_features
 
     model = distboost.load_model(run["model"])
     test = str(run["root"] / "data" / "test")
     out = explain(model=run["model"], data=test, output=str(tmp_path / "shap"),
                   scheduler=scheduler)
     frame = pd.concat([pd.read_parquet(p) for p in sorted((tmp_path / "shap").glob("*"))])
-    X = load_features(test, model_schema(model)).compute()
+    X = load_features(test, model_features(model)).compute()
     assert list(frame.columns) == [f"shap_{c}" for c in X.columns] + ["shap_bias"]
     np.testing.assert_allclose(frame.sum(axis=1), model.decision_function(X), atol=1e-9)
     np.testing.assert_array_equal(frame.to_numpy(), shap_values(model, X))
@@ -259,17 +259,20 @@ def test_pipeline_regression_then_predict(prefect_harness, scheduler, tmp_path):
 
 def test_shap_section_of_a_sample(run, scheduler, tmp_path):
     """A split larger than shap_rows is sampled on the workers (about shap_rows rows)."""
+    from distributed import Client
+
     from flows.evaluate import draw_shap
 
-    figures, summary = draw_shap.fn(scheduler, run["data"], run["model"], "train", str(tmp_path),
-                                    100, 2)
+    model = distboost.load_model(run["model"])
+    with Client(scheduler, set_as_default=False) as client:
+        figures, summary = draw_shap.fn(client, model, run["data"], "train", str(tmp_path), 100, 2)
+        nothing = draw_shap.fn(client, model, run["data"], "test", str(tmp_path), 0, 2)
     assert summary["sampled"] and 50 <= summary["rows"] <= 150 and summary["split"] == "train"
     assert [f["file"] for f in figures] == ["figures/shap_summary.png",
                                             "figures/shap_dependence_0.png",
                                             "figures/shap_dependence_1.png"]
     assert all((tmp_path / f["file"]).is_file() for f in figures)
-    assert draw_shap.fn(scheduler, run["data"], run["model"], "test", str(tmp_path), 0, 2) == \
-        ([], None)
+    assert nothing == ([], None)
 
 
 def test_the_pipeline_model_is_the_library_fit_on_the_training_split(prefect_harness, scheduler,

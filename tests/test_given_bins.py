@@ -1,5 +1,5 @@
 """Precomputed bins: ``BinMapper.from_edges`` and ``fit(bin_mapper=...)``
-(``distboost.ensemble._bins``). Bins given by name are matched to X's columns;
+(``distboost.estimators._bins``). Bins given by name are matched to X's columns;
 the model is the one the same bins found by the fit itself give; whatever does
 not match is refused with the feature's name."""
 
@@ -7,14 +7,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from distboost import (
-    AdaBoostClassifier,
-    GradientBoostingClassifier,
-    RandomForestRegressor,
-)
-from distboost._common import MISSING_BIN
-from distboost._input import to_matrix
+from distboost import AdaBoostClassifier, GradientBoostingClassifier, RandomForestRegressor
 from distboost.binning import BinMapper
+from distboost.inputs.frames import to_matrix
+from distboost.kernels.common import MISSING_BIN
 
 rng = np.random.default_rng(5)
 N = 800

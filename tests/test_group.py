@@ -4,13 +4,13 @@ from dataclasses import replace
 
 import numpy as np
 
-from distboost._input import Schema
 from distboost.binning import BinMapper
 from distboost.engine import group as _group
 from distboost.engine.shard import make_shard
-from distboost.histogram import LevelSplits
+from distboost.inputs.frames import Schema
+from distboost.kernels.histogram import LevelSplits
+from distboost.kernels.losses import SquaredError
 from distboost.learners import GradientLearner
-from distboost.losses import SquaredError
 
 
 def test_level_partition_cache_is_only_a_shortcut():

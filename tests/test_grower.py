@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 
 from distboost.binning import BinMapper
-from distboost.grower import GrowthParams, TreeGrower
-from distboost.histogram import RowPartition, columns, root_histograms, split_level
-from distboost.splitting import GradientCriterion, SplitParams
+from distboost.kernels.grower import GrowthParams, TreeGrower
+from distboost.kernels.histogram import RowPartition, columns, root_histograms, split_level
+from distboost.kernels.splitting import GradientCriterion, SplitParams
 
 
 def grow(X, g, h, counts, growth, params=None, is_categorical=None):
@@ -97,8 +97,8 @@ def test_best_first_expanding_several_leaves_per_wave_grows_the_one_split_trees(
     """Leaves expanded speculatively and taken in best-first order give the very
     trees of one split per wave (ids, values, counts), in fewer waves."""
     import distboost as db
-    from distboost import grower
     from distboost.engine.waves import Engine
+    from distboost.kernels import grower
 
     rng = np.random.default_rng(11)
     X = rng.normal(size=(4000, 5))

@@ -2,8 +2,8 @@ import numba
 import numpy as np
 import pytest
 
-from distboost._common import MISSING_BIN
-from distboost.histogram import (
+from distboost.kernels.common import MISSING_BIN
+from distboost.kernels.histogram import (
     CHUNK_ROWS,
     LevelSplits,
     RowPartition,

@@ -7,7 +7,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from distboost._common import NODE_DTYPE
 from distboost.inspection import (
     ice_curves,
     importance_frame,
@@ -15,6 +14,7 @@ from distboost.inspection import (
     relative_importance,
     tree_partial_dependence,
 )
+from distboost.kernels.common import NODE_DTYPE
 
 
 def node(**fields):

@@ -3,7 +3,7 @@
 import numba
 import numpy as np
 
-from distboost._intrinsics import add_pair, prefetch
+from distboost.kernels.intrinsics import add_pair, prefetch
 
 
 @numba.njit

@@ -1,5 +1,6 @@
-"""The package's shape: no import cycle (static or lazy imports), and each
-layer imports only the layers below it (docs/architecture.md)."""
+"""The package's shape: no import cycle (static or lazy imports), each layer
+imports only the layers below it, and the top level holds the public surface
+only (docs/architecture.md)."""
 
 import ast
 import pathlib
@@ -81,23 +82,45 @@ def test_no_import_cycle():
     assert _cycles(_graph()) == []
 
 
-KERNELS = {"binning", "histogram", "splitting", "criteria", "tree", "grower", "sampling",
-           "losses", "_fixed_point", "_exact", "_random", "_intrinsics", "_common", "_threads",
-           "_treeshap", "_additive", "_libm"}
+LAYERS = ("kernels", "callbacks", "inputs", "binning", "metrics", "xgboost_format", "model_file",
+          "engine", "learners", "training", "estimators", "inspection", "plotting", "dashboard",
+          "demo_data")
+"""The library's packages and public modules, lowest first (docs/architecture.md):
+kernels (numpy in, numpy out) < what users hand in < the engine < learners <
+training < estimators < the surface that uses them. ``distboost/__init__``
+re-exports and sits above them all."""
 
 
-def test_layers_import_only_what_is_below_them():
-    graph = _graph()
-    for module, imported in graph.items():
-        name = module.split(".")
-        if len(name) == 2 and name[1] in KERNELS:  # numpy in, numpy out
-            assert not {i for i in imported if i.startswith(("distboost.engine",
-                        "distboost.learners", "distboost.ensemble"))}, module
-        if module.startswith("distboost.engine"):  # knows nothing of ensembles or learners
-            assert not {i for i in imported if i.startswith(("distboost.learners",
-                        "distboost.ensemble", "distboost.booster"))}, module
-        if module.startswith("distboost.learners"):
-            assert not {i for i in imported if i.startswith("distboost.ensemble")}, module
+def _layer(module: str) -> int:
+    name = module.split(".")
+    return len(LAYERS) if len(name) == 1 else LAYERS.index(name[1])
+
+
+def _upward_imports(graph) -> list[tuple[str, str]]:
+    """Imports of a module from a layer above its own."""
+    return sorted((m, i) for m, imported in graph.items() for i in imported
+                  if _layer(i) > _layer(m))
+
+
+def test_every_package_and_top_module_has_a_layer():
+    assert {m.split(".")[1] for m in _modules() if m != "distboost"} == set(LAYERS)
+
+
+def test_the_layer_check_finds_an_upward_import():
+    graph = {"distboost.kernels.tree": {"distboost.engine.group"},
+             "distboost.engine.group": {"distboost.kernels.tree"}}
+    assert _upward_imports(graph) == [("distboost.kernels.tree", "distboost.engine.group")]
+
+
+def test_each_layer_imports_only_the_layers_below_it():
+    assert _upward_imports(_graph()) == []
+
+
+def test_the_top_level_is_the_public_surface():
+    """At most a dozen modules at the top of ``distboost/``, none private."""
+    top = sorted(p.stem for p in ROOT.glob("*.py"))
+    assert len(top) <= 12, top
+    assert not [t for t in top if t.startswith("_") and t != "__init__"], top
 
 
 def test_the_library_never_imports_the_application():
@@ -137,3 +160,24 @@ def test_the_application_imports_only_public_library_names(tmp_path):
     flows = ROOT.parent / "flows"
     for path in sorted(flows.glob("*.py")):
         assert _private_library_imports(path) == [], path
+
+
+def _too_long(path: pathlib.Path, max_module: int = 800, max_function: int = 80) -> list[str]:
+    """The module itself if it has more than ``max_module`` lines, and its
+    functions of more than ``max_function``."""
+    source = path.read_text()
+    out = [str(path)] if source.count("\n") > max_module else []
+    for node in ast.walk(ast.parse(source)):
+        if (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and node.end_lineno - node.lineno + 1 > max_function):
+            out.append(f"{path}:{node.name}")
+    return out
+
+
+def test_modules_and_functions_are_short(tmp_path):
+    planted = tmp_path / "long.py"
+    planted.write_text("def f():\n" + "    x = 1\n" * 80 + "\n\ndef g():\n    pass\n")
+    assert _too_long(planted) == [f"{planted}:f"]
+    assert _too_long(planted, max_module=10) == [str(planted), f"{planted}:f"]
+    for root in (ROOT, ROOT.parent / "flows"):
+        assert [t for p in sorted(root.rglob("*.py")) for t in _too_long(p)] == []

@@ -4,16 +4,12 @@ its learner adds: a tiny shard whose row states can be checked by hand."""
 import numpy as np
 import pytest
 
-from distboost._common import NODE_DTYPE
 from distboost.engine.shard import Shard
-from distboost.learners import (
-    AdaBoostLearner,
-    AdaBoostUpdate,
-    GradientLearner,
-)
+from distboost.kernels.common import NODE_DTYPE
+from distboost.kernels.losses import SquaredError
+from distboost.kernels.tree import PackedTrees, Tree, pack_trees
+from distboost.learners import AdaBoostLearner, AdaBoostUpdate, GradientLearner
 from distboost.learners.gradient import RoundTrees, pack_rounds
-from distboost.losses import SquaredError
-from distboost.tree import PackedTrees, Tree, pack_trees
 
 
 def _shard():

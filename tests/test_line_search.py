@@ -7,11 +7,12 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from distboost import GradientBoostingClassifier, GradientBoostingRegressor, _select
-from distboost._input import infer_schema
+from distboost import GradientBoostingClassifier, GradientBoostingRegressor
 from distboost.engine import Engine, LocalExecutor
-from distboost.line_search import TargetValues, grouped_exact_sums
-from distboost.tree import leaf_indices_binned, pack_trees
+from distboost.inputs.frames import infer_schema
+from distboost.kernels.tree import leaf_indices_binned, pack_trees
+from distboost.training import select
+from distboost.training.line_search import TargetValues, grouped_exact_sums
 
 # ----------------------------------------------------------------- helpers
 
@@ -73,9 +74,9 @@ class ByBin:
 def test_selection_is_exact_for_any_partitioning(monkeypatch, ship, ship_total):
     """Ties, weights, heavy tails and signed zeros; with few rows shipped per query
     (or per pass) the bucket passes do the work."""
-    monkeypatch.setattr(_select, "MAX_SHIP", ship)
-    monkeypatch.setattr(_select, "MAX_SHIP_TOTAL", ship_total)
-    monkeypatch.setattr(_select, "MAX_BUCKETS", 64)
+    monkeypatch.setattr(select, "MAX_SHIP", ship)
+    monkeypatch.setattr(select, "MAX_SHIP_TOTAL", ship_total)
+    monkeypatch.setattr(select, "MAX_BUCKETS", 64)
     rng = np.random.default_rng(1)
     n = 3000
     X = rng.normal(size=(n, 2))
@@ -86,8 +87,8 @@ def test_selection_is_exact_for_any_partitioning(monkeypatch, ship, ship_total):
         results = []
         for n_parts in (1, 7):
             engine = _engine(X, y, w, n_parts)
-            results.append(_select.weighted_quantiles(engine, ByBin(), alpha, 5))
-            results.append(_select.weighted_quantiles(engine, TargetValues(), alpha, 1))
+            results.append(select.weighted_quantiles(engine, ByBin(), alpha, 5))
+            results.append(select.weighted_quantiles(engine, TargetValues(), alpha, 1))
         q = engine.mapper.transform(X)[:, 0].astype(int) % 5
         expected = [lower_quantile(y[q == k], w[q == k], alpha) for k in range(5)]
         np.testing.assert_array_equal(results[0], expected)
@@ -101,17 +102,17 @@ def test_selection_takes_two_passes_on_typical_data():
     engine = _engine(X, y, w, 3)
     calls, apply = [], engine.apply
     engine.apply = lambda fn, name, *a: calls.append(name) or apply(fn, name, *a)
-    result = _select.weighted_quantiles(engine, TargetValues(), 0.9, 1)
+    result = select.weighted_quantiles(engine, TargetValues(), 0.9, 1)
     assert result[0] == lower_quantile(y, w, 0.9)
     assert calls == ["select-range", "select-refine"]
 
 
 def test_selection_leaves_no_cached_rows(monkeypatch):
-    monkeypatch.setattr(_select, "MAX_SHIP", 3)
+    monkeypatch.setattr(select, "MAX_SHIP", 3)
     X, y, w = sorted_by_target(500)
     engine = _engine(X, y, w, 3)
-    _select.weighted_quantiles(engine, TargetValues(), 0.5, 1)
-    assert all(type(g.holder.states["train"]) is _select.GroupState for g in engine.groups)
+    select.weighted_quantiles(engine, TargetValues(), 0.5, 1)
+    assert all(type(g.holder.states["train"]) is select.GroupState for g in engine.groups)
 
 
 def test_grouped_exact_sums_are_exact():
@@ -294,10 +295,10 @@ def test_monotone_leaves_are_the_exact_minimizers_clipped_to_bounds(partitioned,
     """y falls in x0, the model must rise in x0. Every node's value is the exact
     weighted alpha-quantile of its rows' residuals (computed here by sorting);
     bounds follow from those values by the midpoint rule from the root down
-    (``constraints.propagate_bounds``), and every leaf is its quantile clipped
+    (``kernels.bounds.propagate_bounds``), and every leaf is its quantile clipped
     to them, the same with 1 and 7 partitions."""
-    from distboost.constraints import propagate_bounds
-    from distboost.line_search import node_paths
+    from distboost.kernels.bounds import propagate_bounds
+    from distboost.training.line_search import node_paths
 
     rng = np.random.default_rng(4)
     X = rng.uniform(-1, 1, size=(700, 2))

@@ -6,8 +6,8 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from distboost import _libm
-from distboost.losses import (
+from distboost.kernels import libm
+from distboost.kernels.losses import (
     AbsoluteError,
     BinomialDeviance,
     ExponentialLoss,
@@ -193,9 +193,9 @@ def test_log_link_deviances_are_scikit_learns(loss, y, metric):
     expected = getattr(sklearn.metrics, metric)(y, mu, sample_weight=W, **kwargs)
     np.testing.assert_allclose(np.average(loss.metric_pointwise(y, raw), weights=W), expected,
                                rtol=1e-12)
-    # e^f by the C library's exp (distboost._libm: the same bits on every numpy), which
+    # e^f by the C library's exp (distboost.kernels.libm: the same bits on every numpy), which
     # numpy's own SIMD exp matches to the last bit or two
-    np.testing.assert_array_equal(loss.prediction(raw), _libm.exp(raw[0]))
+    np.testing.assert_array_equal(loss.prediction(raw), libm.exp(raw[0]))
     np.testing.assert_allclose(loss.prediction(raw), mu, rtol=1e-15)
 
 

@@ -11,7 +11,7 @@ import pytest
 from sklearn.metrics import log_loss, mean_absolute_error, roc_auc_score
 
 import distboost as db
-from distboost.losses import BinomialDeviance, MultinomialDeviance, SquaredError
+from distboost.kernels.losses import BinomialDeviance, MultinomialDeviance, SquaredError
 from distboost.metrics import AUC, make_metrics
 
 
@@ -163,7 +163,7 @@ def test_dask_metrics_equal_in_process_metrics(dask_client):
 def test_deviances_agree_with_sklearn_and_not_with_the_partitioning(cuts):
     from sklearn.metrics import mean_gamma_deviance, mean_poisson_deviance, mean_tweedie_deviance
 
-    from distboost.losses import TweedieLoss
+    from distboost.kernels.losses import TweedieLoss
 
     rng = np.random.default_rng(5)
     n = 1000

@@ -74,7 +74,7 @@ def test_multiclass_round_trip_without_a_cluster(tmp_path):
 
 
 def test_a_model_file_may_name_every_exported_estimator_and_nothing_else():
-    from distboost._model_schema import estimator_classes
+    from distboost.inputs.model_schema import estimator_classes
 
     exported = {n for n in db.__all__ if n.endswith(("Classifier", "Regressor"))}
     assert set(estimator_classes()) == exported

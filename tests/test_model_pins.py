@@ -31,7 +31,7 @@ PINS = {
     "min_child_weight_0": ("fffa1ac47bfa11f4", "f8a8da7f988005bd"),
     # recorded at 9f4f2fe^ (before the restructuring) and equal at every commit since
     # (adaboost_samme's trees; its predictions, adaboost_samme_r and multiclass re-recorded
-    # when exp and log became the C library's (distboost._libm): numpy's own differ in the
+    # when exp and log became the C library's (distboost.kernels.libm): numpy's own differ in the
     # last bit between numpy 1.26 and 2.x; forest_oob and bagging_subspaces when the
     # out-of-bag results were hashed as bits, not as numpy's repr, which changed in 2.2)
     "adaboost_samme": ("a1e8041eed9d2f4b", "ce7ca9951cc7b80d"),

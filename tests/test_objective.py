@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 import distboost as db
-from distboost.objective import ObjectiveError
+from distboost.training.objective import ObjectiveError
 
 rng = np.random.default_rng(3)
 X = pd.DataFrame(rng.normal(size=(60, 3)), columns=["a", "b", "c"])

@@ -16,7 +16,7 @@ import pytest
 
 import distboost as db
 from distboost.engine.buffers import Buffers
-from distboost.engine.group import combine_level
+from distboost.engine.group import LevelResult, combine_level
 from distboost.engine.reduction import Failed, Mailbox, combine_all, tree
 
 
@@ -53,8 +53,8 @@ def test_mailbox_waits_for_every_child_or_a_failure():
 
 
 def test_combine_all_sums_each_op_and_leaves_inputs_alone():
-    a = (np.arange(8).reshape(2, 4), np.array([[1, 2]]), 0.5)
-    b = (np.ones((2, 4), np.int64), np.array([[3, 4]]), 0.7)
+    a = LevelResult(np.arange(8).reshape(2, 4), np.array([[1, 2]]), 0.5)
+    b = LevelResult(np.ones((2, 4), np.int64), np.array([[3, 4]]), 0.7)
     combined = combine_all({0: combine_level}, [{0: a}, {0: b}, {1: "not summed"}], Buffers())
     hist, counts, seconds = combined[0]
     np.testing.assert_array_equal(hist, np.arange(8).reshape(2, 4) + 1)

@@ -1,12 +1,17 @@
-"""Random feature subsets (``distboost.sampling``): boosting's by-level and
+"""Random feature subsets (``distboost.kernels.sampling``): boosting's by-level and
 by-node column subsampling nests and has the requested sizes, the forests'
 per-node subsets skip constant features and key by global tree index, and
 every draw is reproducible."""
 
 import numpy as np
 
-from distboost._common import MAX_BINS
-from distboost.sampling import NodeFeatures, NodeFeatureSampler, draw_node_features, node_keys
+from distboost.kernels.common import MAX_BINS
+from distboost.kernels.sampling import (
+    NodeFeatures,
+    NodeFeatureSampler,
+    draw_node_features,
+    node_keys,
+)
 
 
 def test_node_features_nest_and_have_the_requested_sizes():

@@ -1,5 +1,5 @@
 """distboost.inspection.shap_values / shap_interaction_values on fitted
-estimators (distboost._shap): additivity on every kind of ensemble with
+estimators (distboost.estimators.shap): additivity on every kind of ensemble with
 missing values and categories, the shap package's TreeExplainer, and Dask
 collections explained on a real cluster equal to in process."""
 

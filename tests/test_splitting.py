@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from distboost._common import MISSING_BIN
-from distboost.splitting import (
+from distboost.kernels.common import MISSING_BIN
+from distboost.kernels.splitting import (
     GradientCriterion,
     SplitParams,
     find_best_splits,

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import distboost as db
-from distboost._threads import numba_threads, set_numba_threads
+from distboost.kernels.threads import numba_threads, set_numba_threads
 
 
 @pytest.fixture

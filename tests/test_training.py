@@ -1,17 +1,17 @@
-"""The training loop (``distboost.training.train``) on a real in-process engine:
+"""The training loop (``distboost.training.loop.train``) on a real in-process engine:
 the order of its calls, what a stop skips, and the waves it sends."""
 
 import numpy as np
 
-from distboost._fixed_point import fixed_point_scales
 from distboost.engine import Engine, plan
-from distboost.grower import GrowthParams
+from distboost.kernels.fixed_point import fixed_point_scales
+from distboost.kernels.grower import GrowthParams
+from distboost.kernels.losses import SquaredError
+from distboost.kernels.splitting import GradientCriterion, SplitParams
 from distboost.learners import GradientLearner
 from distboost.learners.gradient import pack_rounds
-from distboost.losses import SquaredError
 from distboost.metrics import make_metrics
-from distboost.splitting import GradientCriterion, SplitParams
-from distboost.training import STOP, RoundSpec, train
+from distboost.training.loop import STOP, RoundSpec, train
 
 
 class Stumps:

@@ -2,8 +2,8 @@ import json
 
 import numpy as np
 
-from distboost._common import MISSING_BIN, NODE_DTYPE
-from distboost.tree import Tree, bitset_from_mask, pack_trees, predict_binned, predict_raw
+from distboost.kernels.common import MISSING_BIN, NODE_DTYPE
+from distboost.kernels.tree import Tree, bitset_from_mask, pack_trees, predict_binned, predict_raw
 
 
 def three_node_tree(missing_left=True):
@@ -67,7 +67,13 @@ def test_heap_order_walk_reaches_the_leaves_the_links_reach():
     leaves sit at every depth): the heap-order kernel (a computed next slot)
     and the link-following one agree exactly."""
     import distboost as db
-    from distboost.tree import HEAP_MAX_DEPTH, _max_depth, _walk_heap, _walk_links, pack_leaf_values
+    from distboost.kernels.tree import (
+        HEAP_MAX_DEPTH,
+        _max_depth,
+        _walk_heap,
+        _walk_links,
+        pack_leaf_values,
+    )
 
     rng = np.random.default_rng(8)
     X = rng.normal(size=(3000, 4))

@@ -1,4 +1,4 @@
-"""The TreeSHAP kernels (distboost._treeshap): hand-checked trees, exact Shapley
+"""The TreeSHAP kernels (distboost.kernels.treeshap): hand-checked trees, exact Shapley
 values by enumeration of subsets, the shap package's TreeExplainer, and the
 pattern tables equal to the row-by-row computation."""
 
@@ -8,9 +8,9 @@ import math
 import numpy as np
 import pytest
 
-from distboost import _treeshap
-from distboost._common import NODE_DTYPE
-from distboost.tree import Tree, bitset_from_mask, pack_trees
+from distboost.kernels import treeshap
+from distboost.kernels.common import NODE_DTYPE
+from distboost.kernels.tree import Tree, bitset_from_mask, pack_trees
 
 
 def make_tree(rows, bitsets=None):
@@ -41,16 +41,16 @@ def depth_two_tree():
 def explain(trees, X, interactions=False):
     """SHAP values (or interaction values) of the sum of ``trees``, bias last."""
     packed = pack_trees(trees)
-    paths = _treeshap.tree_paths(packed.nodes, packed.roots)
+    paths = treeshap.tree_paths(packed.nodes, packed.roots)
     values = np.concatenate([t.nodes["value"] for t in trees])[:, None]
     args = (np.ascontiguousarray(X, np.float64), packed, paths, values, np.ones(len(trees)),
             np.zeros(len(trees), np.int64), 1)
-    bias = _treeshap.expected_values(paths, values).sum()
+    bias = treeshap.expected_values(paths, values).sum()
     if interactions:
-        out = _treeshap.interaction_values(*args)[:, 0]
+        out = treeshap.interaction_values(*args)[:, 0]
         out[:, -1, -1] = bias
     else:
-        out = _treeshap.shap_values(*args)[:, 0]
+        out = treeshap.shap_values(*args)[:, 0]
         out[:, -1] = bias
     return out
 
@@ -93,7 +93,7 @@ def test_categorical_stump_follows_its_bitset():
 def test_zero_cover_splits_count_as_halves():
     tree = depth_two_tree()
     tree.nodes["cover"][[2, 5, 6]] = 0.0
-    frac = _treeshap.zero_fractions(tree.nodes)
+    frac = treeshap.zero_fractions(tree.nodes)
     np.testing.assert_allclose(frac, [1, 0.6, 0.0, 2 / 6, 4 / 6, 0.5, 0.5])
     out = explain([tree], np.array([[1.0, 0.0], [0.0, 1.0]]))
     np.testing.assert_allclose(out.sum(axis=1), tree.predict(np.array([[1.0, 0], [0, 1.0]])))
@@ -191,18 +191,18 @@ def test_tables_equal_the_row_by_row_computation(monkeypatch):
     X[:, 5] = rng.integers(0, 8, 300)
     X[::7, 1] = np.nan
     tabulated = explain(trees, X)
-    paths = _treeshap.tree_paths(*pack_trees(trees)[:2])
-    monkeypatch.setattr(_treeshap, "TABLE_BYTES", 8 * 6000)  # one tree's tables at a time
-    groups = _treeshap.tree_groups(paths, 300)
+    paths = treeshap.tree_paths(*pack_trees(trees)[:2])
+    monkeypatch.setattr(treeshap, "TABLE_BYTES", 8 * 6000)  # one tree's tables at a time
+    groups = treeshap.tree_groups(paths, 300)
     assert [g[:2] for g in groups] == [(t, t + 1) for t in range(5)]
     assert all((g[2] >= 0).any() for g in groups)
     np.testing.assert_allclose(explain(trees, X), tabulated, rtol=0, atol=1e-13)
-    monkeypatch.setattr(_treeshap, "TABLE_BYTES", 8 * 100)  # no tree's tables fit: none
-    assert all((g[2] < 0).all() for g in _treeshap.tree_groups(paths, 300))
+    monkeypatch.setattr(treeshap, "TABLE_BYTES", 8 * 100)  # no tree's tables fit: none
+    assert all((g[2] < 0).all() for g in treeshap.tree_groups(paths, 300))
     np.testing.assert_allclose(explain(trees, X), tabulated, rtol=0, atol=1e-13)
-    monkeypatch.setattr(_treeshap, "TABLE_BYTES", 16 * 2**20)
-    monkeypatch.setattr(_treeshap, "TABLE_MAX_ELEMENTS", 0)
-    assert all((g[2] < 0).all() for g in _treeshap.tree_groups(paths, 300))
+    monkeypatch.setattr(treeshap, "TABLE_BYTES", 16 * 2**20)
+    monkeypatch.setattr(treeshap, "TABLE_MAX_ELEMENTS", 0)
+    assert all((g[2] < 0).all() for g in treeshap.tree_groups(paths, 300))
     np.testing.assert_allclose(explain(trees, X), tabulated, rtol=0, atol=1e-13)
 
 
@@ -233,7 +233,7 @@ def test_equal_to_the_shap_package_on_deep_and_missing_value_trees():
     trees = [deep] + [random_tree(rng, 70, 5) for _ in range(3)]
     X = rng.normal(size=(20, 70)) + 0.4
     X[rng.random(X.shape) < 0.1] = np.nan
-    assert np.diff(_treeshap.tree_paths(*pack_trees(trees)[:2]).elem_start).max() == 70
+    assert np.diff(treeshap.tree_paths(*pack_trees(trees)[:2]).elem_start).max() == 70
     explainer = shap.TreeExplainer({"trees": [shap_dict(t) for t in trees]})
     ours = explain(trees, X)
     # 70 EXTENDs and UNWINDs in different orders round differently by a few 1e-12

@@ -1,32 +1,30 @@
-"""Running the engine's per-partition work as Dask tasks.
+"""The engine on a Dask cluster: where the holders go, and how a lost one comes back.
 
-Scanning and binning run as tasks, one per partition, with readable keys
-``("distboost-bin-r0", fit_token, wave, partition)`` so the dashboard names
-the work. Training then runs on one ``Holder`` Actor per worker, holding the
-partitions that worker binned: a tree level is one actor call per worker (no
-scheduler round trip), answered with the histogram summed over that worker's
-partitions; the rounds show on the dashboard as events. Sums are integers, so
-the order of addition does not matter.
+Scanning and binning run as tasks, one per partition (``tasks``). Training
+then runs on one ``Holder`` Actor per worker, holding the partitions that
+worker binned: a tree level is one call per holder (``transport``; no
+scheduler round trip), answered with the histograms summed among the holders
+(``reduction``); the rounds show on the dashboard as events. This module
+places the holders, runs the waves through the transport, and rebuilds the
+holders of a lost worker. Sums are integers, so the order of addition does
+not matter.
 """
 
 from __future__ import annotations
 
-import asyncio
 import time
 import uuid
 import weakref
 from collections import defaultdict
 
 import dask
-from dask.delayed import Delayed, delayed
 from distributed import wait
 
-from .._dask_private import DriverCalls, serialized, worker_nthreads
-from .._threads import set_numba_threads
-from . import reduction
 from .buffers import Buffers
-from .holder import History, Holder, pack, unpack
+from .holder import History, Holder
 from .reduction import Failed, combine_all
+from .tasks import Tasks
+from .transport import LOOP_CALL_SECONDS, LOST_POLL, Transport, packed_ops
 from .watch import Watch, check_memory
 
 
@@ -44,22 +42,6 @@ def resolve_client(client=None):
             "e.g. `from distributed import Client, LocalCluster; client = Client(LocalCluster())` "
             "or `Client('tcp://scheduler:8786')`, or pass client=... to the estimator"
         ) from None
-
-
-def _call(fn, *args):
-    """Run ``fn`` with numba using the worker's thread count."""
-    n = worker_nthreads()
-    if n is not None:
-        set_numba_threads(n)
-    return fn(*args)
-
-
-def _has_lazy(obj) -> bool:
-    if isinstance(obj, Delayed):
-        return True
-    if isinstance(obj, (tuple, list)):
-        return any(_has_lazy(o) for o in obj)
-    return False
 
 
 class DaskExecutor:
@@ -85,74 +67,33 @@ class DaskExecutor:
         self.client = client
         if public is None:  # dask.config.set({"distboost.transport": "public"})
             public = dask.config.get("distboost.transport", "auto") == "public"
-        self.token = uuid.uuid4().hex[:8]
-        self.round = 0
-        self.wave = 0
         self.groups: list[_Group] = []
         self.history = History()
         self._recipes: dict[str, tuple] = {}
         self._binned: dict[str, list] = {}
         self._short: dict[str, bool] = {}  # per wave name: its last call was short
-        self._calls = DriverCalls(client, public)
         self.wave_number = 0  # waves run (a retried wave keeps its number)
         self.fit_id = uuid.uuid4().hex[:12]  # the fit's events are named by it
         self.watch = Watch(client, self.fit_id)
+        self.tasks = Tasks(client, self.watch)
+        self.transport = Transport(client, public, self.watch)
         self.buffers = Buffers()  # the driver's sums of its children's sums
-        weakref.finalize(self, self._calls.close)  # an executor dropped without close()
-
-    def _key(self, name, i):
-        return (f"distboost-{name}-r{self.round}", self.token, self.wave, i)
+        weakref.finalize(self, self.transport.close)  # an executor dropped without close()
 
     def set_round(self, round_index):
-        self.round = round_index
+        self.tasks.round = round_index
 
     def n_workers(self) -> int:
         return max(1, len(self.client.scheduler_info()["workers"]))
 
     # ------------------------------------------------------------ tasks
     def map(self, fn, name, per_part, *common, indices=None):
-        """One task per partition (inputs may be lazy Dask pieces); ``indices``
-        name the partitions in the keys (default 0, 1, ...)."""
-        self.wave += 1
-        indices = range(len(per_part)) if indices is None else indices
-        if any(_has_lazy(args) for args in per_part):
-            lazy = [
-                delayed(_call, pure=False)(fn, *args, *common, dask_key_name=self._key(name, i))
-                for i, args in zip(indices, per_part)
-            ]
-            return self.client.compute(lazy)
-        return [
-            self.client.submit(_call, fn, *args, *common, key=self._key(name, i))
-            for i, args in zip(indices, per_part)
-        ]
+        """One task per partition (``tasks.Tasks.map``)."""
+        return self.tasks.map(fn, name, per_part, *common, indices=indices)
 
-    def _wait_all(self, futures, what):
-        """Wait for every future, saying so when none finishes for a while (``watch``)."""
-        pending = list(futures)
-        while pending:
-            done = self._wait_any(pending, what)
-            pending = [f for f in pending if f.key not in done]
-
-    def _wait_any(self, futures, what) -> set:
-        """Keys of the futures done once at least one is (``watch``: stalls reported)."""
-        while True:
-            with self.client.as_current():
-                try:
-                    wait(futures, timeout=WATCH_POLL, return_when="FIRST_COMPLETED")
-                except TimeoutError:
-                    pass
-            done = {f.key for f in futures if f.done()}
-            if done:
-                self.watch.progress()
-                return done
-            if self.watch.due():
-                self.watch.check(what, self._running(futures), self.workers_info())
-
-    def _running(self, futures) -> list[str]:
-        """Workers running (or about to run) these futures' tasks; all of them if none is."""
-        keys = {f.key for f in futures}
-        busy = [w for w, running in self.client.processing().items() if keys & set(running)]
-        return busy or list(self.workers_info())
+    def stream(self, fn, name, n_tasks, args_of, consume, window):
+        """Tasks at most ``window`` at once, consumed as they finish (``tasks.Tasks.stream``)."""
+        self.tasks.stream(fn, name, n_tasks, args_of, consume, window)
 
     def check_memory(self) -> None:
         """Refuse, before any work, workers whose memory cannot hold a fit
@@ -161,32 +102,7 @@ class DaskExecutor:
 
     def workers_info(self) -> dict:
         """The scheduler's view of each worker (status, memory, memory_limit)."""
-        return self.client.scheduler_info()["workers"]
-
-    def _owners(self, futures):
-        self._wait_all(futures, "binning the partitions")
-        for f in futures:
-            if f.status == "error":
-                f.result()  # raises the task's own error (e.g. bad input in a partition)
-        who = self.client.who_has(futures)
-        return [min(who.get(f.key, ("?",))) for f in futures]
-
-    def stream(self, fn, name, n_tasks, args_of, consume, window):
-        """``fn(*args_of(i))`` for i < n_tasks as tasks, at most ``window`` at
-        once; ``consume(i, result)`` as each finishes (its result released
-        then), before the next task's arguments are made."""
-        pending, submitted = {}, 0
-        while submitted < n_tasks or pending:
-            while submitted < n_tasks and len(pending) < window:
-                (future,) = self.map(fn, name, [args_of(submitted)], indices=[submitted])
-                pending[future.key] = (submitted, future)
-                submitted += 1
-            futures = [f for _, f in pending.values()]
-            done = self._wait_any(futures, "reading the partitions")
-            for key in sorted(done, key=lambda k: pending[k][0]):
-                i, future = pending.pop(key)
-                consume(i, future.result())  # raises the task's own error
-                future.release()
+        return self.tasks.workers_info()
 
     # ---------------------------------------------------------- holders
     def bin(self, set_key, fn, name, per_part, *common):
@@ -212,10 +128,10 @@ class DaskExecutor:
         if not pairs:
             return [], []
         by_worker = defaultdict(list)
-        for owner, pair in zip(self._owners([f for _, _, f in pairs]), pairs):
+        for owner, pair in zip(self.tasks.owners([f for _, _, f in pairs]), pairs):
             by_worker[owner].append(pair)
         threads = {w: info["nthreads"] for w, info in self.client.scheduler_info()["workers"].items()}
-        self.wave += 1
+        self.tasks.wave += 1
         groups = []
         for j, (worker, members) in enumerate(sorted(by_worker.items())):
             members.sort(key=lambda m: (m[0], m[1]))
@@ -224,7 +140,7 @@ class DaskExecutor:
                 sets[k].append(i)
             future = self.client.submit(
                 Holder, [(k, len(v)) for k, v in sets.items()], *(f for _, _, f in members),
-                n_threads=threads.get(worker), key=self._key(name, j), actor=True,
+                n_threads=threads.get(worker), key=self.tasks.key(name, j), actor=True,
                 workers=None if worker == "?" else [worker], allow_other_workers=True,
             )
             groups.append(_Group(dict(sets), future))
@@ -237,7 +153,7 @@ class DaskExecutor:
                 lost.append(g)
             else:
                 g.address = min(who[g.future.key])
-                if self._calls.public:
+                if self.transport.public:
                     with self.client.as_current():  # the handle binds to this client
                         g.actor = g.future.result()
                 placed.append(g)
@@ -256,7 +172,7 @@ class DaskExecutor:
                     parts[k] += idx
             placed, lost = self._place({k: self._bin(k, sorted(v)) for k, v in parts.items()},
                                        "regroup")
-            outcomes = self._replay(placed, [self.history.replay(g.sets) for g in placed])
+            outcomes = self.transport.replay(placed, [self.history.replay(g.sets) for g in placed])
             for g, out in zip(placed, outcomes):
                 (lost if _lost(g, out) else rebuilt).append(g)
         raise RuntimeError(f"lost workers {self.max_recoveries} times while rebuilding holders; "
@@ -285,16 +201,17 @@ class DaskExecutor:
         """Release every holder (their workers drop the fit's data) and the connections."""
         for g in self.groups:
             g.release()
-        self._calls.close()
+        self.transport.close()
 
     def _wave(self, ops, name) -> list:
         self.wave_number += 1
-        packed = _packed(ops)
+        packed = packed_ops(ops)
         for attempt in range(self.max_recoveries + 1):
             groups = list(self.groups)
             t0 = time.perf_counter()
-            outcomes = self._attempt(groups, ops, packed, attempt, self._short.get(name, False),
-                                     f"the wave {name!r} of round {self.round}")
+            outcomes = self.transport.wave(groups, ops, packed, self.wave_number, attempt,
+                                           self._short.get(name, False),
+                                           f"the wave {name!r} of round {self.tasks.round}")
             self._short[name] = time.perf_counter() - t0 < LOOP_CALL_SECONDS
             lost = [g for g, out in zip(groups, outcomes) if _lost(g, out)]
             if not lost and not any(isinstance(out[1], Failed) for out in outcomes):
@@ -314,112 +231,10 @@ class DaskExecutor:
                 out[k].append(direct[k])
         return out
 
-    def _attempt(self, groups, ops, packed, attempt, inline, what="a wave"):
-        """One try at a wave on ``groups`` (``Holder.wave``, the reduction tree
-        over them); per group, (direct results, sums or None) or the error
-        raised. Any error aborts the attempt on every holder, so that none
-        waits for a child that will not deliver."""
-        peers = [reduction.Peer(g.address, g.future.key) for g in groups]
-        plans = [reduction.Plan(self.wave_number, attempt,
-                                tuple(k for k, op in enumerate(ops) if op.set_key in g.sets),
-                                None if parent < 0 else peers[parent], n_children, inline,
-                                self._calls.public)
-                 for g, (parent, n_children) in zip(groups, reduction.tree(len(groups)))]
-
-        async def wave(send):
-            failed = asyncio.Event()
-            calls = [asyncio.ensure_future(
-                _watched(send(g, "wave", [packed, serialized(plan)], {}), g, failed))
-                for g, plan in zip(groups, plans)]
-            abort = asyncio.ensure_future(self._abort_when(failed, send, groups, attempt))
-            try:
-                await self._monitor(calls, groups, what)
-            except BaseException:
-                failed.set()
-                await asyncio.sleep(0)  # the abort goes out before the calls are dropped
-                for call in calls:
-                    call.cancel()
-                raise
-            outcomes = await asyncio.gather(*calls, return_exceptions=True)
-            abort.cancel()
-            return outcomes
-
-        return [out if isinstance(out, BaseException) else unpack(out)
-                for out in self._calls.run(wave)]
-
-    async def _monitor(self, calls, groups, what):
-        """Until every call is answered: say so when none is for a while (``watch``;
-        ``StallError`` after ``distboost.stall-timeout``)."""
-        while not all(call.done() for call in calls):
-            await asyncio.wait(calls, timeout=WATCH_POLL)
-            if self.watch.due() and not all(call.done() for call in calls):
-                info = await asyncio.to_thread(self.workers_info)
-                waiting = [g.address for g, call in zip(groups, calls) if not call.done()]
-                self.watch.check(what, waiting, info)
-
-    async def _abort_when(self, failed, send, groups, attempt):
-        """Once ``failed`` is set, tell every holder still there to stop waiting."""
-        await failed.wait()
-        live = [g for g in groups if g.future.status != "error"]
-        await asyncio.gather(*(send(g, "abort", [self.wave_number, attempt], {}) for g in live),
-                             return_exceptions=True)
-
-    def _replay(self, groups, op_lists):
-        """``Holder.call`` on every group (its own ops, in its actor thread);
-        per group, its smalls or the error raised."""
-        async def wave(send):
-            calls = [_watched(send(g, "call", [_packed(ops)], {}), g, asyncio.Event())
-                     for g, ops in zip(groups, op_lists)]
-            return await asyncio.gather(*calls, return_exceptions=True)
-
-        return [out if isinstance(out, BaseException) else unpack(out)
-                for out in self._calls.run(wave)]
-
-
-async def _watched(reply, g, failed):
-    """The packed result of a holder's call; an error (returned, not raised)
-    sets ``failed``. A lost worker is noticed while waiting, not after
-    connection timeouts."""
-    reply = asyncio.ensure_future(reply)
-    while not reply.done():
-        if g.future.status == "error":
-            reply.cancel()
-            failed.set()
-            return RuntimeError(f"the worker holding {g.future.key} was lost")
-        await asyncio.wait([reply], timeout=LOST_POLL)
-    # errors are returned, not raised: a raised error's traceback would hold
-    # the caller's frame, and through it the executor, in a reference cycle
-    error = reply.exception()
-    if error is None:
-        answer = reply.result()
-        if answer["status"] == "OK":
-            return answer["result"]
-        error = answer["exception"]
-    failed.set()
-    return error
-
-
-def _packed(ops):
-    """A wave's ops packed once for every holder (``holder.pack``)."""
-    header, buffers = pack(ops)  # buffers need Dask's serialization, bytes do not
-    return serialized((header, buffers)) if buffers else (header, ())
-
-
-LOOP_CALL_SECONDS = 0.1
-"""A wave whose last call took less than this runs on the workers' event loops
-(no hand-over to and from a thread: ~0.15 ms less per call); a longer one in
-a thread, so that a worker's event loop is never held long."""
-
-LOST_POLL = 0.05
-"""Seconds between looks at whether a holder's worker was lost, during a call."""
-
 MIN_WORKING_SET = 100 * 2**20
 """Bytes a worker needs above its baseline and below its pause threshold
 (``check_memory``): what the kernels, one block of rows on disk, one partition
 being read and the histograms take at the least."""
-
-WATCH_POLL = 1.0
-"""Seconds between looks at whether a fit's tasks or waves make progress (``watch``)."""
 
 LOST_PATIENCE = 10.0
 """Seconds a connection error waits for the scheduler to confirm a lost worker."""

@@ -14,12 +14,13 @@ from __future__ import annotations
 import time
 import weakref
 from dataclasses import dataclass, field, replace
+from typing import NamedTuple
 
 import numpy as np
 
-from .. import _exact
-from .._common import MAX_BINS, STAT_DTYPE
-from ..histogram import RowPartition, columns, replay, root_histograms, split_level
+from ..kernels import exact
+from ..kernels.common import MAX_BINS, STAT_DTYPE
+from ..kernels.histogram import RowPartition, columns, replay, root_histograms, split_level
 from .buffers import Buffers
 
 
@@ -105,7 +106,7 @@ def placement(state: GroupState) -> dict:
 
 def exact_sums(state: GroupState, fn):
     """Per partition: ``fn(shard)`` -> list of arrays, summed exactly."""
-    return [_exact.exact_sums(fn(s)) for (s,) in each_shard(state.shards)]
+    return [exact.exact_sums(fn(s)) for (s,) in each_shard(state.shards)]
 
 
 def set_rows(state: GroupState, learner, base_score, update) -> GroupState:
@@ -128,6 +129,31 @@ def _updated(state, learner, update):
                  for s, r in each_shard(state.shards, state.rows))
 
 
+class RoundStart(NamedTuple):
+    """What a round start returns from a group (and from several, combined)."""
+
+    histograms: np.ndarray
+    """(n_trees, n_features, 256, n_stats) root histograms, summed over the shards."""
+    metric_sums: list | None
+    """Per metric of the learner, the merged partials of the model before this
+    round; None when the round is not measured."""
+    seconds: float
+    """Time spent in the task (of the slowest group, once combined)."""
+    root_counts: np.ndarray
+    """(n_trees,) int64: rows in each tree's root."""
+
+
+class LevelResult(NamedTuple):
+    """What a level returns from a group (and from several, combined)."""
+
+    histograms: np.ndarray
+    """(n_slots, n_features, 256, n_stats): the built children's histograms."""
+    counts: np.ndarray
+    """(n_splits, 2) int64: rows in each split's (left, right) children."""
+    seconds: float
+    """Time spent in the task (of the slowest group, once combined)."""
+
+
 def start_round(state: GroupState, learner, update, metric: bool, round_index, features):
     """Add the previous round's trees, then start the next: stats, root histograms.
 
@@ -136,8 +162,7 @@ def start_round(state: GroupState, learner, update, metric: bool, round_index, f
 
     Returns
     -------
-    (GroupState, small) where small = (summed root histograms, metric sums or None,
-    seconds spent in this task, rows in each tree's root)
+    (GroupState, RoundStart)
     """
     t0 = time.perf_counter()
     rows, stats, positions, partitions, hist, sums, counts = [], [], [], [], None, [], 0
@@ -157,8 +182,8 @@ def start_round(state: GroupState, learner, update, metric: bool, round_index, f
         positions.append(pos)
     new = replace(state, rows=tuple(rows), stats=tuple(stats), positions=tuple(positions))
     new.memory.remember(new, 0, partitions)
-    return new, (hist, merge_metrics(learner, sums) if metric else None, time.perf_counter() - t0,
-                 counts)
+    return new, RoundStart(hist, merge_metrics(learner, sums) if metric else None,
+                           time.perf_counter() - t0, counts)
 
 
 def _partitions_before(state, split_history):
@@ -181,8 +206,7 @@ def level(state: GroupState, split_history, n_slots, features):
     The task returns only the small result, so its output can be gathered
     without another task to pick it out.
 
-    Returns (summed histograms, rows in each split's (left, right) children,
-    seconds spent in this task).
+    Returns a ``LevelResult``.
     """
     t0 = time.perf_counter()
     partitions = _partitions_before(state, split_history)
@@ -193,7 +217,7 @@ def level(state: GroupState, split_history, n_slots, features):
                                splits, n_slots, features, hist)
         counts = counts + cc
     state.memory.remember(state, len(split_history), partitions)
-    return hist, counts, time.perf_counter() - t0
+    return LevelResult(hist, counts, time.perf_counter() - t0)
 
 
 def finish(state: GroupState, learner, update, metric: bool):
@@ -234,8 +258,8 @@ def _summed(arrays, buffers, name):
 def combine_level(results, buffers):
     """``level`` results of several holders as one: histograms and counts
     summed, the slowest holder's seconds."""
-    return (_summed([r[0] for r in results], buffers, "reduce-level"),
-            sum(r[1] for r in results), max(r[2] for r in results))
+    return LevelResult(_summed([r.histograms for r in results], buffers, "reduce-level"),
+                       sum(r.counts for r in results), max(r.seconds for r in results))
 
 
 class CombineRoundStart:
@@ -245,10 +269,10 @@ class CombineRoundStart:
         self.learner = learner
 
     def __call__(self, results, buffers):
-        metrics = [r[1] for r in results]
-        return (_summed([r[0] for r in results], buffers, "reduce-root"),
-                None if metrics[0] is None else merge_metrics(self.learner, metrics),
-                max(r[2] for r in results), sum(r[3] for r in results))
+        metrics = [r.metric_sums for r in results]
+        return RoundStart(_summed([r.histograms for r in results], buffers, "reduce-root"),
+                          None if metrics[0] is None else merge_metrics(self.learner, metrics),
+                          max(r.seconds for r in results), sum(r.root_counts for r in results))
 
 
 class CombineMetrics:

@@ -19,9 +19,9 @@ import asyncio
 import pickle
 from dataclasses import dataclass
 
-from .._dask_private import deliver
-from .._threads import set_numba_threads
+from ..kernels.threads import set_numba_threads
 from .buffers import Buffers
+from .dask_internals import deliver
 from .group import bundle
 from .reduction import Failed, Mailbox, combine_all
 

@@ -10,8 +10,9 @@ from contextvars import ContextVar
 import dask
 import numpy as np
 
-from .. import _dask_private, _sources, _validation
-from .._input import W_COLUMN, Y_COLUMN, infer_schema
+from ..inputs import checks
+from ..inputs.frames import W_COLUMN, Y_COLUMN, infer_schema
+from . import dask_internals, sources
 from .dask import DaskExecutor, resolve_client
 from .local import LocalExecutor
 
@@ -37,7 +38,7 @@ def _meta(X):
 
     if isinstance(X, da.Array):
         return np.empty((0, X.shape[1]), dtype=X.dtype)
-    return _dask_private.meta(X)
+    return dask_internals.meta(X)
 
 
 _LOCAL_PARTITIONS: ContextVar[int] = ContextVar("distboost_local_partitions", default=1)
@@ -81,7 +82,7 @@ def plan(X, y, sample_weight, eval_set, eval_sample_weight, client, n_jobs, clas
     """Executor, training partitions, evaluation partitions and schema.
 
     In-memory data are validated here, before any work starts (see
-    ``_validation``); Dask collections are checked on their metadata here and
+    ``inputs.checks``); Dask collections are checked on their metadata here and
     partition by partition as they are read.
 
     Returns
@@ -97,7 +98,7 @@ def plan(X, y, sample_weight, eval_set, eval_sample_weight, client, n_jobs, clas
         _check_dask_fit(X, y)
         for k, (Xe, _) in enumerate(eval_set):
             if is_dask(Xe) and hasattr(Xe, "columns"):
-                _validation.check_columns(Xe.columns, f"eval_set[{k}]")
+                checks.check_columns(Xe.columns, f"eval_set[{k}]")
         client = resolve_client(client)
         schema = infer_schema(_meta(X))
         parts = _zip_parts(X, y, sample_weight)
@@ -105,7 +106,7 @@ def plan(X, y, sample_weight, eval_set, eval_sample_weight, client, n_jobs, clas
         return DaskExecutor(client), parts, eval_parts, schema
     if is_dask(y) or is_dask(sample_weight):
         raise TypeError("X is in memory but y or sample_weight is a Dask collection; use the same kind")
-    X, y, sample_weight = _validation.check_fit_data(X, y, sample_weight, classifier)
+    X, y, sample_weight = checks.check_fit_data(X, y, sample_weight, classifier)
     schema = infer_schema(X)
     eval_parts = []
     for k, ((Xe, ye), we) in enumerate(zip(eval_set, eval_w)):
@@ -114,8 +115,8 @@ def plan(X, y, sample_weight, eval_set, eval_sample_weight, client, n_jobs, clas
                 "eval_set holds a Dask collection but the training data are in memory; "
                 "compute it first or train on Dask collections"
             )
-        Xe, ye, we = _validation.check_fit_data(Xe, ye, we, classifier)
-        if _validation.is_sparse(Xe) or Xe.shape[1] != X.shape[1]:
+        Xe, ye, we = checks.check_fit_data(Xe, ye, we, classifier)
+        if checks.is_sparse(Xe) or Xe.shape[1] != X.shape[1]:
             raise ValueError(f"eval_set[{k}] has {Xe.shape[1]} features, but the training "
                              f"data have {X.shape[1]}; pass the same columns")
         eval_parts.append([(Xe, ye, we)])
@@ -132,10 +133,10 @@ def _check_dask_fit(X, y) -> None:
     if getattr(meta, "ndim", 2) != 2:
         raise ValueError(f"X must be a 2-D Dask DataFrame or Array, got {meta.ndim}-D; "
                          f"reshape it (e.g. X.to_frame() for a single feature)")
-    if _validation.is_sparse(meta):
-        _validation.check_X(meta)
+    if checks.is_sparse(meta):
+        checks.check_X(meta)
     if hasattr(meta, "columns"):
-        _validation.check_columns(meta.columns)
+        checks.check_columns(meta.columns)
     if meta.shape[1] == 0:
         raise ValueError("X has 0 feature(s) (no columns) while a minimum of 1 is required; "
                          "pass at least one feature column")
@@ -168,20 +169,20 @@ def _joined_parts(X, y, w):
 
 def _co_aligned(X, y, w) -> bool:
     """Whether y (and w) are known to come from the same rows as X (e.g. one
-    frame's columns). Where Dask cannot tell (``_dask_private.co_aligned``),
+    frame's columns). Where Dask cannot tell (``dask_internals.co_aligned``),
     no: X, y and w are then read side by side, partition by partition, and
     their lengths compared, which gives the same model."""
-    return bool(_dask_private.co_aligned(X, y, *([] if w is None else [w])))
+    return bool(dask_internals.co_aligned(X, y, *([] if w is None else [w])))
 
 
 @contextmanager
 def naming_sources(X, y, w):
     """Errors that name a partition and a row also name the file and row they came
-    from, when X was read from Parquet files (see ``_sources``)."""
+    from, when X was read from Parquet files (see ``engine.sources``)."""
     try:
         yield
     except (ValueError, TypeError) as exc:
-        richer = _sources.with_source(exc, *_source_collection(X, y, w)) if is_dask(X) else None
+        richer = sources.with_source(exc, *_source_collection(X, y, w)) if is_dask(X) else None
         if richer is None:
             raise
         raise richer from exc

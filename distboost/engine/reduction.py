@@ -54,7 +54,7 @@ class Plan:
     inline : bool
         Run the ops on the worker's event loop (short waves) rather than in a thread.
     public : bool
-        Deliver through Dask's public Actor interface (``_dask_private``).
+        Deliver through Dask's public Actor interface (``engine.dask_internals``).
     """
 
     wave: int

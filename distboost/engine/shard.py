@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._input import (
+from ..binning import BinMapper, block_candidates, row_blocks, row_slice
+from ..inputs.frames import (
     Schema,
     check_target,
     check_weights,
@@ -18,7 +19,6 @@ from .._input import (
     to_matrix,
     to_vector,
 )
-from ..binning import BinMapper, block_candidates, row_blocks, row_slice
 from .buffers import Buffers, DiskBuffers, local_directory
 
 

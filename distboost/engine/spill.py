@@ -101,7 +101,7 @@ class Placement:
 
 def worker_memory_limit() -> int | None:
     """This Dask worker's ``memory_limit`` in bytes (None outside a worker or unlimited)."""
-    from .._dask_private import worker_memory_limit as limit
+    from .dask_internals import worker_memory_limit as limit
 
     return limit()
 

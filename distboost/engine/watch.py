@@ -24,6 +24,9 @@ import dask
 
 logger = logging.getLogger("distboost")
 
+POLL = 1.0
+"""Seconds between looks at whether a fit's tasks or waves make progress."""
+
 TOPIC = "distboost"
 
 
@@ -77,7 +80,7 @@ class Watch:
     ----------
     client : distributed.Client
     fit_id : str
-        The fit's id in its events (``_events``).
+        The fit's id in its events (``training.events``).
     """
 
     def __init__(self, client, fit_id: str):
@@ -140,7 +143,7 @@ def worker_memory(dask_worker) -> dict:
 
     import psutil
 
-    from .._dask_private import worker_memory_limit, worker_pause_fraction
+    from .dask_internals import worker_memory_limit, worker_pause_fraction
 
     pa = sys.modules.get("pyarrow")
     return {"memory_limit": worker_memory_limit(dask_worker),

@@ -17,9 +17,9 @@ from collections import defaultdict
 
 import numpy as np
 
-from .. import _exact
-from .._input import Schema, merge_categories
 from ..binning import SAMPLE_ROWS, BinMapper, CandidatePool
+from ..inputs.frames import Schema, merge_categories
+from ..kernels import exact
 from . import group as _group
 from . import spill
 from .executor import Executor
@@ -161,7 +161,7 @@ class Engine:
         """Sums over every row of the arrays ``fn(shard)`` returns, exactly."""
         (per_group,) = self.ex.run([Op(TRAIN, _group.exact_sums, (fn,))], "sums")
         parts = [p for group in per_group for p in group]
-        return [_exact.to_float(sum(col)) for col in zip(*parts)]
+        return [exact.to_float(sum(col)) for col in zip(*parts)]
 
     def init_score(self, loss) -> np.ndarray:
         """f_0 from exact sums over every partition (ESL Algorithm 10.3, step 1)."""
@@ -197,10 +197,10 @@ class Engine:
                 BOTH, fresh_round=True, light=light, combine=_group.CombineRoundStart(learner))
         evals = self._evaluations(learner, update) if update is not None else []
         results, *rest = self.ex.run([op] + evals, "round-start")
-        hist = _sum_histograms([r[0] for r in results])
-        root_counts = sum(r[3] for r in results)
-        self.timings["kernels"] += max(r[2] for r in results)
-        tm = _finish_metric([r[1] for r in results], learner) if train_metric else None
+        hist = _sum_histograms([r.histograms for r in results])
+        root_counts = sum(r.root_counts for r in results)
+        self.timings["kernels"] += max(r.seconds for r in results)
+        tm = _finish_metric([r.metric_sums for r in results], learner) if train_metric else None
         metrics = [_finish_metric(sums, learner) for sums in rest]
         self.timings["round_start"] += time.perf_counter() - t0
         return hist, root_counts, tm, metrics
@@ -222,9 +222,9 @@ class Engine:
         self.n_level_waves += 1
         (results,) = self.ex.run([Op(TRAIN, _group.level, args, combine=_group.combine_level)],
                                  "histogram")
-        hist = _sum_histograms([r[0] for r in results])
-        counts = sum(r[1] for r in results)
-        self.timings["kernels"] += max(r[2] for r in results)
+        hist = _sum_histograms([r.histograms for r in results])
+        counts = sum(r.counts for r in results)
+        self.timings["kernels"] += max(r.seconds for r in results)
         self.timings["histograms"] += time.perf_counter() - t0
         return hist, counts
 

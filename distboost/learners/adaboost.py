@@ -13,11 +13,11 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .. import _exact, _libm
-from .._common import STAT_DTYPE
-from .._fixed_point import quantize
 from ..engine.group import each_shard
-from ..tree import leaf_ids_binned, predict_binned
+from ..kernels import exact, libm
+from ..kernels.common import STAT_DTYPE
+from ..kernels.fixed_point import quantize
+from ..kernels.tree import leaf_ids_binned, predict_binned
 
 ADABOOST_SCALE = 2.0**60
 """Fixed-point scale of AdaBoost's weights, which are kept summing to one."""
@@ -79,8 +79,8 @@ class AdaBoostLearner:
     def update(self, shard, row, update: AdaBoostUpdate):
         w, last = row
         if update.kind == "SAMME":
-            return w * _libm.exp(update.alpha * last) / update.z, None
-        return w * _libm.exp(last) / update.z, None
+            return w * libm.exp(update.alpha * last) / update.z, None
+        return w * libm.exp(last) / update.z, None
 
     def row_stats(self, shard, row, round_index):
         w = row[0]
@@ -104,10 +104,10 @@ def round_sums(state, packed, update: AdaBoostUpdate | None):
     for shard, (w, _) in each_shard(state.shards, state.rows):
         miss = tree_classes(shard, packed) != shard.y
         if update is None:
-            out.append(_exact.exact_sums([w * miss, w, np.zeros(1)]))
+            out.append(exact.exact_sums([w * miss, w, np.zeros(1)]))
             rows.append(shard.buffers.keep("rows", (w, miss)))
         else:
             exponent = samme_r_exponent(shard, update)
-            out.append(_exact.exact_sums([w * miss, w, w * _libm.exp(exponent)]))
+            out.append(exact.exact_sums([w * miss, w, w * libm.exp(exponent)]))
             rows.append(shard.buffers.keep("rows", (w, exponent)))
     return replace(state, rows=tuple(rows)), out

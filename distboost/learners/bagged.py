@@ -17,12 +17,12 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from .. import _exact
-from .._common import STAT_DTYPE
-from .._fixed_point import quantize
-from .._random import row_uniforms
 from ..engine.group import each_shard
-from ..tree import leaf_ids_binned
+from ..kernels import exact
+from ..kernels.common import STAT_DTYPE
+from ..kernels.fixed_point import quantize
+from ..kernels.rng import row_uniforms
+from ..kernels.tree import leaf_ids_binned
 
 MAX_MULTIPLICITY = 32
 """Bootstrap counts are capped here (P(Poisson(1) > 32) < 1e-35), which bounds
@@ -156,9 +156,9 @@ def out_of_bag_results(state, regression: bool):
         w = np.where(seen, shard.w, 0.0)
         if regression:
             p = np.where(seen, pred[:, 0], 0.0)
-            sums = _exact.exact_sums([w * (shard.y - p) ** 2, w, w * shard.y, w * shard.y**2])
+            sums = exact.exact_sums([w * (shard.y - p) ** 2, w, w * shard.y, w * shard.y**2])
         else:
             correct = np.argmax(np.where(seen[:, None], pred, 0.0), axis=1) == shard.y
-            sums = _exact.exact_sums([w * correct, w])
+            sums = exact.exact_sums([w * correct, w])
         out.append((shard.first_row, pred, sums))
     return state, out

@@ -11,10 +11,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._common import STAT_DTYPE
-from .._fixed_point import gradient_stats
-from .._random import row_uniforms
-from ..tree import pack_trees, predict_binned
+from ..kernels.common import STAT_DTYPE
+from ..kernels.fixed_point import gradient_stats
+from ..kernels.rng import row_uniforms
+from ..kernels.tree import pack_trees, predict_binned
 
 
 class RoundTrees(NamedTuple):

@@ -1,0 +1,207 @@
+"""What every tree-ensemble estimator of this package shares: turning input
+into a prepared engine, the fitted data attributes, prediction plumbing,
+feature importances and model files. Each estimator adds its training loop
+(``_fit_engine``) and its predictions."""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+
+import numpy as np
+
+from ..engine import Engine, inputs
+from ..inputs import checks
+from ..inputs.frames import to_matrix
+from ..inputs.params import ParamsMixin
+from ..kernels.threads import numba_threads
+from ..kernels.tree import (
+    feature_totals,
+    pack_leaf_values,
+    pack_trees,
+    predict_leaf_vectors,
+    predict_raw,
+)
+from ._bins import given_bins
+from ._continue import check_init_model
+from ._predict import map_collection
+
+
+class TreeEnsembleBase(ParamsMixin):
+    """Shared plumbing; subclasses implement ``_fit_engine(engine, init_model, ...)``."""
+
+    _is_classifier = False
+    fit_arguments = frozenset({"bin_mapper"})
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, X, y, sample_weight=None, bin_mapper=None):
+        """Fit on numpy/pandas data (in this process) or Dask collections (on the cluster).
+
+        Parameters
+        ----------
+        X : array-like, pandas DataFrame, or Dask DataFrame/Array of shape (n, d)
+        y : array-like or Dask Series/Array of shape (n,)
+        sample_weight : array-like or Dask Series/Array of shape (n,), optional
+        bin_mapper : distboost.binning.BinMapper, optional
+            Bins to use instead of sampling X for quantile edges (e.g.
+            ``BinMapper.from_edges`` of precomputed edges, matched to X's
+            columns by name); ``max_bins`` then does not apply.
+        """
+        self._validate_params()
+        return self._fit(X, y, sample_weight, bin_mapper=bin_mapper)
+
+    def _fit(self, X, y, sample_weight, *, bin_mapper=None, eval_set=None,
+             sample_weight_eval_set=None, init_model=None, **fit_args):
+        """Plan where the rows go, bin them into a prepared ``Engine``, and run
+        the estimator's training loop (``_fit_engine``) on it.
+
+        ``init_model`` (a fitted estimator of the same kind) lends its schema,
+        bins and classes; ``fit_args`` go to ``_fit_engine``.
+        """
+        self.fit_timings_ = defaultdict(float)
+        t_start = time.perf_counter()
+        executor, parts, eval_parts, schema = inputs.plan(
+            X, y, sample_weight, eval_set, sample_weight_eval_set, self.client, self.n_jobs,
+            self._is_classifier,
+        )
+        if init_model is not None:
+            check_init_model(self, init_model, schema, None if inputs.is_dask(X) else y)
+        self._check_columns(schema)
+        bins = given_bins(bin_mapper, schema, X, init_model)
+        with (Engine(executor, self.fit_timings_, self.out_of_core) as engine,
+              numba_threads(self.n_jobs, inputs.is_dask(X)),
+              inputs.naming_sources(X, y, sample_weight)):
+            self._prepare(engine, parts, eval_parts, schema, bins, init_model)
+            self._fit_engine(engine, init_model, **fit_args)
+        self.bin_mapper_ = engine.mapper
+        self.fit_timings_["fit"] = time.perf_counter() - t_start
+        self.fit_timings_ = dict(self.fit_timings_)
+        return self
+
+    def _check_columns(self, schema) -> None:
+        """Parameters that name or count features, checked against the columns
+        (known from the data's metadata, before any Dask work): a hook."""
+
+    def _prepare(self, engine, parts, eval_parts, schema, bins, init_model) -> None:
+        """Bin the partitions (with ``init_model``'s bins and classes if given)
+        and set the attributes every fitted estimator takes from its data."""
+        regression = not self._is_classifier
+        if init_model is not None:
+            schema = init_model._schema
+            engine.prepare(parts, eval_parts, schema, regression, self.max_bins,
+                           init_model.bin_mapper_, getattr(init_model, "classes_", None))
+        else:
+            if bins is not None:
+                schema.categories = dict(bins.categories_)
+            engine.prepare(parts, eval_parts, schema, regression, self.max_bins, bins)
+        checks.check_weight_total(engine.w_max)
+        self._set_data_attributes(engine, schema)
+
+    def _set_data_attributes(self, engine, schema) -> None:
+        """``n_features_in_``, ``feature_names_in_`` (named columns only), and for
+        classifiers ``classes_`` / ``n_classes_`` (at least two classes); and
+        ``data_placement_``: per worker, training rows kept in memory and on disk."""
+        self._schema = schema
+        self.data_placement_ = list(engine.placement)
+        self.n_features_in_ = schema.n_features
+        if not all(n == f"f{j}" for j, n in enumerate(schema.feature_names)):
+            self.feature_names_in_ = np.array(schema.feature_names, dtype=object)
+        if self._is_classifier:
+            self.classes_ = np.asarray(engine.classes)
+            self.n_classes_ = len(self.classes_)
+            if self.n_classes_ < 2:
+                raise ValueError(
+                    f"the target has a single class, 1 class ({self.classes_.tolist()}) among "
+                    f"the rows with a positive weight; a classifier needs at least two"
+                )
+
+    # ------------------------------------------------------------ predict
+    @property
+    def estimators_(self) -> list:
+        """The fitted trees (``distboost.Tree``), in order."""
+        self._check_fitted()
+        return [round_trees[0] for round_trees in self.trees_]
+
+    def _matrix(self, X) -> np.ndarray:
+        return np.ascontiguousarray(to_matrix(X, self._schema))
+
+    def _vector_sum(self, matrix, trees, weights, leaf_values=None) -> np.ndarray:
+        """sum_t weights[t] * leaf vector of tree t, shape (n_rows, K)."""
+        k = (leaf_values[0] if leaf_values is not None else trees[0].leaf_values).shape[1]
+        out = np.zeros((len(matrix), k))
+        nodes, roots, bits = pack_trees(trees)
+        values = pack_leaf_values(trees, leaf_values)
+        predict_leaf_vectors(matrix, nodes, roots, bits, values, np.asarray(weights, float), out)
+        return out
+
+    def _scalar_sum(self, matrix, trees) -> np.ndarray:
+        """sum_t of tree t's scalar value, shape (n_rows,)."""
+        out = np.zeros((1, len(matrix)))
+        nodes, roots, bits = pack_trees(trees)
+        predict_raw(matrix, nodes, roots, bits, np.zeros(len(trees), np.int64), out)
+        return out[0]
+
+    def _labels(self, proba_or_decision) -> np.ndarray:
+        return self.classes_[np.argmax(proba_or_decision, axis=1)]
+
+    def _predict_labels(self, fn, X):
+        """Class labels from ``fn(in-memory X) -> labels``; lazy for Dask X."""
+        return map_collection(fn, X, None) if inputs.is_dask(X) else fn(X)
+
+    def _weighted_score(self, pred, y, sample_weight) -> float:
+        return checks.weighted_score(pred, y, sample_weight, self._is_classifier)
+
+    # -------------------------------------------------------- importances
+    @property
+    def feature_importances_(self) -> np.ndarray:
+        """Impurity-based importance of each feature, summing to 1 (0 if no split).
+
+        Each tree's split gains per feature (``tree.feature_totals``), combined
+        as the estimator says (``_combine_importances``): normalized per tree
+        and averaged for forests and bagging (ESL 15.3.2), averaged with the
+        weights alpha_m for AdaBoost, summed over every tree for gradient
+        boosting (XGBoost's total gain).
+        """
+        self._check_fitted()
+        trees = [t for round_trees in self.trees_ for t in round_trees]
+        return _normalized(self._combine_importances(trees))
+
+    def _combine_importances(self, trees) -> np.ndarray:
+        """The mean of each tree's normalized gains, weighted by ``_tree_weights``."""
+        per_tree = [_normalized(feature_totals(t.nodes, self.n_features_in_)) for t in trees]
+        return np.average(per_tree, axis=0, weights=self._tree_weights())
+
+    def _tree_weights(self):
+        """Weights of the trees in ``feature_importances_`` (None: equal)."""
+        return
+
+    # ------------------------------------------------------------- models
+    def _set_model_attributes(self, trees, n_outputs):
+        """Attributes the JSON model file expects of a fitted estimator."""
+        self.trees_ = [[t] for t in trees]
+        self.base_score_ = np.zeros(n_outputs)
+        self.best_iteration_ = None
+        self.evals_result_ = {}
+
+    def save_model(self, path, format: str = "distboost") -> None:
+        """Write the model to ``path``, atomically.
+
+        Parameters
+        ----------
+        path : str or path-like
+        format : {"distboost", "xgboost"}, default "distboost"
+            distboost's versioned JSON model file (``distboost.model_file``,
+            read by ``distboost.load_model``), or XGBoost's JSON model format,
+            which ``xgboost.Booster(model_file=path)`` loads and predicts with
+            the same margins (``distboost.xgboost_format``; not every model
+            can be written so).
+        """
+        from ..model_file import save_model
+
+        save_model(self, path, format)
+
+
+def _normalized(v: np.ndarray) -> np.ndarray:
+    """``v`` scaled to sum to 1, or as it is if it sums to 0."""
+    s = v.sum()
+    return v / s if s > 0 else v

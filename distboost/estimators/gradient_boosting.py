@@ -1,0 +1,671 @@
+"""Gradient boosting estimators (ESL 10.10, Algorithm 10.3; XGBoost's
+second-order objective, seed 003) with the scikit-learn contract.
+
+Losses: squared, absolute, Huber and quantile error for regression; binomial
+and multinomial deviance and exponential loss for classification (ESL 10.6).
+Leaves are set by a Newton step (XGBoost) or by the loss's own line search
+(Friedman's TreeBoost), exact across partitions; rows and columns can be
+subsampled (stochastic gradient boosting, ESL 10.12)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from ..callbacks import TrainingCallback
+from ..engine.inputs import is_dask
+from ..engine.spill import OUT_OF_CORE_PARAMETER
+from ..inputs import checks
+from ..inputs.checks import (
+    BOOL,
+    CALLABLE,
+    FRACTION,
+    METRIC_NAMES,
+    NONE,
+    NONNEG_REAL,
+    POSITIVE_INT,
+    TREE_ENSEMBLE,
+    VERBOSE,
+    Interval,
+    Options,
+)
+from ..inputs.frames import to_matrix
+from ..kernels import libm
+from ..kernels.additive import AdditiveTrees, scalar_leaves
+from ..kernels.common import NODE_DTYPE
+from ..kernels.grower import GrowthParams
+from ..kernels.losses import CLASSIFICATION_LOSSES, LOG_LINK_LOSSES, REGRESSION_LOSSES, make_loss
+from ..kernels.rng import random_seed
+from ..kernels.splitting import SplitParams
+from ..kernels.tree import feature_totals, pack_trees, predict_raw
+from ..learners.gradient import GradientLearner, pack_rounds
+from ..metrics import make_metrics
+from ..training import line_search, objective
+from ..training.booster import BoostParams, BoostResult, boost
+from ..training.events import FitEvents
+from ..training.objective import CustomObjective, explained_import_errors
+from . import _objectives
+from ._base import TreeEnsembleBase
+from ._continue import check_class_weights
+from ._predict import predict_any, raw_scores
+
+
+class _GradientBoosting(TreeEnsembleBase):
+    _is_classifier = False
+    fit_arguments = frozenset({"eval_set", "early_stopping_rounds", "sample_weight_eval_set",
+                               "init_model", "callbacks", "bin_mapper"})
+    _estimator_type = "regressor"
+    _parameter_constraints: ClassVar[dict] = {
+        **TREE_ENSEMBLE,
+        "loss": [Options((*REGRESSION_LOSSES, _objectives.CUSTOM)), CALLABLE],
+        "alpha": [Interval("real", 0, 1, "neither")],
+        "tweedie_variance_power": [Interval("real", 1, 2, "neither")],
+        "leaf_estimation": [Options(("auto", "newton", "line_search"))],
+        "n_estimators": [Interval("int", 0, None)],
+        "learning_rate": [Interval("real", 0, None, "neither")],
+        "min_child_weight": [NONNEG_REAL],
+        "min_samples_leaf": [POSITIVE_INT],
+        "reg_lambda": [NONNEG_REAL],
+        "gamma": [NONNEG_REAL],
+        "subsample": [FRACTION],
+        "colsample_bytree": [FRACTION],
+        "colsample_bylevel": [FRACTION],
+        "colsample_bynode": [FRACTION],
+        "base_score": [Interval("real"), NONE],
+        "warm_start": [BOOL],
+        "eval_metric": [NONE, METRIC_NAMES],
+        "train_metric": [BOOL, Options(("auto",))],
+        "verbose": [VERBOSE],
+    }
+
+    def __init__(
+        self,
+        *,
+        loss="squared_error",
+        alpha=0.9,
+        tweedie_variance_power=1.5,
+        leaf_estimation="auto",
+        n_estimators=100,
+        learning_rate=0.1,
+        max_depth=6,
+        max_leaf_nodes=None,
+        max_bins=256,
+        min_child_weight=1.0,
+        min_samples_leaf=1,
+        reg_lambda=1.0,
+        gamma=0.0,
+        subsample=1.0,
+        colsample_bytree=1.0,
+        colsample_bylevel=1.0,
+        colsample_bynode=1.0,
+        monotonic_cst=None,
+        interaction_cst=None,
+        base_score=None,
+        warm_start=False,
+        random_state=None,
+        n_jobs=None,
+        client=None,
+        out_of_core="auto",
+        eval_metric=None,
+        train_metric="auto",
+        verbose=False,
+    ):
+        self.loss = loss
+        self.alpha = alpha
+        self.tweedie_variance_power = tweedie_variance_power
+        self.leaf_estimation = leaf_estimation
+        self.n_estimators = n_estimators
+        self.learning_rate = learning_rate
+        self.max_depth = max_depth
+        self.max_leaf_nodes = max_leaf_nodes
+        self.max_bins = max_bins
+        self.min_child_weight = min_child_weight
+        self.min_samples_leaf = min_samples_leaf
+        self.reg_lambda = reg_lambda
+        self.gamma = gamma
+        self.subsample = subsample
+        self.colsample_bytree = colsample_bytree
+        self.colsample_bylevel = colsample_bylevel
+        self.colsample_bynode = colsample_bynode
+        self.monotonic_cst = monotonic_cst
+        self.interaction_cst = interaction_cst
+        self.base_score = base_score
+        self.warm_start = warm_start
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.client = client
+        self.out_of_core = out_of_core
+        self.eval_metric = eval_metric
+        self.train_metric = train_metric
+        self.verbose = verbose
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, X, y, sample_weight=None, eval_set=None, early_stopping_rounds=None,
+            sample_weight_eval_set=None, init_model=None, callbacks=None, bin_mapper=None):
+        """Fit the model: ``n_estimators`` boosting rounds (fewer with early stopping).
+
+        Parameters
+        ----------
+        X : array-like, pandas DataFrame, or Dask DataFrame/Array of shape (n, d)
+            Dask input trains on the Dask client (``client`` or the default).
+        y : array-like or Dask Series/Array of shape (n,)
+        sample_weight : array-like of shape (n,), optional
+        eval_set : list of (X, y), optional
+            Evaluated after each round (``evals_result_``).
+        early_stopping_rounds : int, optional
+            Stop when the last eval set's metric has not improved for this
+            many rounds; the model keeps the rounds up to ``best_iteration_``.
+        init_model : fitted estimator or path, optional
+            Continue its training: same bins, its trees first, rounds numbered
+            after its own.
+        callbacks : list, optional
+            Called after each round: ``distboost.callbacks.TrainingCallback``
+            objects (``after_iteration(model, epoch, evals_log)``, with the
+            model of the rounds so far, e.g. ``TrainingCheckPoint``) and
+            functions ``cb(round_index, train_metric, eval_metrics)``. Either
+            returns True to stop.
+        bin_mapper : distboost.binning.BinMapper, optional
+            Bins to use instead of sampling X for quantile edges (e.g.
+            ``BinMapper.from_edges`` of precomputed edges, matched to X's
+            columns by name); ``max_bins`` then does not apply. A continued
+            model keeps its own bins.
+        """
+        self._validate_params()
+        checks.check_fit_arguments(eval_set, early_stopping_rounds, callbacks)
+        _objectives.check_trainable(self)
+        _objectives.check_data(self, X, y)
+        init_model, n_rounds = self._resolve_init_model(init_model)
+        remote = _objectives.functions_of(self) if is_dask(X) else []  # unpickled on workers
+        with explained_import_errors(remote, type(self).__name__):
+            return self._fit(X, y, sample_weight, bin_mapper=bin_mapper, eval_set=eval_set,
+                             sample_weight_eval_set=sample_weight_eval_set,
+                             init_model=init_model, n_rounds=n_rounds,
+                             early_stopping_rounds=early_stopping_rounds, callbacks=callbacks)
+
+    def _check_columns(self, schema) -> None:
+        """``monotonic_cst`` and ``interaction_cst`` against the columns (``constraints``)."""
+        self._monotonic, self._interactions = _objectives.resolve_constraints(self, schema)
+
+    def _fit_engine(self, engine, init_model, n_rounds, early_stopping_rounds, callbacks):
+        """ESL Algorithm 10.3 on the prepared engine: f_0, then ``n_rounds`` rounds
+        (``boost``)."""
+        loss = self._make_loss()
+        n_out = loss.n_outputs(len(getattr(self, "classes_", [])))
+        if self._is_classifier:
+            _objectives.check_classes(self, len(self.classes_))
+        if loss.name in LOG_LINK_LOSSES:
+            objective.check_targets(engine, loss)
+        prior_trees = [] if init_model is None else list(init_model.trees_)
+        if init_model is not None:
+            base = np.asarray(init_model.base_score_, np.float64)
+        elif self.base_score is None and isinstance(loss, CustomObjective):
+            base = np.zeros(n_out)  # XGBoost's base_score for a custom objective
+        elif self.base_score is None:
+            if self._is_classifier:
+                check_class_weights(engine, self.classes_)
+            base = self._init_score(engine, loss)
+        else:
+            base = np.full(n_out, float(self.base_score))
+        packed = pack_rounds(prior_trees, n_out) if prior_trees else None
+        engine.set_rows(GradientLearner(loss), base, packed)
+        metrics = self._metrics(loss, len(self.classes_) if self._is_classifier else None)
+        params = self._boost_params(n_rounds, early_stopping_rounds, self._leaf_estimation(loss),
+                                    metrics)
+        sets = [f"validation_{k}" for k in range(len(engine.eval_groups))]
+        names = [m.name for m in metrics]
+        prior = _prior_history(init_model, len(prior_trees), sets, names, params.train_metric)
+        events = FitEvents(engine, self, params.n_rounds, len(prior_trees), metrics[-1].name,
+                           len(engine.eval_groups), metrics[-1].higher_is_better, prior)
+        result = BoostResult(history=prior)  # filled round by round: callbacks see it so far
+        fitted = FitState(loss, base, prior_trees, result, engine.mapper, sets, names)
+        boost(engine, loss, n_out, params, base, prior_trees,
+              on_round=self._round_callback(metrics[-1].name, callbacks, fitted), events=events,
+              result=result)
+        fitted.set_on(self)
+
+    def _metrics(self, loss, n_classes) -> tuple:
+        """``eval_metric``'s metric objects (``distboost.metrics``)."""
+        return make_metrics(self.eval_metric, loss, n_classes)
+
+    def _records_training_metric(self) -> bool:
+        """``train_metric``: "auto" measures the training rows when ``verbose`` prints."""
+        return bool(self.verbose) if self.train_metric == "auto" else bool(self.train_metric)
+
+    def _make_loss(self, n_classes=None):
+        """The loss object (``n_classes``: of a classifier, by default ``classes_``'s)."""
+        if not self._is_classifier:
+            return _objectives.make_estimator_loss(self, None)
+        return _objectives.make_estimator_loss(self, n_classes or len(self.classes_))
+
+    @staticmethod
+    def _init_score(engine, loss):
+        """f_0 (ESL Algorithm 10.3, step 1): exact sums, or an exact weighted quantile of y."""
+        if loss.init_quantile is not None:
+            return np.array([line_search.init_quantile(engine, loss.init_quantile)])
+        return engine.init_score(loss)
+
+    def _leaf_estimation(self, loss) -> str:
+        """The leaf rule: "newton" where the loss has a hessian, else "line_search"."""
+        if self.leaf_estimation == "auto":
+            return "newton" if loss.has_hessian else "line_search"
+        return self.leaf_estimation
+
+    def _boost_params(self, n_rounds, early_stopping_rounds, leaf_estimation="newton",
+                      metrics=()) -> BoostParams:
+        growth = GrowthParams(
+            max_depth=self.max_depth,
+            max_leaf_nodes=self.max_leaf_nodes,
+            learning_rate=self.learning_rate,
+            monotonic_cst=getattr(self, "_monotonic", None),
+            interaction_cst=getattr(self, "_interactions", None),
+        )
+        split = SplitParams(self.reg_lambda, self.gamma, self.min_child_weight,
+                            self.min_samples_leaf)
+        return BoostParams(
+            n_rounds=n_rounds, growth=growth, split=split, seed=random_seed(self.random_state),
+            subsample=self.subsample, colsample_bytree=self.colsample_bytree,
+            colsample_bylevel=self.colsample_bylevel, colsample_bynode=self.colsample_bynode,
+            leaf_estimation=leaf_estimation, early_stopping_rounds=early_stopping_rounds,
+            train_metric=self._records_training_metric(), metrics=tuple(metrics),
+        )
+
+    def _round_callback(self, primary, callbacks, fitted):
+        """``on_round`` of ``boost``: the verbose line, then the user's callbacks;
+        ``TrainingCallback`` objects get a model of the rounds so far (``fitted``),
+        functions ``cb(round, train_metric, eval_metrics)`` the ``primary`` metric's values."""
+        objects = [cb for cb in callbacks or [] if isinstance(cb, TrainingCallback)]
+        functions = [cb for cb in callbacks or [] if not isinstance(cb, TrainingCallback)]
+
+        def on_round(r, metrics):
+            if self.verbose:
+                parts = [f"[{r}]"] + [f"{s}-{name}:{v:.6f}" for s, values in metrics.items()
+                                      for name, v in values.items()]
+                print("\t".join(parts), flush=True)
+            train_metric = metrics.get("training", {}).get(primary)
+            evals = [values[primary] for s, values in metrics.items() if s != "training"]
+            stop = any(bool(cb(r, train_metric, evals)) for cb in functions)
+            if objects:
+                model = _snapshot(self)
+                fitted.set_on(model)
+                stops = [bool(cb.after_iteration(model, r, model.evals_result_)) for cb in objects]
+                stop = stop or any(stops)
+            return stop
+        return on_round
+
+    def _resolve_init_model(self, init_model):
+        """The model to continue (given, loaded from a path, or this one under
+        ``warm_start``) and the number of rounds to add to it."""
+        n_rounds = self.n_estimators
+        if init_model is None and self.warm_start and hasattr(self, "trees_"):
+            extra = self.n_estimators - self.n_estimators_
+            if extra < 0:
+                raise ValueError(
+                    f"warm_start: n_estimators={self.n_estimators} is below the "
+                    f"{self.n_estimators_} rounds already fitted"
+                )
+            init_model, n_rounds = _snapshot(self), extra
+        if isinstance(init_model, str) or hasattr(init_model, "__fspath__"):
+            from ..model_file import load_model
+
+            init_model = load_model(init_model)
+        return init_model, n_rounds
+
+    def _validate_params(self):
+        _objectives.check_params(self)  # first: says why a classifier takes no function
+        super()._validate_params()
+        if self.max_depth is None and self.max_leaf_nodes is None:
+            raise checks.InvalidParameterError(
+                f"{type(self).__name__}: set max_depth or max_leaf_nodes (or both); with "
+                f"neither the trees would grow without bound"
+            )
+        n_classes = 2 if self._is_classifier else None  # the names; "auc" is checked at fit
+        loss = CustomObjective(self.loss) if _objectives.is_custom(self.loss) else make_loss(
+            self.loss, n_classes, self.alpha, self.tweedie_variance_power)
+        self._metrics(loss, n_classes)
+        if (self.leaf_estimation == "newton" and not self._is_classifier
+                and not loss.has_hessian):
+            raise checks.InvalidParameterError(
+                f"{type(self).__name__}: loss={self.loss!r} has a zero second derivative, so a "
+                f"Newton leaf -G/(H+lambda) is undefined; use leaf_estimation='line_search' "
+                f"(or 'auto')"
+            )
+
+    # ------------------------------------------------------------- predict
+    def _raw(self, X, rounds=None):
+        trees = self.trees_ if rounds is None else self.trees_[:rounds]
+        return raw_scores(self._schema, self.base_score_, trees, X, self.n_jobs)
+
+    def _decision(self, X):
+        """Raw scores f(x): shape (n,) for one output, (n, K) for K outputs."""
+        X = self._checked(X)
+        k = len(self.base_score_)
+
+        def fn(part):
+            raw = self._raw(part)
+            return raw[:, 0] if k == 1 else raw
+
+        return predict_any(fn, X, None if k == 1 else k)
+
+    def _staged_raw(self, X):
+        matrix = to_matrix(self._checked(X), self._schema)
+        raw = np.repeat(np.asarray(self.base_score_)[:, None], len(matrix), axis=1)
+        outputs = np.arange(len(self.base_score_), dtype=np.int64)
+        for round_trees in self.trees_:
+            predict_raw(matrix, *pack_trees(round_trees), outputs, raw)
+            yield raw.T.copy()
+
+    @property
+    def estimators_(self) -> np.ndarray:
+        """The fitted trees, shape (n_estimators_, K): round m's tree of output k."""
+        self._check_fitted()
+        out = np.empty((len(self.trees_), len(self.base_score_)), dtype=object)
+        for m, round_trees in enumerate(self.trees_):
+            for k, tree in enumerate(round_trees):
+                out[m, k] = tree
+        return out
+
+    def _additive_trees(self) -> AdditiveTrees:
+        """The decision function f(x) = f_0 + sum_m T_m(x) (ESL eq. 10.2): round m's
+        tree k adds its leaf value to output k."""
+        self._check_fitted()
+        trees = [t for round_trees in self.trees_ for t in round_trees]
+        k = len(self.base_score_)
+        return AdditiveTrees(trees, scalar_leaves(trees), np.ones(len(trees)),
+                             np.tile(np.arange(k, dtype=np.int64), len(self.trees_)),
+                             np.asarray(self.base_score_, np.float64), k == 1)
+
+    def _combine_importances(self, trees) -> np.ndarray:
+        """``feature_importances_``: the split gains of every tree, summed (total gain)."""
+        nodes = [t.nodes for t in trees]
+        return feature_totals(np.concatenate(nodes) if nodes else np.zeros(0, NODE_DTYPE), self.n_features_in_)
+
+
+_SHARED_PARAMETERS = """\
+    n_estimators : int >= 0, default 100
+        Boosting rounds M (fewer with early stopping).
+    learning_rate : float > 0, default 0.1
+        Shrinkage nu of every tree (ESL 10.12.1).
+    max_depth : int >= 1 or None, default 6
+        Depth of the trees (depth-wise growth); None with ``max_leaf_nodes``.
+    max_leaf_nodes : int >= 2 or None, default None
+        Leaves per tree, grown best-first (the J of ESL 10.11).
+    max_bins : int in [3, 256], default 256
+        Histogram bins per feature, one of them for missing values.
+    min_child_weight : float >= 0, default 1.0
+        Smallest hessian sum (weight sum for line search) of a child.
+    min_samples_leaf : int >= 1, default 1
+        Smallest number of training rows in a leaf. With 1 and a positive
+        ``min_child_weight`` (the defaults) the histograms hold (g, h) only,
+        without a row count, which trains faster (same trees).
+    reg_lambda : float >= 0, default 1.0
+        L2 penalty lambda on leaf values (XGBoost).
+    gamma : float >= 0, default 0.0
+        Smallest loss reduction for a split (XGBoost).
+    subsample : float in (0, 1], default 1.0
+        Fraction of rows drawn per round, without replacement (stochastic
+        gradient boosting, ESL 10.12, Friedman 2002).
+    colsample_bytree, colsample_bylevel, colsample_bynode : float in (0, 1], default 1.0
+        Fractions of the features drawn per tree, per depth and per node
+        (nested), as functions of (random_state, round, node).
+    monotonic_cst : array-like of int of shape (n_features,), dict or None, default None
+        scikit-learn's monotone constraints: -1 / 0 / +1 per feature (or a dict
+        by column name) for a model non-increasing / free / non-decreasing in
+        that feature (in f: the log-odds of ``classes_[1]`` for two classes;
+        refused for more). Enforced exactly (``distboost.inputs.constraints``):
+        splits breaking the order are refused, node values are bounded and
+        leaves clipped, line-search leaves included.
+    interaction_cst : {"pairwise", "no_interactions"}, sequence of sets or None, default None
+        scikit-learn's interaction constraints: feature sets (indices or
+        names); every root-to-leaf path uses features of one set only;
+        features no set lists form one more set. Combines with column
+        subsampling (a node draws its features, then keeps the allowed ones).
+    base_score : float or None, default None
+        The initial score f_0; None: the loss's optimal constant.
+    warm_start : bool, default False
+        Fit adds rounds to the fitted model up to ``n_estimators``.
+    random_state : int, RandomState or None, default None
+        Seed of every random draw (each a function of seed, round and row id,
+        so the model does not depend on the partitioning).
+    n_jobs : int >= 1 or None, default None
+        Threads of the in-process kernels (None: numba's default); on Dask,
+        of this process's split finding (None: 1, the workers do the rest).
+    client : dask.distributed.Client or None, default None
+        The client Dask input trains on (None: the current default client).
+        The library never starts a cluster.
+{out_of_core}    eval_metric : str, callable, list of them or None, default None
+        Metrics recorded every round on the evaluation sets (and the training
+        rows, see ``train_metric``) in ``evals_result_``: "logloss",
+        "mlogloss", "error" and (two classes) "auc" for classifiers; "rmse"
+        and "mae" for regressors (of the prediction, e^f for a log link);
+        "poisson_deviance" and "gamma_deviance" for the log-link losses; or
+        the loss's own metric, which None means; or a function
+        ``fn(y_true, raw_score) -> per-row values`` (weighted mean; see
+        ``distboost.metrics.make_metric`` for its name and direction). Early
+        stopping watches the last one. Computed exactly on the workers
+        ("auc" carries each row's score to the driver).
+    train_metric : bool or "auto", default "auto"
+        Record the metrics on the training rows too (``evals_result_
+        ["training"]``, one more pass per round); "auto": when ``verbose``.
+    verbose : bool or int, default False
+        Print the recorded metrics every round.""".replace(
+    "{out_of_core}", OUT_OF_CORE_PARAMETER)
+"""The parameters both gradient boosting estimators take, for their docstrings."""
+
+
+class GradientBoostingRegressor(_GradientBoosting):
+    __doc__ = """Gradient boosting for regression.
+
+    Parameters are those of XGBoost's scikit-learn interface where
+    scikit-learn has no word. Categorical features (pandas ``category``
+    dtype) are split into two sets of categories, found by sorting the
+    categories by G/(H+lambda).
+
+    Parameters
+    ----------
+    loss : {"squared_error", "absolute_error", "huber", "quantile", "poisson", "gamma", \
+"tweedie"} or callable, default "squared_error"
+        ESL Table 10.2. Huber's delta is the ``alpha``-quantile of |y - f| at
+        the start of each round (Friedman's M-regression); ``"quantile"``
+        estimates the ``alpha``-quantile of y given x. ``"poisson"`` (y >= 0,
+        not all 0), ``"gamma"`` (y > 0) and ``"tweedie"`` (y >= 0) have a log
+        link: f = log E[y | x], ``predict`` returns e^f, f_0 is the log of the
+        weighted mean, L the negative log-likelihood (half the deviance, as
+        XGBoost and scikit-learn), the loss's own metric its mean deviance. A
+        function ``fn(y_true, raw_score) -> (gradient, hessian)`` is a custom
+        objective (``distboost.training.objective``): Newton leaves, f_0 =
+        ``base_score`` (0 by default), ``predict`` returns the raw score; a
+        saved model records ``"custom"``.
+    alpha : float in (0, 1), default 0.9
+        The quantile of ``"quantile"``; the residual quantile setting
+        Huber's delta.
+    tweedie_variance_power : float in (1, 2), default 1.5
+        The power p of ``"tweedie"``: Var[y | x] proportional to mu^p.
+    leaf_estimation : {"auto", "newton", "line_search"}, default "auto"
+        "newton": -G/(H+lambda) (XGBoost); "line_search": the tree is fit to
+        the negative gradient by least squares, then each leaf takes the
+        loss's minimizer over its rows (ESL Algorithm 10.3): the weighted
+        median / alpha-quantile of its residuals, Huber's M-estimate, computed
+        exactly over all partitions. "auto": "newton" for squared error,
+        "line_search" for the others. With "line_search", ``reg_lambda``,
+        ``gamma`` and ``min_child_weight`` (a weight sum) act on the tree's
+        splits only; the leaf values are the line search's.
+{shared}
+
+    Attributes
+    ----------
+    trees_ : list of lists of Tree
+        The trees of every round.
+    base_score_ : ndarray of shape (1,)
+    n_features_in_, feature_names_in_, best_iteration_, evals_result_,
+    feature_importances_
+    """.replace("{shared}", _SHARED_PARAMETERS)
+
+    def predict(self, X):
+        """Predicted values, shape (n,); lazy for Dask input: f(x), or the mean
+        e^f(x) for the log-link losses. A custom objective's model (also once
+        loaded, ``loss="custom"``) predicts its raw scores f(x)."""
+        raw = self._decision(X)
+        return libm.exp(raw) if self.loss in LOG_LINK_LOSSES else raw
+
+    def staged_predict(self, X):
+        for raw in self._staged_raw(X):
+            yield libm.exp(raw[:, 0]) if self.loss in LOG_LINK_LOSSES else raw[:, 0]
+
+    def score(self, X, y, sample_weight=None) -> float:
+        """R^2 of the predictions (weighted by ``sample_weight``)."""
+        return checks.weighted_score(self.predict(X), y, sample_weight, False)
+
+
+class GradientBoostingClassifier(_GradientBoosting):
+    __doc__ = """Gradient boosting for classification: binomial deviance for two classes,
+    multinomial deviance (K trees per round, softmax) for more; with
+    ``loss="exponential"`` (two classes) AdaBoost's loss as gradient boosting
+    (ESL 10.4-10.5; f estimates half the log-odds).
+
+    Labels may be of any type (ints, {-1, +1}, strings); predictions come
+    back in the same type, ordered as ``classes_``.
+
+    Parameters
+    ----------
+    loss : {"log_loss", "exponential"}, default "log_loss"
+        Binomial / multinomial deviance, or exponential loss (two classes).
+    alpha : float in (0, 1), default 0.9
+        Unused by the classification losses; kept so that regressor and
+        classifier share their parameters.
+    leaf_estimation : {"auto", "newton", "line_search"}, default "auto"
+        "newton" (the default for both losses): -G/(H+lambda);
+        "line_search": one Newton step per leaf for deviance (ESL Algorithm
+        10.4) and the exact minimizer for exponential loss.
+{shared}
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (K,)
+    trees_ : list of lists of Tree
+        The trees of every round (K per round for K > 2 classes).
+    n_features_in_, feature_names_in_, best_iteration_, evals_result_,
+    feature_importances_
+    """.replace("{shared}", _SHARED_PARAMETERS)
+
+    _is_classifier = True
+    _estimator_type = "classifier"
+    _parameter_constraints: ClassVar[dict] = {**_GradientBoosting._parameter_constraints,
+                              "loss": [Options(CLASSIFICATION_LOSSES)]}
+
+    def __init__(self, *, loss="log_loss", alpha=0.9, leaf_estimation="auto", n_estimators=100,
+                 learning_rate=0.1, max_depth=6, max_leaf_nodes=None, max_bins=256,
+                 min_child_weight=1.0, min_samples_leaf=1, reg_lambda=1.0, gamma=0.0,
+                 subsample=1.0, colsample_bytree=1.0, colsample_bylevel=1.0,
+                 colsample_bynode=1.0, monotonic_cst=None, interaction_cst=None,
+                 base_score=None, warm_start=False, random_state=None,
+                 n_jobs=None, client=None, out_of_core="auto", eval_metric=None,
+                 train_metric="auto", verbose=False):
+        super().__init__(
+            loss=loss, alpha=alpha, leaf_estimation=leaf_estimation, n_estimators=n_estimators,
+            learning_rate=learning_rate, max_depth=max_depth, max_leaf_nodes=max_leaf_nodes,
+            max_bins=max_bins, min_child_weight=min_child_weight,
+            min_samples_leaf=min_samples_leaf, reg_lambda=reg_lambda, gamma=gamma,
+            subsample=subsample, colsample_bytree=colsample_bytree,
+            colsample_bylevel=colsample_bylevel, colsample_bynode=colsample_bynode,
+            monotonic_cst=monotonic_cst, interaction_cst=interaction_cst,
+            base_score=base_score, warm_start=warm_start, random_state=random_state,
+            n_jobs=n_jobs, client=client, out_of_core=out_of_core, eval_metric=eval_metric,
+            train_metric=train_metric, verbose=verbose,
+        )
+
+    def _proba_from_raw(self, raw):
+        return self._loss_object().predict_proba(raw.T)
+
+    def _loss_object(self):
+        if not hasattr(self, "_loss"):
+            self._loss = make_loss(self.loss, len(self.classes_), self.alpha)
+        return self._loss
+
+    def decision_function(self, X):
+        """Raw scores f(x): shape (n,) for two classes (the log-odds of
+        ``classes_[1]``), (n, K) for K > 2 classes."""
+        return self._decision(X)
+
+    def predict_proba(self, X):
+        """Class probabilities, shape (n, n_classes); lazy for Dask input."""
+        X = self._checked(X)
+        return predict_any(lambda part: self._proba_from_raw(self._raw(part)), X, len(self.classes_))
+
+    def predict(self, X):
+        """Most probable class labels; lazy for Dask input."""
+        X = self._checked(X)
+
+        return self._predict_labels(
+            lambda part: self._labels(self._proba_from_raw(self._raw(part))), X)
+
+    def staged_predict_proba(self, X):
+        for raw in self._staged_raw(X):
+            yield self._proba_from_raw(raw)
+
+    def staged_predict(self, X):
+        for proba in self.staged_predict_proba(X):
+            yield self.classes_[np.argmax(proba, axis=1)]
+
+    def score(self, X, y, sample_weight=None) -> float:
+        """Accuracy (weighted by ``sample_weight``)."""
+        return checks.weighted_score(self.predict(X), y, sample_weight, True)
+
+
+@dataclass
+class FitState:
+    """What a gradient boosting fit leaves on its estimator: the model of
+    ``prior_trees`` (a continued model's) followed by the rounds in ``result``,
+    which ``boost`` fills round by round (callbacks see the model so far)."""
+
+    loss: object
+    base_score: np.ndarray
+    prior_trees: list
+    result: BoostResult
+    bin_mapper: object
+    eval_sets: list
+    metric_names: list
+
+    def set_on(self, est) -> None:
+        """Give ``est`` the fitted attributes of this model, up to the kept round."""
+        result, history = self.result, self.result.history
+        est._loss = self.loss
+        est.base_score_ = self.base_score
+        est.trees_ = (self.prior_trees + result.trees)[:result.keep]
+        est.n_estimators_ = len(est.trees_)
+        est.best_iteration_ = result.best_iteration
+        est.evals_result_ = {
+            name: {m: list(history.get(name, {}).get(m, [])) for m in self.metric_names}
+            for name in self.eval_sets + (["training"] if "training" in history else [])
+        }
+        est.bin_mapper_ = self.bin_mapper
+
+
+def _snapshot(est):
+    """A shallow copy of a fitted estimator to continue from (warm start)."""
+    clone = type(est)(**est.get_params(deep=False))
+    clone.__dict__.update({k: v for k, v in est.__dict__.items() if k.endswith("_") or k.startswith("_")})
+    return clone
+
+
+def _prior_history(init_model, n_rounds: int, sets: list, metric_names: list,
+                   train_metric: bool) -> dict:
+    """The metrics of the model being continued, for its ``n_rounds`` rounds,
+    where they were measured as this fit measures: the same evaluation sets
+    (and ``training`` when it is measured) and metrics, every round. A
+    continued fit's ``evals_result_`` and early stopping then span both fits;
+    otherwise (other sets or metrics) they start with this fit's rounds."""
+    wanted = sets + (["training"] if train_metric else [])
+    if init_model is None or not wanted:
+        return {}
+    old = getattr(init_model, "evals_result_", None) or {}
+    usable = all(
+        list(old.get(s, {})) == metric_names
+        and all(len(old[s][m]) >= n_rounds for m in metric_names)
+        for s in wanted
+    )
+    if not usable:
+        return {}
+    return {s: {m: [float(v) for v in old[s][m][:n_rounds]] for m in metric_names}
+            for s in wanted}

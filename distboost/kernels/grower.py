@@ -1,0 +1,462 @@
+"""Grow a batch of trees from summed histograms.
+
+The grower runs on the driver and only sees small things: histograms summed
+over all partitions, node totals and split tables. Each wave of work on the
+partitions applies the chosen splits and histograms the smaller child of each;
+the larger child's histogram is the parent's minus the smaller one's
+(histogram subtraction). Depth-wise growth splits every splittable node of a
+level in one wave. Best-first growth (``max_leaf_nodes``, the J of ESL 10.11)
+splits, in each tree, the leaf with the largest gain; so that it does not pay
+one wave per split, a wave expands the best few leaves of the frontier at
+once (speculatively: their children's histograms are built), and the
+expansions are then taken in exact best-first order. Another wave is needed
+only when that order reaches a leaf that was not expanded; an expansion the
+order never reaches is dropped (its node stays a leaf). Node ids are given in
+the order splits are taken, so the trees are those of one split per wave.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from .bounds import child_bounds
+from .common import MAX_BINS, MISSING_BIN, N_BITSET_WORDS, NODE_DTYPE
+from .histogram import LevelSplits
+from .tree import Tree, bitset_from_mask
+
+
+class Criterion(Protocol):
+    """What the grower asks of a criterion: split search and node values over
+    the statistics of histograms (``splitting.GradientCriterion``,
+    ``criteria.ImpurityCriterion``, ``criteria.VarianceCriterion``).
+
+    ``hist`` is (n_nodes, n_features, 256, n_stats) and ``hist_f`` one node's
+    (256, n_stats) for one feature; ``totals`` is a node's (n_stats,) sums;
+    all int64 fixed point. A criterion may also define
+    ``node_vector(totals, lower, upper) -> ndarray``: a vector per node (class
+    frequencies), kept in ``Tree.vectors``.
+    """
+
+    n_stats: int
+    """Statistics per row and bin."""
+
+    def best_splits(self, hist, totals, masks, mapper, constraints=None) -> tuple:
+        """Per node: (gain, feature, split bin, missing goes left), arrays of
+        length n_nodes (gain <= 0: no split); ``constraints`` is (monotonic,
+        lower, upper) or None."""
+
+    def left_stats(self, hist_f, is_cat: bool, split_bin: int,
+                   missing_left: bool) -> tuple[np.ndarray, np.ndarray]:
+        """The left child's totals, and which bins go left (256 bools)."""
+
+    def splittable(self, totals) -> bool:
+        """Whether a node with these totals may be split at all."""
+
+    def node_value(self, totals, lower: float = -np.inf, upper: float = np.inf) -> float:
+        """The node's value (before the learning rate), within [lower, upper]."""
+
+    def bound_value(self, totals) -> float:
+        """The value monotone constraints order."""
+
+    def size(self, totals) -> float:
+        """What decides the smaller child, the one whose histogram is built."""
+
+    def count(self, totals) -> int | None:
+        """Rows in the node; None when the statistics hold no row count (then
+        the waves count them)."""
+
+    def has_missing(self, hist_f) -> bool:
+        """Whether the node has rows in the missing bin of this feature."""
+
+    def cover(self, totals) -> float:
+        """The node's cover (hessian sum, or class weight), for the tree and SHAP."""
+
+
+
+SPECULATIVE_SPLITS = 4
+"""Best-first growth: leaves a wave expands at most, per tree (the best one
+and the next best, in case the best one's children do not beat them)."""
+
+
+@dataclass
+class GrowthParams:
+    """How far trees grow, what their paths may combine, and how leaves are scaled.
+
+    ``monotonic_cst`` (n_features,) int8 of -1 / 0 / +1 and ``interaction_cst``
+    (n_sets, n_features) bool are ``constraints``' resolved forms (None: none).
+    """
+
+    max_depth: int | None = 6
+    max_leaf_nodes: int | None = None
+    learning_rate: float = 1.0
+    monotonic_cst: np.ndarray | None = None
+    interaction_cst: np.ndarray | None = None
+
+
+class _Node:
+    __slots__ = (
+        "adopted",
+        "count",
+        "depth",
+        "exact",
+        "expanded",
+        "feature",
+        "gain",
+        "goes_left",
+        "has_missing",
+        "hist",
+        "id",
+        "left",
+        "lower",
+        "missing_left",
+        "right",
+        "sets",
+        "split_bin",
+        "totals",
+        "upper",
+    )
+
+    def __init__(self, node_id, depth, totals):
+        # ``id``: the node's number in the waves (routing on the workers);
+        # ``exact``: its id in the tree, given when its parent's split is taken
+        self.id, self.depth, self.totals = node_id, depth, totals
+        self.exact = -1
+        self.expanded = self.adopted = False
+        self.count = None
+        self.has_missing = True
+        self.hist = None
+        self.gain = -np.inf
+        self.feature = self.split_bin = -1
+        self.missing_left = False
+        self.goes_left = None
+        self.left = self.right = -1
+        # monotone constraints: bounds of the node's value (the whole line at the root);
+        # interaction constraints: the interaction sets its path is still within
+        self.lower, self.upper = -np.inf, np.inf
+        self.sets = None
+
+
+class TreeGrower:
+    """Grows ``n_trees`` trees at once from one histogram source.
+
+    Parameters
+    ----------
+    root_hist : ndarray of shape (n_trees, n_features, 256, n_stats), int64
+    build_level : callable
+        ``build_level(splits: LevelSplits, n_slots) -> (hist, counts)``: routes
+        the rows of the split nodes on every partition and returns the summed
+        histograms of the built children (``hist[splits.slot[s]]``) and the
+        rows in each split's (left, right) children.
+    mapper : BinMapper
+    params : GrowthParams
+    criterion : Criterion
+        Split search and node values over the histograms' statistics.
+    feature_masks : ndarray of shape (n_trees, n_features), bool
+        Features each tree may split on (column subsampling by tree).
+    node_features : callable, optional
+        ``node_features(masks, hist, nodes) -> masks``: the features each of a
+        block of nodes may split on, from their trees' masks (n_nodes,
+        n_features), their histograms and their (tree, depth, node_id):
+        boosting's column subsampling by level and by node
+        (``sampling.NodeFeatures``) or the forests' per-node subsets
+        (``sampling.NodeFeatureSampler``); by default the trees' masks.
+    root_counts : ndarray of shape (n_trees,), optional
+        Rows in each root. Needed when the criterion's statistics hold no
+        row count (``criterion.count`` is None): node counts then come from
+        the waves, and every split is routed, the last level too.
+    """
+
+    def __init__(self, root_hist, build_level, mapper, params: GrowthParams, criterion: Criterion,
+                 feature_masks, node_features=None, root_counts=None):
+        self.node_features = node_features
+        self.build_level = build_level
+        self.mapper = mapper
+        self.params = params
+        self.criterion = criterion
+        self.masks = feature_masks
+        self.n_trees = root_hist.shape[0]
+        self.best_first = params.max_leaf_nodes is not None
+        # with per-node features drawn by node id, children are evaluated once
+        # their ids are known: when their parent's split is taken
+        self.lazy = self.best_first and node_features is not None
+        self.nodes, self.n_leaves = [], [1] * self.n_trees
+        for t in range(self.n_trees):
+            f0 = int(np.flatnonzero(feature_masks[t])[0]) if feature_masks[t].any() else 0
+            root = _Node(0, 0, root_hist[t, f0].sum(axis=0))
+            root.hist, root.exact = root_hist[t], 0
+            if params.interaction_cst is not None:
+                root.sets = np.arange(len(params.interaction_cst))
+            root.count = self.criterion.count(root.totals)  # None: the workers count
+            if root.count is None:
+                root.count = int(root_counts[t])
+            self.nodes.append([root])
+        self.n_exact = [1] * self.n_trees  # exact ids given so far, per tree
+        self.candidates = [[] for _ in range(self.n_trees)]
+        roots = [(t, self.nodes[t][0]) for t in range(self.n_trees)]
+        self._add_candidates(self._evaluate(roots, root_hist))
+        self.n_expanded = 0  # splits expanded in waves (best-first: some may go unused)
+
+    # ------------------------------------------------------------------ loop
+    def grow(self) -> list[Tree]:
+        """Split until no allowed split has positive gain; return the trees."""
+        while True:
+            chosen = self._choose()
+            if not chosen:
+                break
+            self._split(chosen)
+        return [self._make_tree(t) for t in range(self.n_trees)]
+
+    def _choose(self):
+        """The (tree, node) pairs to split in the next wave."""
+        if not self.best_first:
+            chosen = [(t, n) for t in range(self.n_trees) for n in self.candidates[t]]
+            self.candidates = [[] for _ in range(self.n_trees)]
+            return chosen
+        return [(t, n) for t in range(self.n_trees) for n in self._take_best_first(t)]
+
+    def _take_best_first(self, t) -> list:
+        """Take tree ``t``'s splits in best-first order (largest gain, then
+        smallest id) as long as the best leaf is expanded; return the leaves
+        to expand in the next wave (none: the tree is done).
+
+        The next wave expands the best leaf and, speculatively, the next
+        best ones, at most ``SPECULATIVE_SPLITS`` and never more than the
+        splits the tree may still take.
+        """
+        frontier, limit = self.candidates[t], self.params.max_leaf_nodes
+        while frontier and self.n_leaves[t] < limit:
+            best = max(frontier, key=lambda n: (n.gain, -n.exact))
+            if not best.expanded:
+                ranked = sorted((n for n in frontier if not n.expanded),
+                                key=lambda n: (-n.gain, n.exact))
+                return ranked[:min(SPECULATIVE_SPLITS, limit - self.n_leaves[t])]
+            frontier.remove(best)
+            self._adopt(t, best)
+        return []
+
+    def _adopt(self, t, parent):
+        """Take ``parent``'s split into tree ``t``: its children get their ids."""
+        parent.adopted = True
+        self.n_leaves[t] += 1
+        children = [self.nodes[t][parent.left], self.nodes[t][parent.right]]
+        for child in children:
+            if child.exact < 0:
+                child.exact = self.n_exact[t]
+                self.n_exact[t] += 1
+        if self.lazy:
+            built = [c for c in children if c.hist is not None]
+            if built:
+                pairs = [(t, c) for c in built]
+                self._add_candidates(self._evaluate(pairs, np.stack([c.hist for c in built])))
+        else:
+            self.candidates[t] += [c for c in children if c.gain > 0]
+
+    def _add_candidates(self, pairs):
+        for t, node in pairs:
+            self.candidates[t].append(node)
+
+    def _splittable(self, node) -> bool:
+        p = self.params
+        return (p.max_depth is None or node.depth < p.max_depth) and self.criterion.splittable(node.totals)
+
+    def _constrain_children(self, parent, lchild, rchild):
+        """Children's bounds and interaction sets.
+
+        Monotone constraints (XGBoost's ``TreeEvaluator::AddSplit``, scikit-learn's
+        grower): children start from the parent's bounds; a split on a
+        constrained feature cuts them at the midpoint of the two children's
+        values (clipped to the parent's bounds), the left child below it for an
+        increasing constraint, above it for a decreasing one. Interaction
+        constraints: a child keeps the parent's sets that hold the split feature.
+        """
+        p = self.params
+        if p.monotonic_cst is not None:
+            c = int(p.monotonic_cst[parent.feature])
+            values = [self.criterion.bound_value(n.totals) if c else 0.0 for n in (lchild, rchild)]
+            (lchild.lower, lchild.upper), (rchild.lower, rchild.upper) = child_bounds(
+                parent.lower, parent.upper, c, *values)
+        if parent.sets is not None:
+            keep = parent.sets[p.interaction_cst[parent.sets, parent.feature]]
+            lchild.sets = rchild.sets = keep
+
+    def _split(self, chosen):
+        """Create children, then one wave: apply splits, histogram smaller children.
+
+        A split none of whose children may split again needs no histogram; it
+        is routed all the same when only the workers can count its children.
+        """
+        wave = []  # (tree, parent, smaller child, larger child, build the smaller?)
+        size = self.criterion.size
+        for t, parent in chosen:
+            f = parent.feature
+            left, parent.goes_left = self.criterion.left_stats(
+                parent.hist[f], self.mapper.is_categorical_[f], parent.split_bin, parent.missing_left
+            )
+            nodes = self.nodes[t]
+            lchild = _Node(len(nodes), parent.depth + 1, left)
+            rchild = _Node(len(nodes) + 1, parent.depth + 1, parent.totals - left)
+            parent.left, parent.right = lchild.id, rchild.id
+            if not self.best_first:  # splits are taken in wave order: ids are known
+                lchild.exact, rchild.exact = lchild.id, rchild.id
+            nodes += [lchild, rchild]
+            self._constrain_children(parent, lchild, rchild)
+            build = self._splittable(lchild) or self._splittable(rchild)
+            lchild.count, rchild.count = self.criterion.count(left), self.criterion.count(rchild.totals)
+            if lchild.count is None:  # counted by the wave
+                parent.has_missing = self.criterion.has_missing(parent.hist[f])
+            if not build:
+                parent.hist = None
+                if lchild.count is not None:
+                    continue
+            small, large = (lchild, rchild) if size(left) <= size(rchild.totals) else (rchild, lchild)
+            wave.append((t, parent, small, large, build))
+        if wave:
+            self._run_wave(wave)
+        for t, parent in chosen:
+            parent.expanded = True
+        self.n_expanded += len(chosen)
+        if not self.best_first:  # depth-wise: every split is taken at once, in wave order
+            for t, parent in chosen:
+                self._adopt(t, parent)
+
+    def _run_wave(self, wave):
+        """Route the wave's splits and build the children's histograms (the
+        larger by subtraction); evaluate the children unless that must wait."""
+        hist, counts = self.build_level(*self._wave_splits(wave))
+        for s, (t, parent, *_) in enumerate(wave):
+            self._set_child_counts(t, parent, counts[s])
+        # children's histograms go straight into one block, in node order
+        # (left, right), whatever child was built: the larger by subtraction
+        built = [w for w in wave if w[4]]
+        block = np.empty((2 * len(built),) + hist.shape[1:], hist.dtype)
+        new = []
+        for slot, (t, parent, small, large, _) in enumerate(built):
+            for n in sorted((small, large), key=lambda n: n.id):
+                k = len(new)
+                if n is small:
+                    block[k] = hist[slot]
+                else:
+                    np.subtract(parent.hist, hist[slot], out=block[k])
+                n.hist = block[k]
+                new.append((t, n))
+            parent.hist = None
+        if new and not self.lazy:
+            self._evaluate(new, block)
+
+    def _set_child_counts(self, t, parent, counts):
+        """Children's rows as routed; without missing values in the node,
+        missing goes to the child with more rows (``splitting``)."""
+        lchild, rchild = self.nodes[t][parent.left], self.nodes[t][parent.right]
+        if lchild.count is not None:
+            return
+        lchild.count, rchild.count = int(counts[0]), int(counts[1])
+        if not parent.has_missing:
+            parent.missing_left = lchild.count >= rchild.count
+            parent.goes_left[MISSING_BIN] = parent.missing_left
+
+    @staticmethod
+    def _wave_splits(wave):
+        """The wave's split table: every routed parent; a parent whose smaller
+        child is built sends its histogram to the next free slot (-1: none)."""
+        n = len(wave)
+        tree, node, feature, left, right, slot = (np.empty(n, np.int64) for _ in range(6))
+        goes_left = np.zeros((n, MAX_BINS), bool)
+        build_left = np.empty(n, bool)
+        n_slots = 0
+        for s, (t, parent, small, _, build) in enumerate(wave):
+            tree[s], node[s], feature[s] = t, parent.id, parent.feature
+            goes_left[s], left[s], right[s] = parent.goes_left, parent.left, parent.right
+            build_left[s], slot[s] = small.id == parent.left, n_slots if build else -1
+            n_slots += build
+        return LevelSplits(tree, node, feature, goes_left, left, right, build_left, slot), n_slots
+
+    def _evaluate(self, pairs, block):
+        """Best split of each node; return the (tree, node) pairs with a
+        positive gain (the others drop their histograms).
+
+        ``block[k]`` is the histogram of ``pairs[k]``; nodes that may not split
+        are scanned with no feature allowed (so no copy of the block is made).
+        """
+        splittable = np.array([self._splittable(n) for _, n in pairs], bool)
+        if not splittable.any():
+            for _, n in pairs:
+                n.hist = None
+            return []
+        totals = np.stack([n.totals for _, n in pairs])
+        masks = np.stack([self.masks[t] for t, _ in pairs])
+        allowed = self._interaction_masks(pairs)
+        if allowed is not None:
+            masks &= allowed
+        if self.node_features is not None:
+            masks = self.node_features(masks, block, [(t, n.depth, n.exact) for t, n in pairs])
+            if allowed is not None:  # a hook may draw from its own sets (boosting's by level)
+                masks = masks & allowed
+        masks[~splittable] = False
+        extra = ()
+        if self.params.monotonic_cst is not None:
+            extra = ((self.params.monotonic_cst, np.array([n.lower for _, n in pairs]),
+                      np.array([n.upper for _, n in pairs])),)
+        gain, feature, split_bin, missing_left = self.criterion.best_splits(
+            block, totals, masks, self.mapper, *extra
+        )
+        positive = []
+        for k, (t, node) in enumerate(pairs):
+            if splittable[k] and np.isfinite(gain[k]) and gain[k] > 0:
+                node.gain, node.feature = float(gain[k]), int(feature[k])
+                node.split_bin, node.missing_left = int(split_bin[k]), bool(missing_left[k])
+                positive.append((t, node))
+            else:
+                node.hist = None
+        return positive
+
+    def _interaction_masks(self, pairs):
+        """Features each node may split on under interaction constraints: the
+        union of the sets its path is still within (scikit-learn's
+        ``_compute_interactions``; XGBoost's ``FeatureInteractionConstraint``),
+        or None without constraints."""
+        sets = self.params.interaction_cst
+        if sets is None:
+            return None
+        return np.stack([sets[n.sets].any(axis=0) for _, n in pairs])
+
+    # ---------------------------------------------------------------- output
+    def _make_tree(self, t) -> Tree:
+        """Tree ``t``'s nodes in id order; an expansion never taken stays a leaf."""
+        made = self.nodes[t]
+        nodes = sorted((n for n in made if n.exact >= 0), key=lambda n: n.exact)
+        crit, lr, mapper = self.criterion, self.params.learning_rate, self.mapper
+        rec = np.zeros(len(nodes), NODE_DTYPE)
+        bounded = self.params.monotonic_cst is not None
+        bounds = [(n.lower, n.upper) if bounded else () for n in nodes]
+        rec["value"] = [lr * crit.node_value(n.totals, *b) for n, b in zip(nodes, bounds)]
+        rec["count"] = [n.count for n in nodes]
+        rec["cover"] = [crit.cover(n.totals) for n in nodes]
+        rec["depth"] = [n.depth for n in nodes]
+        rec["is_leaf"] = [not n.adopted for n in nodes]
+        rec["feature"] = rec["left"] = rec["right"] = rec["cat_index"] = -1
+        split = [n for n in nodes if n.adopted]
+        at = [n.exact for n in split]
+        rec["feature"][at] = [n.feature for n in split]
+        rec["left"][at] = [made[n.left].exact for n in split]
+        rec["right"][at] = [made[n.right].exact for n in split]
+        rec["gain"][at] = [n.gain for n in split]
+        rec["missing_left"][at] = [n.missing_left for n in split]
+        categorical = [n for n in split if mapper.is_categorical_[n.feature]]
+        numeric = [n for n in split if not mapper.is_categorical_[n.feature]]
+        rec["is_categorical"][[n.exact for n in categorical]] = 1
+        rec["cat_index"][[n.exact for n in categorical]] = np.arange(len(categorical))
+        bitsets = [bitset_from_mask(n.goes_left) for n in categorical]
+        rec["bin_threshold"][[n.exact for n in numeric]] = [n.split_bin for n in numeric]
+        rec["threshold"][[n.exact for n in numeric]] = [
+            mapper.bin_threshold_value(n.feature, n.split_bin) for n in numeric]
+        bits = np.array(bitsets, np.uint64).reshape(-1, N_BITSET_WORDS)
+        vectors = None
+        if hasattr(crit, "node_vector"):  # e.g. class frequencies of classification trees
+            vectors = np.stack([crit.node_vector(n.totals, *b) for n, b in zip(nodes, bounds)])
+        tree = Tree(rec, bits, vectors)
+        if bounded:  # for the line search, which sets the leaves again within bounds
+            tree.bounds = np.array([(n.lower, n.upper) for n in nodes]).reshape(-1, 2)
+        return tree

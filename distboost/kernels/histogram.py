@@ -1,0 +1,434 @@
+"""Histograms of per-row statistics over rows partitioned by node.
+
+A histogram ``hist[slot, feature, bin, stat]`` sums the fixed-point statistics
+of the rows that sit in the node assigned to ``slot`` and whose ``feature``
+falls in ``bin``. The binned matrix is row-major (one row's codes are
+contiguous), and each tree keeps its rows *partitioned by node*
+(``RowPartition``, as XGBoost's row partitioner and scikit-learn's
+``sample_indices``): the rows of a node are one contiguous range of an index
+array. A level then touches only the rows of the nodes it splits, and one pass
+over each such range both routes the rows to the children (a stable partition,
+so ranges stay in ascending row order and memory reads stay nearly sequential)
+and adds the rows of the child being built to its histogram; the other child's
+histogram is the parent's minus this one (histogram subtraction).
+
+Work is cut into chunks of at most ``CHUNK_ROWS`` rows and the chunks into one
+block per thread, each block with its own histogram buffer, summed at the end
+(XGBoost's per-thread buffers). Statistics are int64, so the sums are exact
+and do not depend on how rows were cut into chunks, blocks or partitions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+
+from .common import MAX_BINS, STAT_DTYPE
+from .intrinsics import add_pair, prefetch
+
+CHUNK_ROWS = 16384
+"""Rows per unit of work: small enough to balance threads, large enough that
+the per-chunk bookkeeping does not show."""
+
+NODES_PER_THREAD = 4
+"""From this many built nodes per thread on, threads split the nodes (each
+writing its own nodes' histograms) instead of the rows (each filling a full
+copy of every histogram, summed afterwards)."""
+
+PREFETCH_AHEAD = 16
+"""Rows between asking for a row's codes and statistics and reading them."""
+
+ROUTE_PREFETCH_AHEAD = 64
+"""The same for routing, whose rows cost less each (one code, no histogram)."""
+
+
+@dataclass
+class RowPartition:
+    """Rows of each tree grouped by node.
+
+    Attributes
+    ----------
+    order : ndarray of shape (n_trees, n_rows), int32
+        Row indices; the rows of node ``k`` of tree ``t`` are
+        ``order[t, start[t, k]:stop[t, k]]``, in ascending order.
+    start, stop : ndarray of shape (n_trees, n_nodes), int64
+        Range of each node (empty for nodes not made yet).
+    scratch : ndarray like ``order``
+        Where routing writes before the rows go back into ``order``.
+    """
+
+    order: np.ndarray
+    start: np.ndarray
+    stop: np.ndarray
+    scratch: np.ndarray
+
+    @classmethod
+    def from_positions(cls, positions: np.ndarray, buffers=None) -> RowPartition:
+        """Every tree's root holds its rows with ``positions >= 0`` (in-bag rows).
+
+        ``buffers`` (a shard's ``Buffers``) lends the index arrays, which are
+        then overwritten by the next partition made from the same buffers.
+        """
+        n_trees, n_rows = positions.shape
+        if buffers is None:
+            order, scratch = (np.empty((n_trees, n_rows), np.int32) for _ in range(2))
+        else:
+            order = buffers.get("partition-order", (n_trees, n_rows), np.int32)
+            scratch = buffers.get("partition-scratch", (n_trees, n_rows), np.int32)
+        start = np.zeros((n_trees, 1), np.int64)
+        stop = np.zeros((n_trees, 1), np.int64)
+        for t in range(n_trees):
+            stop[t, 0] = _in_bag_rows(positions[t], order[t])
+        return cls(order, start, stop, scratch)
+
+    def copy(self) -> RowPartition:
+        return RowPartition(self.order.copy(), self.start.copy(), self.stop.copy(),
+                            np.empty_like(self.scratch))
+
+    def ensure_nodes(self, n_nodes: int) -> None:
+        """Room for node ids below ``n_nodes``."""
+        have = self.start.shape[1]
+        if n_nodes > have:  # doubled: a tree's levels grow it a few times only
+            size = max(n_nodes, 2 * have)
+            start, stop = (np.zeros((self.start.shape[0], size), np.int64) for _ in range(2))
+            start[:, :have], stop[:, :have] = self.start, self.stop
+            self.start, self.stop = start, stop
+
+    def node_rows(self, tree: int, node: int) -> np.ndarray:
+        return self.order[tree, self.start[tree, node]: self.stop[tree, node]]
+
+
+@numba.njit(cache=True)
+def _in_bag_rows(positions, out):
+    """Write the rows with positions >= 0 into out, ascending; return how many."""
+    n = 0
+    for i in range(len(positions)):
+        if positions[i] >= 0:
+            out[n] = i
+            n += 1
+    return n
+
+
+@dataclass
+class LevelSplits:
+    """The splits of one wave, one entry per split node whose rows move.
+
+    Attributes
+    ----------
+    tree, node, feature, left, right : ndarray of shape (n_splits,), int64
+        Tree, split node, split feature and child node ids.
+    goes_left : ndarray of shape (n_splits, 256), bool
+        Direction of each bin, the missing bin included (learned default).
+    build_left : ndarray of shape (n_splits,), bool
+        Which child is histogrammed (the smaller one).
+    slot : ndarray of shape (n_splits,), int64
+        Output slot of the histogrammed child; -1 for a split whose children
+        are never split or built: its rows are only counted, not moved.
+    """
+
+    tree: np.ndarray
+    node: np.ndarray
+    feature: np.ndarray
+    goes_left: np.ndarray
+    left: np.ndarray
+    right: np.ndarray
+    build_left: np.ndarray
+    slot: np.ndarray
+
+    @property
+    def n_nodes(self) -> int:
+        """Node ids this wave creates are below this."""
+        return int(max(self.left.max(initial=0), self.right.max(initial=0))) + 1
+
+
+# ------------------------------------------------------------------ kernels
+@numba.njit(cache=True, inline="always")
+def _add_row(X, r, features, st, hs):
+    """hs[j, X[r, j]] += st[r] for every feature j.
+
+    ``hs`` is one node's histogram flattened, (feature, bin, stat) in C order.
+    The common cases are unrolled: two or three statistics, and every feature
+    (an empty ``features``), which spares the loop an index load per feature.
+    """
+    n_stats = st.shape[1]
+    if n_stats == 2:  # (g, h): one vector add per feature
+        g, h = st[r, 0], st[r, 1]
+        if len(features) == 0:
+            for j in range(X.shape[1]):
+                add_pair(hs, (j * MAX_BINS + np.int64(X[r, j])) * 2, g, h)
+        else:
+            for k in range(len(features)):
+                add_pair(hs, (features[k] * MAX_BINS + np.int64(X[r, features[k]])) * 2, g, h)
+    elif n_stats == 3:
+        g, h, c = st[r, 0], st[r, 1], st[r, 2]
+        if len(features) == 0:
+            for j in range(X.shape[1]):
+                i = (j * MAX_BINS + np.int64(X[r, j])) * 3
+                add_pair(hs, i, g, h)
+                hs[i + 2] += c
+        else:
+            for k in range(len(features)):
+                i = (features[k] * MAX_BINS + np.int64(X[r, features[k]])) * 3
+                add_pair(hs, i, g, h)
+                hs[i + 2] += c
+    else:
+        n = X.shape[1] if len(features) == 0 else len(features)
+        for k in range(n):
+            j = k if len(features) == 0 else features[k]
+            i = (j * MAX_BINS + np.int64(X[r, j])) * n_stats
+            for s in range(n_stats):
+                hs[i + s] += st[r, s]
+
+
+@numba.njit(cache=True)
+def _plan(owner_lo, owner_hi, n_blocks, whole_owners=False):
+    """Cut ranges [lo[i], hi[i]) into chunks; give each block a contiguous run
+    of chunks with about the same number of rows (with ``whole_owners``, every
+    range's chunks in one block, so that blocks write disjoint outputs).
+
+    Returns (chunk_owner, chunk_lo, chunk_hi, block_start).
+    """
+    n_chunks = 0
+    for i in range(len(owner_lo)):
+        n_chunks += (owner_hi[i] - owner_lo[i] + CHUNK_ROWS - 1) // CHUNK_ROWS
+    owner = np.empty(n_chunks, np.int64)
+    clo = np.empty(n_chunks, np.int64)
+    chi = np.empty(n_chunks, np.int64)
+    c = 0
+    total = 0
+    for i in range(len(owner_lo)):
+        total += owner_hi[i] - owner_lo[i]
+        a = owner_lo[i]
+        while a < owner_hi[i]:
+            owner[c], clo[c], chi[c] = i, a, min(a + CHUNK_ROWS, owner_hi[i])
+            a = chi[c]
+            c += 1
+    block_start = np.zeros(n_blocks + 1, np.int64)
+    done, b = 0, 1
+    for c in range(n_chunks):
+        done += chi[c] - clo[c]
+        if whole_owners and c + 1 < n_chunks and owner[c + 1] == owner[c]:
+            continue
+        while b < n_blocks and done * n_blocks >= total * b:
+            block_start[b] = c + 1
+            b += 1
+    block_start[b:] = n_chunks
+    return owner, clo, chi, block_start
+
+
+@numba.njit(parallel=True, cache=True)
+def _accumulate(X, stats, order, owner_tree, owner_slot, owner, clo, chi, block_start, features,
+                out):
+    """out[block, slot] += the statistics of every row of each chunk (all
+    blocks write into out[0] when ``out`` has one block: disjoint slots).
+
+    Rows are read ``PREFETCH_AHEAD`` iterations after asking for them, except
+    in chunks of consecutive rows, which stream.
+    """
+    n_features, n_stats = X.shape[1], stats.shape[2]
+    flat_X = X.reshape(-1)
+    for blk in numba.prange(len(block_start) - 1):
+        for c in range(block_start[blk], block_start[blk + 1]):
+            t = owner_tree[owner[c]]
+            hs = out[np.int64(blk) if out.shape[0] > 1 else 0, owner_slot[owner[c]]].reshape(-1)
+            st, rows = stats[t], order[t]
+            flat_st = st.reshape(-1)
+            lo, hi = clo[c], chi[c]
+            if rows[hi - 1] - rows[lo] == hi - 1 - lo:  # consecutive rows (a root): stream them
+                for r in range(rows[lo], rows[hi - 1] + 1):
+                    _add_row(X, r, features, st, hs)
+                continue
+            for k in range(lo, hi):
+                if k + PREFETCH_AHEAD < hi:
+                    ahead = rows[k + PREFETCH_AHEAD]
+                    prefetch(flat_X, ahead * n_features)
+                    prefetch(flat_X, ahead * n_features + n_features - 1)
+                    prefetch(flat_st, ahead * n_stats)
+                _add_row(X, rows[k], features, st, hs)
+
+
+@numba.njit(parallel=True, cache=True)
+def _route(X_columns, order, tmp, owner, clo, chi, block_start, tree, feature, goes_left, move,
+           n_left):
+    """Stable partition of each chunk into tmp: left rows from the chunk's
+    start up, right rows from its end down (branch-free: each row is written
+    to both ends and the counts decide which write stays). Chunks of splits
+    that do not ``move`` their rows only count the left ones.
+
+    Reads the split feature's codes from the feature-major copy: a node's
+    rows are sparse, and a cache line of one feature's codes serves many of
+    them where one of the row-major matrix serves one row.
+    """
+    for blk in numba.prange(len(block_start) - 1):
+        for c in range(block_start[blk], block_start[blk + 1]):
+            s = owner[c]
+            t, gl = tree[s], goes_left[s]
+            codes = X_columns[feature[s]]
+            rows, buf = order[t], tmp[t]
+            lo, hi = clo[c], chi[c]
+            nl = 0
+            nr = 0
+            if not move[s]:
+                for k in range(lo, hi):
+                    nl += np.int64(gl[codes[rows[k]]])
+                n_left[c] = nl
+                continue
+            for k in range(lo, hi):
+                if k + ROUTE_PREFETCH_AHEAD < hi:
+                    prefetch(codes, rows[k + ROUTE_PREFETCH_AHEAD])
+                r = rows[k]
+                left = np.int64(gl[codes[r]])
+                buf[lo + nl] = r
+                buf[hi - 1 - nr] = r
+                nl += left
+                nr += 1 - left
+            n_left[c] = nl
+
+
+@numba.njit(parallel=True, cache=True)
+def _assemble(order, tmp, owner_start, clo, chi, n_left, tree, node, left, right, move, start,
+              stop):
+    """Write each moving split node's chunks back: all left parts, then all right parts."""
+    for s in numba.prange(len(tree)):
+        if not move[s]:
+            continue
+        t = tree[s]
+        rows, buf = order[t], tmp[t]
+        k = start[t, node[s]]
+        for c in range(owner_start[s], owner_start[s + 1]):
+            for i in range(clo[c], clo[c] + n_left[c]):
+                rows[k] = buf[i]
+                k += 1
+        start[t, left[s]], stop[t, left[s]] = start[t, node[s]], k
+        start[t, right[s]] = k
+        for c in range(owner_start[s], owner_start[s + 1]):
+            for i in range(chi[c] - 1, clo[c] + n_left[c] - 1, -1):
+                rows[k] = buf[i]
+                k += 1
+        stop[t, right[s]] = k
+
+
+@numba.njit(parallel=True, cache=True)
+def _sum_blocks(blocks, out):
+    n_blocks, n_slots, n_features = blocks.shape[:3]
+    for q in numba.prange(n_slots * n_features):
+        i, j = q // n_features, q % n_features
+        for b in range(n_blocks):
+            out[i, j] += blocks[b, i, j]
+
+
+# ------------------------------------------------------------------- passes
+def _histograms(X_binned, stats, order, tree, slot, lo, hi, n_slots, features, out=None):
+    """hist[slot[i]] = statistics of rows order[tree[i], lo[i]:hi[i]], summed;
+    added to ``out`` when given (the histograms of a worker's other partitions),
+    which is then returned."""
+    n_threads = numba.get_num_threads()
+    # with many nodes, each thread takes whole nodes: no per-thread copies to sum
+    shared = n_threads > 1 and len(lo) >= NODES_PER_THREAD * n_threads
+    owner, clo, chi, block_start = _plan(lo, hi, n_threads, shared)
+    shape = (n_slots, X_binned.shape[1], MAX_BINS, stats.shape[2])
+    features = np.asarray(features, np.int64)
+    if len(features) == X_binned.shape[1] and (features == np.arange(len(features))).all():
+        features = features[:0]  # every feature: the kernel's unrolled case
+    if shared or len(block_start) == 2:  # one buffer: accumulate straight into the output
+        if out is None:
+            out = np.zeros(shape, STAT_DTYPE)
+        _accumulate(X_binned, stats, order, tree, slot, owner, clo, chi, block_start, features,
+                    out[None])
+        return out
+    blocks = np.zeros((len(block_start) - 1, *shape), STAT_DTYPE)
+    _accumulate(X_binned, stats, order, tree, slot, owner, clo, chi, block_start, features,
+                blocks)
+    if out is None:
+        out = np.zeros(shape, STAT_DTYPE)
+    _sum_blocks(blocks, out)
+    return out
+
+
+def root_histograms(X_binned, stats, partition: RowPartition, features, out=None):
+    """Histograms of every tree's root (slot t for tree t), added to ``out``
+    when given.
+
+    Parameters
+    ----------
+    X_binned : ndarray of shape (n_rows, n_features), uint8
+    stats : ndarray of shape (n_trees, n_rows, n_stats), int64
+        Fixed-point per-row statistics, e.g. (g, h, 1) for gradient boosting.
+    partition : RowPartition
+        Every tree's root range (its in-bag rows).
+    features : ndarray of int
+        Features to histogram (others stay zero: column subsampling).
+
+    Returns
+    -------
+    hist : ndarray of shape (n_trees, n_features, 256, n_stats), int64
+    """
+    trees = np.arange(stats.shape[0], dtype=np.int64)
+    return _histograms(X_binned, stats, partition.order, trees, trees, partition.start[:, 0],
+                       partition.stop[:, 0], len(trees), features, out)
+
+
+def route(X_columns, partition: RowPartition, splits: LevelSplits) -> np.ndarray:
+    """Move the rows of every split node into its children's ranges (in place;
+    splits with ``slot`` -1 only count them).
+
+    ``X_columns`` is the binned matrix feature-major, shape (n_features, n_rows).
+    Returns the rows of each split's (left, right) children, shape (n_splits, 2).
+    """
+    partition.ensure_nodes(splits.n_nodes)
+    lo = partition.start[splits.tree, splits.node]
+    hi = partition.stop[splits.tree, splits.node]
+    owner, clo, chi, block_start = _plan(lo, hi, numba.get_num_threads())
+    owner_start = np.searchsorted(owner, np.arange(len(lo) + 1))
+    n_left = np.empty(len(owner), np.int64)
+    tmp, move = partition.scratch, splits.slot >= 0
+    _route(X_columns, partition.order, tmp, owner, clo, chi, block_start, splits.tree,
+           splits.feature, splits.goes_left, move, n_left)
+    _assemble(partition.order, tmp, owner_start, clo, chi, n_left, splits.tree, splits.node,
+              splits.left, splits.right, move, partition.start, partition.stop)
+    left = np.zeros(len(lo), np.int64)
+    np.add.at(left, owner, n_left)
+    return np.stack([left, hi - lo - left], axis=1)
+
+
+def split_level(X_binned, X_columns, stats, partition: RowPartition, splits: LevelSplits,
+                n_slots: int, features, out=None):
+    """Route the rows of every split node to its children, then histogram the
+    built children (each now one contiguous range of rows).
+
+    ``X_binned`` is row-major (n_rows, n_features) and ``X_columns`` the same
+    codes feature-major (``columns``). ``partition`` is updated in place.
+    Returns ``hist`` of shape
+    (n_slots, n_features, 256, n_stats), int64, where ``hist[slot[s]]`` is
+    split s's built child (added to ``out`` when given), and the rows of each
+    split's (left, right) children, shape (n_splits, 2).
+    """
+    counts = route(X_columns, partition, splits)
+    built = np.where(splits.build_left, splits.left, splits.right)
+    keep = splits.slot >= 0
+    tree, built, slot = splits.tree[keep], built[keep], splits.slot[keep]
+    return _histograms(X_binned, stats, partition.order, tree, slot,
+                       partition.start[tree, built], partition.stop[tree, built], n_slots,
+                       features, out), counts
+
+
+def replay(X_columns, partition: RowPartition, split_history) -> RowPartition:
+    """A copy of ``partition`` after the given levels' splits (no histograms)."""
+    partition = partition.copy()
+    for splits in split_history:
+        route(X_columns, partition, splits)
+    return partition
+
+
+def columns(X_binned, buffers=None) -> np.ndarray:
+    """The binned matrix feature-major, shape (n_features, n_rows): what
+    routing reads. Made once per shard when ``buffers`` keeps it."""
+    if buffers is not None:
+        out = buffers.get("columns", X_binned.shape[::-1], X_binned.dtype)
+        if getattr(buffers, "columns_of", None) is not X_binned:
+            out[...] = X_binned.T
+            buffers.columns_of = X_binned
+        return out
+    return np.ascontiguousarray(X_binned.T)

@@ -1,0 +1,124 @@
+"""The training loop every ensemble runs on the engine.
+
+Gradient boosting (ESL Algorithm 10.3), AdaBoost (ESL Algorithm 10.1; SAMME)
+and bagged trees (forests, bagging, pasting) are all rounds of
+
+1. one wave: the row states take the previous round's update (margins plus
+   the last trees; reweighted rows; out-of-bag sums), and the root
+   histograms of this round's learner are built (``Engine.start_round``);
+   metrics of the model so far come back with it;
+2. the round's trees grow level by level from the histograms
+   (``TreeGrower``, one wave per level);
+3. the ensemble turns the trees into the next update.
+
+An ``Ensemble`` says what changes: each round's learner, criterion and
+features (``begin``), what the metrics decide (``measured``), and the update
+(``grown``). ``train`` runs the rounds; the ensemble keeps its own trees.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from ..kernels.grower import Criterion, GrowthParams, TreeGrower
+
+
+@dataclass
+class RoundSpec:
+    """What round ``r`` grows.
+
+    Parameters
+    ----------
+    learner : learners.Learner
+        The row statistics of the round (and its metrics, if measured).
+    criterion : kernels.grower.Criterion
+    features : ndarray of int
+        Features of the root histograms (those any tree of the round may use).
+    masks : ndarray of shape (n_trees, n_features), bool
+        Features each tree may split on.
+    node_features : callable, optional
+        The grower's per-node feature hook (``sampling``).
+    round_index : int, optional
+        The round number the engine gives the waves and the learner (by
+        default the loop's; forests number a batch by its first tree).
+    measure : bool
+        Whether the training rows' metrics of the model so far come back.
+    """
+
+    learner: Any
+    criterion: Criterion
+    features: np.ndarray
+    masks: np.ndarray
+    node_features: Any = None
+    round_index: int | None = None
+    measure: bool = False
+
+
+class Stop:
+    """``Ensemble.grown``'s answer to end training after this round."""
+
+
+STOP = Stop()
+
+
+class Ensemble(Protocol):
+    """What ``train`` asks of an ensemble, round by round."""
+
+    growth: GrowthParams
+
+    def begin(self, r: int, update) -> RoundSpec:
+        """Round ``r``'s learner, criterion and features; ``update`` is the
+        previous round's (not applied yet: the round-start wave applies it)."""
+
+    def measured(self, r: int, train_metric, eval_metrics) -> bool:
+        """Round ``r``'s metrics (measured at the next round's start); True stops."""
+
+    def grown(self, r: int, trees: list):
+        """The update the round's ``trees`` make (``STOP``: end training here)."""
+
+    def end(self, update) -> None:
+        """After the last round (not after a stop decided by ``measured``)."""
+
+
+@dataclass
+class TrainLog:
+    """What ``train`` did: rounds grown, level waves, whether a metric stopped it."""
+
+    n_rounds: int = 0
+    n_levels: int = 0
+    stopped: bool = False
+
+
+def train(engine, ensemble: Ensemble, rounds: range) -> TrainLog:
+    """Run ``rounds`` of ``ensemble`` on ``engine`` (see the module docstring)."""
+    log, update, levels_before = TrainLog(), None, engine.n_level_waves
+    for r in rounds:
+        t0 = time.perf_counter()
+        spec = ensemble.begin(r, update)
+        index = r if spec.round_index is None else spec.round_index
+        measured = spec.measure and r > rounds.start
+        root, root_counts, tm, evals = engine.start_round(spec.learner, update, measured, index,
+                                                          spec.features)
+        if r > rounds.start and ensemble.measured(r - 1, tm, evals):
+            log.stopped = True
+            break
+        t1, waves = time.perf_counter(), engine.timings["histograms"]
+        trees = TreeGrower(root, engine.level, engine.mapper, ensemble.growth, spec.criterion,
+                           spec.masks, spec.node_features, root_counts).grow()
+        engine.timings["split_finding"] += (time.perf_counter() - t1
+                                            - (engine.timings["histograms"] - waves))
+        update = ensemble.grown(r, trees)
+        log.n_rounds += 1
+        engine.timings["train"] += time.perf_counter() - t0
+        if update is STOP:
+            break
+    else:
+        t0 = time.perf_counter()
+        ensemble.end(update)
+        engine.timings["train"] += time.perf_counter() - t0
+    log.n_levels = engine.n_level_waves - levels_before
+    return log
