@@ -76,7 +76,7 @@ class DaskExecutor:
         self.fit_id = uuid.uuid4().hex[:12]  # the fit's events are named by it
         self.watch = Watch(client, self.fit_id)
         self.tasks = Tasks(client, self.watch)
-        self.transport = Transport(client, public, self.watch)
+        self.transport = Transport(client, public, self.watch, self.tasks.workers_info)
         self.buffers = Buffers()  # the driver's sums of its children's sums
         weakref.finalize(self, self.transport.close)  # an executor dropped without close()
 
@@ -84,7 +84,7 @@ class DaskExecutor:
         self.tasks.round = round_index
 
     def n_workers(self) -> int:
-        return max(1, len(self.client.scheduler_info()["workers"]))
+        return max(1, len(self.workers_info()))
 
     # ------------------------------------------------------------ tasks
     def map(self, fn, name, per_part, *common, indices=None):
@@ -130,7 +130,7 @@ class DaskExecutor:
         by_worker = defaultdict(list)
         for owner, pair in zip(self.tasks.owners([f for _, _, f in pairs]), pairs):
             by_worker[owner].append(pair)
-        threads = {w: info["nthreads"] for w, info in self.client.scheduler_info()["workers"].items()}
+        threads = {w: info["nthreads"] for w, info in self.workers_info().items()}
         self.tasks.wave += 1
         groups = []
         for j, (worker, members) in enumerate(sorted(by_worker.items())):

@@ -29,10 +29,11 @@ LOST_POLL = 0.05
 
 class Transport:
     """Calls to one fit's holders (``groups``: objects with the holder's
-    ``address`` and actor ``future``) on ``client``; stalls go to ``watch``."""
+    ``address`` and actor ``future``) on ``client``; stalls go to ``watch``,
+    with the scheduler's view of the workers (``workers_info()``)."""
 
-    def __init__(self, client, public: bool, watch):
-        self.client, self.watch = client, watch
+    def __init__(self, client, public: bool, watch, workers_info):
+        self.watch, self.workers_info = watch, workers_info
         self._calls = DriverCalls(client, public)
 
     @property
@@ -93,7 +94,7 @@ class Transport:
         while not all(call.done() for call in calls):
             await asyncio.wait(calls, timeout=POLL)
             if self.watch.due() and not all(call.done() for call in calls):
-                info = await asyncio.to_thread(lambda: self.client.scheduler_info()["workers"])
+                info = await asyncio.to_thread(self.workers_info)
                 waiting = [g.address for g, call in zip(groups, calls) if not call.done()]
                 self.watch.check(what, waiting, info)
 
