@@ -28,6 +28,7 @@ from prefect.cache_policies import NO_CACHE
 
 from flows._cluster import check_functions, dask_client, run_logger
 from flows._data import empty_like, load_split, read_schema, shap_columns, with_shap
+from flows._output import claim_output, has_marker
 from flows.config import ClusterConfig
 from flows.metrics import classification_metrics, headline_rows, regression_metrics
 from flows.report import markdown_summary, render_report
@@ -36,12 +37,9 @@ MARKER = "evaluation.json"
 
 
 def check_output(output: str | Path) -> Path:
-    """An evaluation folder is regenerated; any other non-empty folder is left alone."""
-    out = Path(output)
-    if out.exists() and any(out.iterdir()) and not (out / MARKER).is_file():
-        raise FileExistsError(
-            f"{out} exists and is not a distboost evaluation folder; choose another output"
-        )
+    """An evaluation folder is regenerated; any other non-empty folder is left
+    alone (``_output.claim_output``)."""
+    out = claim_output(output, "a distboost evaluation folder", has_marker(MARKER), True)
     if (out / "figures").is_dir():
         shutil.rmtree(out / "figures")
     (out / "figures").mkdir(parents=True, exist_ok=True)

@@ -18,6 +18,7 @@ from prefect.cache_policies import NO_CACHE
 
 from flows._cluster import check_functions, dask_client, run_logger
 from flows._data import load_features, predict_partition
+from flows._output import claim_output, only_parquet
 from flows._progress import gather_with_progress
 from flows.config import ClusterConfig
 
@@ -42,23 +43,13 @@ def model_features(est: Any) -> list[dict]:
 
 def check_output(output: str, overwrite: bool, holds: str) -> None:
     """``output`` may receive part files: empty or absent, or with ``overwrite``
-    a folder of nothing but Parquet files (``holds`` names what it would hold).
-
-    Raises
-    ------
-    FileExistsError
-        Naming the folder and what to do.
-    """
-    out = Path(output)
-    if out.exists() and any(out.iterdir()):
-        if not overwrite:
-            raise FileExistsError(f"{out} already exists; pass --force (overwrite=True) to "
-                                  f"replace it")
-        if any(p.suffix != ".parquet" for p in out.iterdir()):
-            raise FileExistsError(f"refusing to replace {out}: it holds more than {holds}")
+    a folder of nothing but Parquet files (``holds`` names what it would hold;
+    ``_output.claim_output``)."""
+    claim_output(output, f"a folder of {holds}", only_parquet, overwrite,
+                 refuse=f"holds more than {holds}; refusing to replace it: choose another output")
 
 
-def claim_output(output: str) -> Path:
+def emptied(output: str) -> Path:
     """Empty (or create) the folder ``check_output`` allowed."""
     out = Path(output)
     if out.exists():
@@ -117,7 +108,7 @@ def predict(
     if not Path(model).is_file():
         raise FileNotFoundError(f"model file {model} does not exist")
     check_output(output, overwrite, "predictions")
-    out = claim_output(output)
+    out = emptied(output)
     with dask_client(scheduler, cluster) as client:
         rows = predict_partitions(client.scheduler.address, model, data, str(out), proba, progress)
     run_logger().info("wrote %d predictions to %s", rows, out)

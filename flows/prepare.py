@@ -37,6 +37,7 @@ from prefect.cache_policies import NO_CACHE
 
 from flows._cluster import check_functions, dask_client, run_logger
 from flows._file_stats import file_statistics
+from flows._output import claim_output, has_marker
 from flows._progress import gather_with_progress
 from flows._schema import (
     categories_of,
@@ -55,19 +56,10 @@ MERGE_FAN_IN = 8
 
 
 def check_output(output: str | Path, overwrite: bool) -> Path:
-    """Refuse to replace an existing output unless asked (and only ours)."""
-    out = Path(output)
-    if out.exists() and (out.is_file() or any(out.iterdir())):
-        if not overwrite:
-            raise FileExistsError(
-                f"{out} already exists; pass overwrite=True (--force) to replace it"
-            )
-        if not (out / MARKER).is_file():
-            raise FileExistsError(
-                f"{out} exists and is not a distboost prepared-data folder (no {MARKER}); "
-                "refusing to replace it: choose another output"
-            )
-    return out
+    """Refuse to replace an existing output unless asked, and only a prepared
+    folder (``_output.claim_output``)."""
+    return claim_output(output, f"a distboost prepared-data folder (no {MARKER})",
+                        has_marker(MARKER), overwrite)
 
 
 def _fractions(validation: float, test: float) -> dict[str, float]:

@@ -46,6 +46,7 @@ from flows._checkpoints import (
 )
 from flows._cluster import dask_client, run_logger, say
 from flows._data import has_split, load_bin_mapper, load_split, read_schema
+from flows._output import claim_output, has_marker
 from flows._progress import progress_bar
 from flows.config import (
     ClusterConfig,
@@ -96,14 +97,9 @@ def start_run(output: Path, record: dict, overwrite: bool) -> bool:
                 f"{output} holds a training run with another configuration or data; "
                 "pass overwrite=True (--force) to start over, or choose another output"
             )
+    claim_output(output, "a distboost training run", has_marker(marker.name), overwrite)
+    if output.exists():
         shutil.rmtree(output)
-    elif output.exists() and any(output.iterdir()):
-        if not overwrite:
-            raise FileExistsError(
-                f"{output} already exists and is not a distboost training run; choose another "
-                "output"
-            )
-        raise FileExistsError(f"refusing to delete {output}: it is not a distboost training run")
     (output / "checkpoints").mkdir(parents=True, exist_ok=True)
     marker.write_text(json.dumps(record, indent=2) + "\n")
     return True

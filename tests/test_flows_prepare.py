@@ -168,12 +168,15 @@ def test_existing_output_is_protected(tmp_path):
     assert check_output(tmp_path / "new", overwrite=False) == tmp_path / "new"
     (tmp_path / "mine").mkdir()
     (tmp_path / "mine" / "notes.txt").write_text("precious")
-    with pytest.raises(FileExistsError, match="already exists"):
-        check_output(tmp_path / "mine", overwrite=False)
-    with pytest.raises(FileExistsError, match="not a distboost prepared-data folder"):
-        check_output(tmp_path / "mine", overwrite=True)
+    for overwrite in (False, True):  # not ours: never replaced, --force or not
+        with pytest.raises(FileExistsError, match="not a distboost prepared-data folder"):
+            check_output(tmp_path / "mine", overwrite=overwrite)
     (tmp_path / "mine" / "schema.json").write_text("{}")
+    with pytest.raises(FileExistsError, match="already exists; pass --force"):
+        check_output(tmp_path / "mine", overwrite=False)
     assert check_output(tmp_path / "mine", overwrite=True)
+    with pytest.raises(FileExistsError, match="is a file, not a folder"):
+        check_output(tmp_path / "mine" / "notes.txt", overwrite=True)
 
 
 def test_parquet_source_with_category_column(tmp_path):
