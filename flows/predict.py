@@ -19,11 +19,12 @@ from prefect.cache_policies import NO_CACHE
 from flows._cluster import check_functions, dask_client, run_logger
 from flows._data import load_features, predict_partition
 from flows._output import claim_output, only_parquet
+from flows._prepared import Feature
 from flows._progress import gather_with_progress
 from flows.config import ClusterConfig
 
 
-def model_features(est: Any) -> list[dict]:
+def model_features(est: Any) -> list[Feature]:
     """The features a model expects, as a prepared schema lists them (name,
     kind, categories)."""
     names = getattr(est, "feature_names_in_", None)
@@ -35,9 +36,9 @@ def model_features(est: Any) -> list[dict]:
     for j, name in enumerate(names):
         if bool(np.asarray(mapper.is_categorical_)[j]):
             cats = [str(c) for c in mapper.categories_[j]]
-            features.append({"name": name, "kind": "categorical", "categories": cats})
+            features.append(Feature(name=name, kind="categorical", categories=cats))
         else:
-            features.append({"name": name, "kind": "numeric"})
+            features.append(Feature(name=name, kind="numeric"))
     return features
 
 

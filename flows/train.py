@@ -45,8 +45,9 @@ from flows._checkpoints import (
     watched_values,
 )
 from flows._cluster import dask_client, run_logger, say
-from flows._data import has_split, load_bin_mapper, load_split, read_schema
+from flows._data import has_split, load_bin_mapper, load_split
 from flows._output import claim_output, has_marker
+from flows._prepared import PreparedSchema, read_schema
 from flows._progress import progress_bar
 from flows.config import (
     ClusterConfig,
@@ -105,7 +106,7 @@ def start_run(output: Path, record: dict, overwrite: bool) -> bool:
     return True
 
 
-def _eval_set(data: str, schema: dict) -> list:
+def _eval_set(data: str, schema: PreparedSchema) -> list:
     if not has_split(data, "validation"):
         return []
     return [load_split(data, "validation", schema)]
@@ -159,7 +160,7 @@ def fit_rounds(
         return est.fit(X, y, **kwargs)
 
 
-def _prepared_bins(data: str, schema: dict, est: Any) -> Any:
+def _prepared_bins(data: str, schema: PreparedSchema, est: Any) -> Any:
     """The prepare flow's bin edges, if they were made for the estimator's ``max_bins``."""
     mapper = load_bin_mapper(data, schema)
     if mapper is None:
