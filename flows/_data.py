@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from flows._prepared import Feature, PreparedSchema, read_schema
 from flows._tabular import DataError
 
 
@@ -21,45 +22,36 @@ def empty_like(ddf: Any) -> pd.DataFrame:
                         columns=ddf.columns)
 
 
-def read_schema(data: str | Path) -> dict[str, Any]:
-    """The prepared folder's schema.json; a clear error if it is not one."""
-    path = Path(data) / "schema.json"
-    if not path.is_file():
-        raise FileNotFoundError(
-            f"{data} is not a prepared data folder (no schema.json); run `distboost prepare` first"
-        )
-    return json.loads(path.read_text())
-
-
 def has_split(data: str | Path, split: str) -> bool:
     folder = Path(data) / split
     return folder.is_dir() and any(folder.glob("*.parquet"))
 
 
-def _typed_features(frame: pd.DataFrame, features: list[dict]) -> pd.DataFrame:
+def _typed_features(frame: pd.DataFrame, features: list[Feature]) -> pd.DataFrame:
     """Categorical columns with their schema's categories (in every partition)."""
     for spec in features:
-        if spec["kind"] == "categorical":
-            frame[spec["name"]] = (
-                frame[spec["name"]]
+        if spec.kind == "categorical":
+            frame[spec.name] = (
+                frame[spec.name]
                 .astype(str)
-                .where(frame[spec["name"]].notna(), None)
-                .astype(pd.CategoricalDtype(spec["categories"]))
+                .where(frame[spec.name].notna(), None)
+                .astype(pd.CategoricalDtype(spec.categories))
             )
     return frame
 
 
-def _typed(frame: pd.DataFrame, schema: dict) -> pd.DataFrame:
-    frame = _typed_features(frame, schema["features"])
-    target = schema["target"]
-    if target in frame.columns and schema["target_kind"] == "integer":
+def _typed(frame: pd.DataFrame, schema: PreparedSchema) -> pd.DataFrame:
+    frame = _typed_features(frame, schema.features)
+    target = schema.target
+    if target in frame.columns and schema.target_kind == "integer":
         frame[target] = frame[target].astype("int64")
-    elif target in frame.columns and schema["target_kind"] == "text":
+    elif target in frame.columns and schema.target_kind == "text":
         frame[target] = frame[target].astype(object)
     return frame
 
 
-def load_split(data: str | Path, split: str, schema: dict | None = None) -> tuple[Any, Any]:
+def load_split(data: str | Path, split: str,
+               schema: PreparedSchema | None = None) -> tuple[Any, Any]:
     """Features and target of one split as a Dask DataFrame and Series.
 
     Categorical columns get the schema's categories (so every partition and
@@ -71,20 +63,20 @@ def load_split(data: str | Path, split: str, schema: dict | None = None) -> tupl
     if not has_split(data, split):
         raise DataError(f"{data} has no {split!r} split (no Parquet files in {Path(data) / split})")
     ddf = dd.read_parquet(str(Path(data) / split), engine="pyarrow")
-    names = [f["name"] for f in schema["features"]]
-    columns = [c for c in names + [schema["target"]] if c in ddf.columns]
+    names = schema.feature_names
+    columns = [c for c in names + [schema.target] if c in ddf.columns]
     ddf = ddf[columns].map_partitions(_typed, schema, meta=_typed(empty_like(ddf), schema))
-    target = ddf[schema["target"]] if schema["target"] in ddf.columns else None
+    target = ddf[schema.target] if schema.target in ddf.columns else None
     return ddf[names], target
 
 
-def load_features(data: str | Path, features: list[dict]) -> Any:
+def load_features(data: str | Path, features: list[Feature]) -> Any:
     """Just the ``features`` (a schema's ``features``: name, kind, categories)
     of any Parquet folder/file with those columns."""
     import dask.dataframe as dd
 
     ddf = dd.read_parquet(str(data), engine="pyarrow")
-    names = [f["name"] for f in features]
+    names = [f.name for f in features]
     missing = [n for n in names if n not in ddf.columns]
     if missing:
         raise DataError(f"{data} lacks the model's feature column(s) {missing}")
@@ -141,7 +133,7 @@ def explain_partition(est: Any, part: pd.DataFrame, path: str) -> int:
     return len(frame)
 
 
-def load_bin_mapper(data: str | Path, schema: dict | None = None) -> Any:
+def load_bin_mapper(data: str | Path, schema: PreparedSchema | None = None) -> Any:
     """The prepare flow's bin edges (``bin_edges.json``) as a ``BinMapper``
     matched to the features by name, or None if the folder has none.
 
@@ -167,9 +159,9 @@ def load_bin_mapper(data: str | Path, schema: dict | None = None) -> Any:
         raise DataError(f"{path}: {exc}") from None
 
 
-def _check_bin_features(path: Path, features: dict, schema: dict) -> None:
+def _check_bin_features(path: Path, features: dict, schema: PreparedSchema) -> None:
     """Every feature of the schema, and only those, with the schema's kind."""
-    kinds = {f["name"]: f["kind"] for f in schema["features"]}
+    kinds = {f.name: f.kind for f in schema.features}
     for name, kind in kinds.items():
         if name not in features:
             raise DataError(f"{path} has no bins for feature {name!r} of schema.json; "

@@ -9,7 +9,7 @@ file (float sums up to rounding), whatever the batch size.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -24,6 +24,9 @@ from flows._tabular import (
     typed_frame,
 )
 
+if TYPE_CHECKING:
+    from flows._prepared import PreparedSchema
+
 MAX_TRACKED_VALUES = 1000
 """Distinct values counted exactly per column; beyond this only ranges are kept."""
 _ADDED = ("rows", "missing", "infinite", "not_numeric", "count", "sum", "sum_squares")
@@ -31,12 +34,13 @@ _FIRST_ROWS = ("first_infinite_row", "first_not_numeric_row", "first_missing_row
 
 
 def file_statistics(
-    path: str, fmt: str, schema: dict, seed: int, fractions: dict, batch_rows: int = BATCH_ROWS,
+    path: str, fmt: str, schema: PreparedSchema, seed: int, fractions: dict,
+    batch_rows: int = BATCH_ROWS,
 ) -> dict:
     """Statistics of one input file, with its rows' split counts."""
     stats: dict[str, Any] | None = None
-    for raw in iter_frames(path, fmt, batch_rows, schema["columns_needed"]):
-        missing = [c for c in schema["columns_needed"] if c not in raw.columns]
+    for raw in iter_frames(path, fmt, batch_rows, schema.columns_needed):
+        missing = [c for c in schema.columns_needed if c not in raw.columns]
         if missing:
             raise DataError(f"{path} has no column(s) {missing}; every file needs the same columns")
         batch = batch_statistics(raw, schema, seed, fractions)
@@ -44,19 +48,19 @@ def file_statistics(
     return _finished(stats, path)
 
 
-def batch_statistics(raw: pd.DataFrame, schema: dict, seed: int, fractions: dict) -> dict:
+def batch_statistics(raw: pd.DataFrame, schema: PreparedSchema, seed: int, fractions: dict) -> dict:
     """The statistics of one batch of a file's rows (rows numbered from 0)."""
     frame, bad = typed_frame(raw, schema)
     labels = split_labels(row_uniforms(frame, seed), fractions["validation"], fractions["test"])
     columns = {}
-    for spec in schema["features"]:
-        name = spec["name"]
-        if spec["kind"] == "categorical":
+    for spec in schema.features:
+        name = spec.name
+        if spec.kind == "categorical":
             columns[name] = {"missing": int(frame[name].isna().sum()),
                              "values": _value_counts(frame[name])}
         else:
             columns[name] = _numeric_stats(frame[name].to_numpy(np.float64), bad[name], raw[name])
-    target = _target_statistics(frame[schema["target"]], raw[schema["target"]], schema, labels)
+    target = _target_statistics(frame[schema.target], raw[schema.target], schema, labels)
     return {"rows": len(frame), "columns": columns, "target": target}
 
 
@@ -119,7 +123,7 @@ def _key(value: Any) -> str:
     return str(value)
 
 
-def _target_statistics(target: pd.Series, raw: pd.Series, schema: dict, labels) -> dict:
+def _target_statistics(target: pd.Series, raw: pd.Series, schema: PreparedSchema, labels) -> dict:
     """``values`` (all splits) and ``per_split`` counts are None beyond
     ``MAX_TRACKED_VALUES`` distinct values."""
     raw_missing = raw.isna().to_numpy()
@@ -136,7 +140,7 @@ def _target_statistics(target: pd.Series, raw: pd.Series, schema: dict, labels) 
         "split_rows": {name: int((labels == i).sum()) for i, name in enumerate(SPLITS)},
         "values": _value_counts(target),
     }
-    if schema["target_kind"] != "text":
+    if schema.target_kind != "text":
         values = target.to_numpy(dtype=np.float64, na_value=np.nan)
         out.update(_numeric_stats(values, bad, raw))
         out["missing"] = int(raw_missing.sum())

@@ -14,6 +14,7 @@ import fsspec
 import numpy as np
 import pandas as pd
 
+from flows._prepared import Feature, PreparedSchema
 from flows._tabular import SPLITS, DataError
 
 FORMATS = {".csv": "csv", ".csv.gz": "csv", ".parquet": "parquet", ".pq": "parquet"}
@@ -113,7 +114,7 @@ def infer_data_schema(
     task: str = "auto",
     categorical: list[str] | None = None,
     drop: list[str] | None = None,
-) -> dict[str, Any]:
+) -> PreparedSchema:
     """Decide every column's kind from the first rows of the first file."""
     categorical, drop = list(categorical or []), list(drop or [])
     columns = [str(c) for c in head.columns]
@@ -135,21 +136,15 @@ def infer_data_schema(
                 f"column {name!r} is not numeric (e.g. {example!r} in {source}); "
                 f"declare it categorical (--categorical {name}) or drop it (--drop {name})"
             )
-        features.append({"name": name, "kind": kind})
+        else:
+            features.append(Feature(name=name, kind=kind))
     if problems:
         raise DataError("\n".join(problems))
     if not features:
         raise DataError(f"{source} has no feature columns besides the target {target!r}")
     task, target_kind = _target_kind(head[target], task)
-    return {
-        "format": "distboost-prepared/1",
-        "source": source,
-        "target": target,
-        "task": task,
-        "target_kind": target_kind,
-        "features": features,
-        "columns_needed": [f["name"] for f in features] + [target],
-    }
+    return PreparedSchema(source=source, target=target, task=task, target_kind=target_kind,
+                          features=features, columns_needed=[f.name for f in features] + [target])
 
 
 # ----------------------------------------------------------------- combination
@@ -184,22 +179,22 @@ def _merge_counts(dicts: list[dict | None]) -> dict | None:
     return dict(sorted(out.items()))
 
 
-def combine_statistics(schema: dict, per_file: list[dict]) -> dict:
+def combine_statistics(schema: PreparedSchema, per_file: list[dict]) -> dict:
     """Column statistics of the whole input from the per-file statistics."""
     columns = {}
-    for spec in schema["features"]:
-        parts = [f["columns"][spec["name"]] for f in per_file]
-        if spec["kind"] == "categorical":
-            columns[spec["name"]] = {
+    for spec in schema.features:
+        parts = [f["columns"][spec.name] for f in per_file]
+        if spec.kind == "categorical":
+            columns[spec.name] = {
                 "kind": "categorical",
                 "missing": sum(p["missing"] for p in parts),
                 "values": _merge_counts([p["values"] for p in parts]),
             }
         else:
-            columns[spec["name"]] = _merge_numeric(parts)
+            columns[spec.name] = _merge_numeric(parts)
     targets = [f["target"] for f in per_file]
     target: dict[str, Any] = {"missing": sum(t["missing"] for t in targets)}
-    if schema["target_kind"] != "text":
+    if schema.target_kind != "text":
         target.update(_merge_numeric(targets))
         target["missing"] = sum(t["missing"] for t in targets)
     target["per_split"] = {
@@ -224,7 +219,7 @@ def _where(per_file: list[dict], key: str, column: str | None, row_key: str) -> 
     return "?"
 
 
-def check_statistics(schema: dict, stats: dict, per_file: list[dict]) -> list[str]:
+def check_statistics(schema: PreparedSchema, stats: dict, per_file: list[dict]) -> list[str]:
     """Every problem found, each naming the column and where it occurs."""
     problems = []
     for name, col in stats["columns"].items():
@@ -248,8 +243,8 @@ def check_statistics(schema: dict, stats: dict, per_file: list[dict]) -> list[st
     return problems
 
 
-def _target_problems(schema: dict, stats: dict, per_file: list[dict]) -> list[str]:
-    target, name = stats["target"], schema["target"]
+def _target_problems(schema: PreparedSchema, stats: dict, per_file: list[dict]) -> list[str]:
+    target, name = stats["target"], schema.target
     problems = []
     if target["missing"]:
         problems.append(
@@ -257,7 +252,7 @@ def _target_problems(schema: dict, stats: dict, per_file: list[dict]) -> list[st
             f"{_where(per_file, 'missing', None, 'first_missing_row')}; drop those rows"
         )
     if target.get("not_numeric"):
-        kind = "whole numbers (class labels)" if schema["target_kind"] == "integer" else "numbers"
+        kind = "whole numbers (class labels)" if schema.target_kind == "integer" else "numbers"
         first = next(f["target"] for f in per_file if f["target"].get("not_numeric"))
         problems.append(
             f"target {name!r} holds {kind}, but {target['not_numeric']} value(s) are not, "
@@ -277,7 +272,7 @@ def _target_problems(schema: dict, stats: dict, per_file: list[dict]) -> list[st
     if constant:
         only = next(iter(values)) if values else target.get("min")
         problems.append(f"target {name!r} is constant (every row is {only}): nothing to learn")
-    if schema["task"] == "classification" and values and not constant:
+    if schema.task == "classification" and values and not constant:
         train = target["per_split"]["train"]
         absent = [c for c in values if c not in train]
         if absent:
@@ -300,8 +295,8 @@ def categories_of(stats: dict, name: str) -> list[str]:
     return list(values)
 
 
-def classes_of(stats: dict, schema: dict) -> list:
+def classes_of(stats: dict, schema: PreparedSchema) -> list:
     values = stats["target"]["values"] or {}
-    if schema["target_kind"] == "integer":
+    if schema.target_kind == "integer":
         return sorted(int(v) for v in values)
     return sorted(values)

@@ -14,11 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import fsspec
 import numpy as np
 import pandas as pd
+
+if TYPE_CHECKING:
+    from flows._prepared import PreparedSchema
 
 SPLITS = ("train", "validation", "test")
 BATCH_ROWS = 100_000
@@ -105,9 +108,9 @@ def _as_text(column: pd.Series) -> pd.Series:
     return text.map(lambda v: v if v is None else str(v)).astype(object)
 
 
-def target_values(column: pd.Series, schema: dict) -> pd.Series:
+def target_values(column: pd.Series, schema: PreparedSchema) -> pd.Series:
     """The target typed as the schema says: float for regression, labels else."""
-    kind = schema["target_kind"]
+    kind = schema.target_kind
     if kind == "text":
         return _as_text(column)
     values, _ = _numeric(column)
@@ -120,30 +123,30 @@ def target_values(column: pd.Series, schema: dict) -> pd.Series:
     return pd.Series(values, index=column.index)
 
 
-def typed_frame(raw: pd.DataFrame, schema: dict) -> tuple[pd.DataFrame, dict]:
+def typed_frame(raw: pd.DataFrame, schema: PreparedSchema) -> tuple[pd.DataFrame, dict]:
     """Type the feature and target columns; return the frame and the masks of
     entries that were not numbers (numeric columns only).
 
     Categorical columns are left as text here (see :func:`with_categories`).
     """
     out, bad = {}, {}
-    for spec in schema["features"]:
-        name = spec["name"]
-        if spec["kind"] == "categorical":
+    for spec in schema.features:
+        name = spec.name
+        if spec.kind == "categorical":
             out[name] = _as_text(raw[name])
         else:
             out[name], bad[name] = _numeric(raw[name])
-    out[schema["target"]] = target_values(raw[schema["target"]], schema)
+    out[schema.target] = target_values(raw[schema.target], schema)
     return pd.DataFrame(out, index=raw.index).reset_index(drop=True), bad
 
 
-def with_categories(frame: pd.DataFrame, schema: dict) -> pd.DataFrame:
+def with_categories(frame: pd.DataFrame, schema: PreparedSchema) -> pd.DataFrame:
     """Categorical columns as pandas categories with the schema's categories."""
     frame = frame.copy()
-    for spec in schema["features"]:
-        if spec["kind"] == "categorical":
-            dtype = pd.CategoricalDtype(spec.get("categories", []))
-            frame[spec["name"]] = frame[spec["name"]].astype(dtype)
+    for spec in schema.features:
+        if spec.kind == "categorical":
+            dtype = pd.CategoricalDtype(spec.categories or [])
+            frame[spec.name] = frame[spec.name].astype(dtype)
     return frame
 
 
@@ -166,7 +169,8 @@ def split_labels(u: np.ndarray, validation: float, test: float) -> np.ndarray:
 
 # ---------------------------------------------------------------------- writing
 def write_file_splits(
-    path: str, fmt: str, schema: dict, seed: int, fractions: dict, output: str, index: int,
+    path: str, fmt: str, schema: PreparedSchema, seed: int, fractions: dict, output: str,
+    index: int,
     batch_rows: int = BATCH_ROWS, n_samples: int | None = None,
 ) -> tuple[dict, tuple]:
     """Type one input file, split its rows, write one Parquet file per split
@@ -188,9 +192,9 @@ def write_file_splits(
     writers: dict[str, Any] = {}
     counts = dict.fromkeys(SPLITS, 0)
     pool = CandidatePool(SAMPLE_ROWS if n_samples is None else n_samples)
-    features = [f["name"] for f in schema["features"]]
+    features = schema.feature_names
     try:
-        for raw in iter_frames(path, fmt, batch_rows, schema["columns_needed"]):
+        for raw in iter_frames(path, fmt, batch_rows, schema.columns_needed):
             frame, _ = typed_frame(raw, schema)
             labels = split_labels(row_uniforms(frame, seed), fractions["validation"],
                                   fractions["test"])

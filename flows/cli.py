@@ -33,7 +33,10 @@ import signal
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from flows._prepared import PreparedSchema
 
 DEFAULT_PREFECT_HOME = Path("~/.distboost/prefect")
 QUIET_PREFECT = {
@@ -322,7 +325,7 @@ def cmd_prepare(args: argparse.Namespace) -> str:
     return _run_flow(prepare, args)
 
 
-def _check_train_config(args: argparse.Namespace, schema: dict | None) -> None:
+def _check_train_config(args: argparse.Namespace, schema: PreparedSchema | None) -> None:
     """Estimator and parameters checked before any cluster or Prefect server starts.
 
     Without the prepared data's schema (the pipeline prepares it first) and
@@ -350,7 +353,7 @@ def _check_train_config(args: argparse.Namespace, schema: dict | None) -> None:
 
 
 def cmd_train(args: argparse.Namespace) -> str:
-    from flows._data import read_schema
+    from flows._prepared import read_schema
 
     schema = read_schema(args.data)
     if args.config:
@@ -362,7 +365,7 @@ def cmd_train(args: argparse.Namespace) -> str:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> str:
-    from flows._data import read_schema
+    from flows._prepared import read_schema
 
     read_schema(args.data)
     _check_model(args.model)

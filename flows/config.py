@@ -14,7 +14,7 @@ from __future__ import annotations
 import difflib
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 from pydantic import (
@@ -25,6 +25,9 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+
+if TYPE_CHECKING:
+    from flows._prepared import PreparedSchema
 
 DEFAULT_ESTIMATOR = {
     "classification": "GradientBoostingClassifier",
@@ -226,14 +229,14 @@ def train_config(config: str | Path | dict | TrainConfig | None = None, **overri
 
 
 def resolve_train_config(
-    schema: dict, config: str | Path | dict | TrainConfig | None = None, **overrides
+    schema: PreparedSchema, config: str | Path | dict | TrainConfig | None = None, **overrides
 ) -> TrainConfig:
     """The configuration a training run uses: the estimator suited to the prepared
     data's task unless one is named, ``random_state`` 0 unless set (a resumed run
     draws the same numbers), every parameter checked."""
     mapping = config_mapping(config)
     if overrides.get("estimator") is None and "estimator" not in mapping:
-        overrides["estimator"] = DEFAULT_ESTIMATOR[schema["task"]]
+        overrides["estimator"] = DEFAULT_ESTIMATOR[schema.task]
     cfg = train_config(mapping if not isinstance(config, (str, Path)) else config, **overrides)
     if "random_state" not in cfg.params:
         cfg = cfg.model_copy(update={"params": {**cfg.params, "random_state": 0}})
@@ -242,13 +245,12 @@ def resolve_train_config(
     return cfg
 
 
-def check_constraint_columns(cfg: TrainConfig, schema: dict) -> None:
+def check_constraint_columns(cfg: TrainConfig, schema: PreparedSchema) -> None:
     """``monotonic_cst`` / ``interaction_cst`` name columns of the prepared data
     (checked as ``fit`` will, before any cluster starts)."""
     from distboost.inputs import constraints
 
-    names = [f["name"] for f in schema["features"]]
-    categorical = [f.get("kind") == "categorical" for f in schema["features"]]
+    names, categorical = schema.feature_names, schema.is_categorical
     if "monotonic_cst" in cfg.params:
         constraints.monotonic_constraints(cfg.params["monotonic_cst"], names, True,
                                           categorical, cfg.estimator)
@@ -257,10 +259,10 @@ def check_constraint_columns(cfg: TrainConfig, schema: dict) -> None:
                                             cfg.estimator)
 
 
-def check_task(cfg: TrainConfig, schema: dict) -> None:
+def check_task(cfg: TrainConfig, schema: PreparedSchema) -> None:
     """The estimator suits the prepared data's task."""
-    if cfg.is_classifier() != (schema["task"] == "classification"):
+    if cfg.is_classifier() != (schema.task == "classification"):
         raise ValueError(
-            f"{cfg.estimator} does not fit a {schema['task']} target ({schema['target']!r}); "
-            f"use a {'Classifier' if schema['task'] == 'classification' else 'Regressor'}"
+            f"{cfg.estimator} does not fit a {schema.task} target ({schema.target!r}); "
+            f"use a {'Classifier' if schema.task == 'classification' else 'Regressor'}"
         )

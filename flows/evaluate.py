@@ -27,7 +27,9 @@ from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
 from flows._cluster import check_functions, dask_client, run_logger
-from flows._data import empty_like, load_split, read_schema, shap_columns, with_shap
+from flows._data import empty_like, load_split, shap_columns, with_shap
+from flows._output import claim_output, has_marker
+from flows._prepared import read_schema
 from flows.config import ClusterConfig
 from flows.metrics import classification_metrics, headline_rows, regression_metrics
 from flows.report import markdown_summary, render_report
@@ -36,12 +38,9 @@ MARKER = "evaluation.json"
 
 
 def check_output(output: str | Path) -> Path:
-    """An evaluation folder is regenerated; any other non-empty folder is left alone."""
-    out = Path(output)
-    if out.exists() and any(out.iterdir()) and not (out / MARKER).is_file():
-        raise FileExistsError(
-            f"{out} exists and is not a distboost evaluation folder; choose another output"
-        )
+    """An evaluation folder is regenerated; any other non-empty folder is left
+    alone (``_output.claim_output``)."""
+    out = claim_output(output, "a distboost evaluation folder", has_marker(MARKER), True)
     if (out / "figures").is_dir():
         shutil.rmtree(out / "figures")
     (out / "figures").mkdir(parents=True, exist_ok=True)
@@ -391,7 +390,7 @@ def draw_shap(
         return [], None  # voting ensembles: explain their members
     schema = read_schema(data)
     X, _ = load_split(data, split, schema)
-    sample = _sample(X, n_rows, schema.get("split_rows", {}).get(split))
+    sample = _sample(X, n_rows, schema.split_rows.get(split))
     n_outputs = len(_output_names(est))
     columns = shap_columns(est, n_outputs)
     meta = pd.concat([empty_like(sample), pd.DataFrame(columns=columns, dtype=np.float64)], axis=1)
@@ -466,14 +465,14 @@ def _details(data: str, model: str, split: str) -> tuple[dict, Any]:
     run = Path(model).with_name("run.json")
     summary = Path(model).with_name("training.json")
     details = {
-        "source": schema.get("source", "?"),
+        "source": schema.source,
         "prepared data": str(Path(data).resolve()),
-        "target": schema["target"],
-        "task": schema["task"],
+        "target": schema.target,
+        "task": schema.task,
         "rows (train / validation / test)": " / ".join(
-            f"{schema.get('split_rows', {}).get(s, 0):,}" for s in ("train", "validation", "test")
+            f"{schema.split_rows.get(s, 0):,}" for s in ("train", "validation", "test")
         ),
-        "features": len(schema["features"]),
+        "features": len(schema.features),
         "evaluated split": split,
         "model": str(Path(model).resolve()),
     }

@@ -18,7 +18,7 @@ from prefect.cache_policies import NO_CACHE
 from flows._cluster import dask_client, run_logger
 from flows._data import explain_partition
 from flows.config import ClusterConfig
-from flows.predict import check_output, claim_output, write_partitions
+from flows.predict import check_output, emptied, write_partitions
 
 
 def check_explain_paths(model: str, data: str, output: str, overwrite: bool) -> None:
@@ -65,7 +65,7 @@ def explain(
         The output folder.
     """
     check_explain_paths(model, data, output, overwrite)
-    out = claim_output(output)
+    out = emptied(output)
     with dask_client(scheduler, cluster) as client:
         rows = explain_partitions(client.scheduler.address, model, data, str(out), progress)
     run_logger().info("wrote the SHAP values of %d rows to %s", rows, out)

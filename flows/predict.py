@@ -18,11 +18,13 @@ from prefect.cache_policies import NO_CACHE
 
 from flows._cluster import check_functions, dask_client, run_logger
 from flows._data import load_features, predict_partition
+from flows._output import claim_output, only_parquet
+from flows._prepared import Feature
 from flows._progress import gather_with_progress
 from flows.config import ClusterConfig
 
 
-def model_features(est: Any) -> list[dict]:
+def model_features(est: Any) -> list[Feature]:
     """The features a model expects, as a prepared schema lists them (name,
     kind, categories)."""
     names = getattr(est, "feature_names_in_", None)
@@ -34,31 +36,21 @@ def model_features(est: Any) -> list[dict]:
     for j, name in enumerate(names):
         if bool(np.asarray(mapper.is_categorical_)[j]):
             cats = [str(c) for c in mapper.categories_[j]]
-            features.append({"name": name, "kind": "categorical", "categories": cats})
+            features.append(Feature(name=name, kind="categorical", categories=cats))
         else:
-            features.append({"name": name, "kind": "numeric"})
+            features.append(Feature(name=name, kind="numeric"))
     return features
 
 
 def check_output(output: str, overwrite: bool, holds: str) -> None:
     """``output`` may receive part files: empty or absent, or with ``overwrite``
-    a folder of nothing but Parquet files (``holds`` names what it would hold).
-
-    Raises
-    ------
-    FileExistsError
-        Naming the folder and what to do.
-    """
-    out = Path(output)
-    if out.exists() and any(out.iterdir()):
-        if not overwrite:
-            raise FileExistsError(f"{out} already exists; pass --force (overwrite=True) to "
-                                  f"replace it")
-        if any(p.suffix != ".parquet" for p in out.iterdir()):
-            raise FileExistsError(f"refusing to replace {out}: it holds more than {holds}")
+    a folder of nothing but Parquet files (``holds`` names what it would hold;
+    ``_output.claim_output``)."""
+    claim_output(output, f"a folder of {holds}", only_parquet, overwrite,
+                 refuse=f"holds more than {holds}; refusing to replace it: choose another output")
 
 
-def claim_output(output: str) -> Path:
+def emptied(output: str) -> Path:
     """Empty (or create) the folder ``check_output`` allowed."""
     out = Path(output)
     if out.exists():
@@ -117,7 +109,7 @@ def predict(
     if not Path(model).is_file():
         raise FileNotFoundError(f"model file {model} does not exist")
     check_output(output, overwrite, "predictions")
-    out = claim_output(output)
+    out = emptied(output)
     with dask_client(scheduler, cluster) as client:
         rows = predict_partitions(client.scheduler.address, model, data, str(out), proba, progress)
     run_logger().info("wrote %d predictions to %s", rows, out)

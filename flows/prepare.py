@@ -37,6 +37,8 @@ from prefect.cache_policies import NO_CACHE
 
 from flows._cluster import check_functions, dask_client, run_logger
 from flows._file_stats import file_statistics
+from flows._output import claim_output, has_marker
+from flows._prepared import PreparedSchema
 from flows._progress import gather_with_progress
 from flows._schema import (
     categories_of,
@@ -55,19 +57,10 @@ MERGE_FAN_IN = 8
 
 
 def check_output(output: str | Path, overwrite: bool) -> Path:
-    """Refuse to replace an existing output unless asked (and only ours)."""
-    out = Path(output)
-    if out.exists() and (out.is_file() or any(out.iterdir())):
-        if not overwrite:
-            raise FileExistsError(
-                f"{out} already exists; pass overwrite=True (--force) to replace it"
-            )
-        if not (out / MARKER).is_file():
-            raise FileExistsError(
-                f"{out} exists and is not a distboost prepared-data folder (no {MARKER}); "
-                "refusing to replace it: choose another output"
-            )
-    return out
+    """Refuse to replace an existing output unless asked, and only a prepared
+    folder (``_output.claim_output``)."""
+    return claim_output(output, f"a distboost prepared-data folder (no {MARKER})",
+                        has_marker(MARKER), overwrite)
 
 
 def _fractions(validation: float, test: float) -> dict[str, float]:
@@ -82,13 +75,12 @@ def _fractions(validation: float, test: float) -> dict[str, float]:
 @task(name="inspect-source", cache_policy=NO_CACHE)
 def inspect_source(
     source: str, target: str, task_kind: str, categorical: list[str], drop: list[str]
-) -> tuple[str, list[str], dict]:
+) -> tuple[str, list[str], PreparedSchema]:
     """List the input files and infer the schema from the first one."""
     fmt, files = list_source_files(source)
     head = read_file(files[0], fmt, nrows=2000)
     schema = infer_data_schema(head, files[0], target, task_kind, categorical, drop)
-    schema["source"] = source
-    return fmt, files, schema
+    return fmt, files, schema.model_copy(update={"source": source})
 
 
 def _worker_tasks(client, function, label, calls, **delayed) -> list[Any]:
@@ -108,7 +100,7 @@ def scan_statistics(
     scheduler: str,
     fmt: str,
     files: list[str],
-    schema: dict,
+    schema: PreparedSchema,
     seed: int,
     fractions: dict,
     progress: bool,
@@ -122,37 +114,33 @@ def scan_statistics(
         return _on_workers(client, file_statistics, "distboost-prepare-scan", calls, progress)
 
 
-def finish_schema(schema: dict, stats: dict, per_file: list[dict]) -> dict:
+def finish_schema(schema: PreparedSchema, stats: dict, per_file: list[dict]) -> PreparedSchema:
     """Validate the statistics; add categories and classes to the schema."""
     problems = check_statistics(schema, stats, per_file)
     if problems:
-        raise DataError(f"{schema['source']} cannot be used as is:\n  - " + "\n  - ".join(problems))
-    schema = dict(schema)
-    schema["features"] = [
-        {**f, "categories": categories_of(stats, f["name"])} if f["kind"] == "categorical" else f
-        for f in schema["features"]
-    ]
-    if schema["task"] == "classification":
-        schema["classes"] = classes_of(stats, schema)
-    return schema
+        raise DataError(f"{schema.source} cannot be used as is:\n  - " + "\n  - ".join(problems))
+    features = [f.model_copy(update={"categories": categories_of(stats, f.name)})
+                if f.kind == "categorical" else f for f in schema.features]
+    classes = classes_of(stats, schema) if schema.task == "classification" else None
+    return schema.model_copy(update={"features": features, "classes": classes})
 
 
-def bin_edges(schema: dict, sample: tuple, max_bins: int) -> dict:
+def bin_edges(schema: PreparedSchema, sample: tuple, max_bins: int) -> dict:
     """The library's bins (``distboost.binning.BinMapper``) of the training
     split's binning sample, by feature name (``BinMapper.from_edges``' form)."""
     from distboost.binning import BinMapper
 
     _, rows, weights = sample
-    features = schema["features"]
-    is_categorical = [f["kind"] == "categorical" for f in features]
-    categories = {j: f["categories"] for j, f in enumerate(features) if is_categorical[j]}
+    features = schema.features
+    is_categorical = schema.is_categorical
+    categories = {j: f.categories for j, f in enumerate(features) if is_categorical[j]}
     mapper = BinMapper(max_bins).fit(rows, is_categorical, categories, weights)
     out = {}
     for j, f in enumerate(features):
         if is_categorical[j]:
-            out[f["name"]] = {"kind": "categorical", "categories": mapper.categories_[j]}
+            out[f.name] = {"kind": "categorical", "categories": mapper.categories_[j]}
         else:
-            out[f["name"]] = {"kind": "numeric", "edges": mapper.bin_edges_[j].tolist()}
+            out[f.name] = {"kind": "numeric", "edges": mapper.bin_edges_[j].tolist()}
     return {"max_bins": max_bins, "sample_rows": len(rows), "features": out}
 
 
@@ -173,7 +161,7 @@ def write_splits(
     scheduler: str,
     fmt: str,
     files: list[str],
-    schema: dict,
+    schema: PreparedSchema,
     seed: int,
     fractions: dict,
     staging: str,
@@ -232,11 +220,11 @@ def _scan(address, fmt, files, schema, seed, fractions, progress, batch_rows):
     return finish_schema(schema, stats, per_file), stats
 
 
-def _publish(staging: Path, out: Path, schema: dict, stats: dict, edges: dict) -> None:
+def _publish(staging: Path, out: Path, schema: PreparedSchema, stats: dict, edges: dict) -> None:
     """Write the prepared folder's JSON files into ``staging``, then move it to ``out``."""
     _write_json(staging / "statistics.json", stats)
     _write_json(staging / "bin_edges.json", edges)
-    _write_json(staging / MARKER, schema)
+    _write_json(staging / MARKER, schema.to_dict())
     publish(staging, out)
 
 
@@ -312,7 +300,8 @@ def prepare(
             rows, sample = write_splits(
                 address, fmt, files, schema, seed, fractions, str(staging), progress, batch_rows
             )
-            schema.update(seed=seed, fractions=fractions, split_rows=rows, files=files)
+            schema = schema.model_copy(update={"seed": seed, "fractions": fractions,
+                                               "split_rows": rows, "files": files})
             _publish(staging, out, schema, stats, bin_edges(schema, sample, max_bins))
         finally:
             if staging.exists():

@@ -45,7 +45,9 @@ from flows._checkpoints import (
     watched_values,
 )
 from flows._cluster import dask_client, run_logger, say
-from flows._data import has_split, load_bin_mapper, load_split, read_schema
+from flows._data import has_split, load_bin_mapper, load_split
+from flows._output import claim_output, has_marker
+from flows._prepared import PreparedSchema, read_schema
 from flows._progress import progress_bar
 from flows.config import (
     ClusterConfig,
@@ -96,20 +98,15 @@ def start_run(output: Path, record: dict, overwrite: bool) -> bool:
                 f"{output} holds a training run with another configuration or data; "
                 "pass overwrite=True (--force) to start over, or choose another output"
             )
+    claim_output(output, "a distboost training run", has_marker(marker.name), overwrite)
+    if output.exists():
         shutil.rmtree(output)
-    elif output.exists() and any(output.iterdir()):
-        if not overwrite:
-            raise FileExistsError(
-                f"{output} already exists and is not a distboost training run; choose another "
-                "output"
-            )
-        raise FileExistsError(f"refusing to delete {output}: it is not a distboost training run")
     (output / "checkpoints").mkdir(parents=True, exist_ok=True)
     marker.write_text(json.dumps(record, indent=2) + "\n")
     return True
 
 
-def _eval_set(data: str, schema: dict) -> list:
+def _eval_set(data: str, schema: PreparedSchema) -> list:
     if not has_split(data, "validation"):
         return []
     return [load_split(data, "validation", schema)]
@@ -163,7 +160,7 @@ def fit_rounds(
         return est.fit(X, y, **kwargs)
 
 
-def _prepared_bins(data: str, schema: dict, est: Any) -> Any:
+def _prepared_bins(data: str, schema: PreparedSchema, est: Any) -> Any:
     """The prepare flow's bin edges, if they were made for the estimator's ``max_bins``."""
     mapper = load_bin_mapper(data, schema)
     if mapper is None:

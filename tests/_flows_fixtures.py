@@ -99,9 +99,9 @@ def prepared_folder(raw: Path, out: Path, target: str = "y", categorical=()) -> 
     schema = finish_schema(schema, combine_statistics(schema, per_file), per_file)
     counts, samples = zip(*(write_file_splits(f, fmt, schema, 0, fractions, str(out), i)
                             for i, f in enumerate(files)))
-    schema["split_rows"] = {s: sum(c[s] for c in counts) for s in counts[0]}
-    schema.update(seed=0, fractions=fractions)
-    (out / "schema.json").write_text(json.dumps(schema))
+    split_rows = {s: sum(c[s] for c in counts) for s in counts[0]}
+    schema = schema.model_copy(update={"split_rows": split_rows, "seed": 0, "fractions": fractions})
+    (out / "schema.json").write_text(json.dumps(schema.to_dict()))
     sample = merge_candidates(list(samples), SAMPLE_ROWS)
     (out / "bin_edges.json").write_text(json.dumps(bin_edges(schema, sample, 256)))
     return out

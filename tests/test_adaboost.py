@@ -8,8 +8,6 @@ import pandas as pd
 import pytest
 
 from distboost import AdaBoostClassifier, load_model
-from distboost.engine.shard import Shard
-from distboost.learners import AdaBoostLearner, AdaBoostUpdate
 
 dd = pytest.importorskip("dask.dataframe")
 
@@ -63,21 +61,6 @@ def test_first_two_rounds_follow_algorithm_10_1():
     # 3. G(x) = sign(sum alpha_m G_m(x)), G_m in {-1, +1}
     vote = alpha1 * (2 * g1 - 1) + model.estimator_weights_[1] * (2 * g2 - 1)
     np.testing.assert_array_equal(model.predict(X), (vote > 0).astype(int))
-
-
-def test_worker_weight_update_is_step_2d():
-    shard = Shard(np.zeros((1, 4), np.uint8), np.array([0.0, 1, 1, 0]), np.ones(4), 0, 0)
-    learner = AdaBoostLearner(2)
-    w, _ = learner.initial_state(shard, 4.0, None)
-    np.testing.assert_array_equal(w, [0.25] * 4)  # step 1: w_i = 1/N
-    with pytest.raises(ValueError, match="not from trees"):
-        learner.initial_state(shard, 4.0, AdaBoostUpdate(None, "SAMME", 1.0, 1.0))
-    miss = np.array([True, False, False, False])
-    alpha, err = math.log(3.0), 0.25
-    z = (1 - err) + math.exp(alpha) * err  # sum of the new weights
-    new, _ = learner.update(shard, (w, miss), AdaBoostUpdate(None, "SAMME", alpha, z))
-    np.testing.assert_allclose(new, np.array([3.0, 1, 1, 1]) / 6)
-    assert new.sum() == pytest.approx(1.0)
 
 
 def test_matches_scikit_learn_samme():

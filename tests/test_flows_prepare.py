@@ -14,6 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from flows._file_stats import file_statistics
+from flows._prepared import Feature, PreparedSchema
 from flows._schema import check_statistics, combine_statistics, infer_data_schema, list_source_files
 from flows._tabular import (
     DataError,
@@ -40,8 +41,8 @@ def scan(folder, target="y", categorical=(), task="auto"):
 def test_good_input_schema_and_statistics(tmp_path):
     fx.hastie_csv(tmp_path, n_rows=300)
     schema, stats, per_file = scan(tmp_path, categorical=["colour"])
-    assert schema["task"] == "classification" and schema["target_kind"] == "integer"
-    kinds = {f["name"]: f["kind"] for f in schema["features"]}
+    assert schema.task == "classification" and schema.target_kind == "integer"
+    kinds = {f.name: f.kind for f in schema.features}
     assert kinds == {
         "x1": "numeric",
         "x2": "numeric",
@@ -54,8 +55,8 @@ def test_good_input_schema_and_statistics(tmp_path):
     assert stats["columns"]["colour"]["values"].keys() == {"blue", "green", "red"}
     assert check_statistics(schema, stats, per_file) == []
     final = finish_schema(schema, stats, per_file)
-    assert final["classes"] == [-1, 1]
-    assert final["features"][-1]["categories"] == ["blue", "green", "red"]
+    assert final.classes == [-1, 1]
+    assert final.features[-1].categories == ["blue", "green", "red"]
 
 
 def test_missing_target_names_columns(tmp_path):
@@ -156,7 +157,8 @@ def test_splits_do_not_depend_on_file_layout(tmp_path):
 def test_split_hash_is_seeded_and_uniform():
     frame, _ = typed_frame(
         pd.DataFrame({"a": np.arange(2000).astype(str), "y": ["0"] * 2000}),
-        {"features": [{"name": "a", "kind": "numeric"}], "target": "y", "target_kind": "integer"},
+        PreparedSchema(source="s", target="y", task="classification", target_kind="integer",
+                       features=[Feature(name="a", kind="numeric")], columns_needed=["a", "y"]),
     )
     u0, u1 = row_uniforms(frame, 0), row_uniforms(frame, 1)
     assert not np.array_equal(u0, u1) and np.array_equal(u0, row_uniforms(frame, 0))
@@ -168,12 +170,15 @@ def test_existing_output_is_protected(tmp_path):
     assert check_output(tmp_path / "new", overwrite=False) == tmp_path / "new"
     (tmp_path / "mine").mkdir()
     (tmp_path / "mine" / "notes.txt").write_text("precious")
-    with pytest.raises(FileExistsError, match="already exists"):
-        check_output(tmp_path / "mine", overwrite=False)
-    with pytest.raises(FileExistsError, match="not a distboost prepared-data folder"):
-        check_output(tmp_path / "mine", overwrite=True)
+    for overwrite in (False, True):  # not ours: never replaced, --force or not
+        with pytest.raises(FileExistsError, match="not a distboost prepared-data folder"):
+            check_output(tmp_path / "mine", overwrite=overwrite)
     (tmp_path / "mine" / "schema.json").write_text("{}")
+    with pytest.raises(FileExistsError, match="already exists; pass --force"):
+        check_output(tmp_path / "mine", overwrite=False)
     assert check_output(tmp_path / "mine", overwrite=True)
+    with pytest.raises(FileExistsError, match="is a file, not a folder"):
+        check_output(tmp_path / "mine" / "notes.txt", overwrite=True)
 
 
 def test_parquet_source_with_category_column(tmp_path):
@@ -188,8 +193,8 @@ def test_parquet_source_with_category_column(tmp_path):
     frame.iloc[:30].to_parquet(tmp_path / "p0.parquet")
     frame.iloc[30:].to_parquet(tmp_path / "p1.parquet")
     schema, stats, per_file = scan(tmp_path)
-    assert schema["task"] == "regression" and schema["target_kind"] == "float"
-    kinds = {f["name"]: f["kind"] for f in schema["features"]}
+    assert schema.task == "regression" and schema.target_kind == "float"
+    kinds = {f.name: f.kind for f in schema.features}
     assert kinds == {"x": "numeric", "kind": "categorical", "flag": "numeric"}
     assert stats["rows"] == 60 and check_statistics(schema, stats, per_file) == []
 
@@ -216,7 +221,7 @@ def test_fsspec_url_source(tmp_path):
     fmt, files = list_source_files("memory://distboost-test/raw")
     assert fmt == "csv" and files == ["memory:///distboost-test/raw/a.csv"]
     schema, stats, _ = scan("memory://distboost-test/raw")
-    assert stats["rows"] == 4 and schema["target_kind"] == "integer"
+    assert stats["rows"] == 4 and schema.target_kind == "integer"
     fs.rm("/distboost-test", recursive=True)
 
 
@@ -321,7 +326,7 @@ def test_a_worker_holds_a_batch_not_the_file(tmp_path, fmt):
     else:
         frame.to_parquet(path, row_group_size=4000)
     schema = infer_data_schema(read_file(path, fmt, nrows=100), path, "y")
-    schema = {**schema, "classes": [0, 1]}
+    schema = schema.model_copy(update={"classes": [0, 1]})
     peaks = {}
     for batch_rows in (1_000, 1_000_000):
         tracemalloc.start()

@@ -11,6 +11,7 @@ import json
 import pytest
 from pydantic import ValidationError
 
+from flows._prepared import Feature, PreparedSchema
 from flows.config import ClusterConfig, check_task, train_config
 from flows.train import (
     last_checkpoint,
@@ -114,16 +115,20 @@ def test_foreign_folder_is_never_deleted(tmp_path):
 
 
 def test_estimator_must_match_the_task():
-    check_task(train_config({"estimator": "GradientBoostingRegressor"}), {"task": "regression"})
+    def schema(task):
+        return PreparedSchema(source="s", target="y", task=task, target_kind="float",
+                              features=[Feature(name="a", kind="numeric")],
+                              columns_needed=["a", "y"])
+
+    check_task(train_config({"estimator": "GradientBoostingRegressor"}), schema("regression"))
     with pytest.raises(ValueError, match="use a Classifier"):
-        check_task(
-            train_config({"estimator": "GradientBoostingRegressor"}),
-            {"task": "classification", "target": "y"},
-        )
+        check_task(train_config({"estimator": "GradientBoostingRegressor"}),
+                   schema("classification"))
 
 
 def test_prepared_bin_edges_become_the_fit_bins(tmp_path):
-    from flows._data import load_bin_mapper, read_schema
+    from flows._data import load_bin_mapper
+    from flows._prepared import read_schema
     from flows._tabular import DataError
 
     data = _flows_fixtures.prepared_folder(_flows_fixtures.hastie_csv(tmp_path / "raw", 300),
@@ -132,7 +137,7 @@ def test_prepared_bin_edges_become_the_fit_bins(tmp_path):
     mapper = load_bin_mapper(data)
     assert list(mapper.feature_names_in_) == ["x1", "x2", "x3", "x4", "colour"]
     assert mapper.max_bins == 256 and mapper.categories_ == {4: ["blue", "green", "red"]}
-    assert schema["features"][-1]["categories"] == ["blue", "green", "red"]
+    assert schema.features[-1].categories == ["blue", "green", "red"]
     saved = json.loads((data / "bin_edges.json").read_text())
 
     def broken(change):

@@ -3,6 +3,7 @@
 from dataclasses import replace
 
 import numpy as np
+from _trees import stump
 
 from distboost.binning import BinMapper
 from distboost.engine import group as _group
@@ -11,6 +12,7 @@ from distboost.inputs.frames import Schema
 from distboost.kernels.histogram import LevelSplits
 from distboost.kernels.losses import SquaredError
 from distboost.learners import GradientLearner
+from distboost.learners.gradient import pack_rounds
 
 
 def test_level_partition_cache_is_only_a_shortcut():
@@ -75,3 +77,36 @@ def test_waves_reuse_the_group_histogram_memory_and_start_from_zero():
     np.testing.assert_array_equal(second, kept)  # zeroed before each wave, not added to
     fresh = replace(state, memory=_group.GroupMemory())
     np.testing.assert_array_equal(_group.level(fresh, (split,), 1, np.arange(2))[0], kept)
+
+
+def test_restore_replays_the_rows_through_the_learner_to_the_same_state():
+    """``restore`` (a rebuilt holder) from the history's data: the rows from
+    scratch, the trees added round by round, the statistics of the round in
+    progress, equal to what the waves made, to the bit."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(300, 2))
+    schema = Schema(["a", "b"], np.zeros(2, bool))
+    mapper = BinMapper(16).fit(X, schema.is_categorical, {})
+    shards = [make_shard(X[i::2], X[i::2, 0] ** 2, None, schema, mapper, None, i, i)
+              for i in range(2)]
+    learner = GradientLearner(SquaredError(), (2.0**40, 2.0**40))
+    first, second = (pack_rounds([[stump(rng.normal(), rng.normal(), f, 7)]], 1) for f in (0, 1))
+    base, start = np.array([0.3]), _group.RowsFrom(learner, np.array([0.3]), None)
+    live = _group.set_rows(_group.bundle(*shards), learner, base, None)
+    live, _ = _group.start_round(live, learner, None, False, 0, np.arange(2))
+    live, _ = _group.start_round(live, learner, first, False, 1, np.arange(2))
+    added = (_group.TreesAdded(learner, None, 0), _group.TreesAdded(learner, first, 1))
+    mid_round = _group.restore(_group.bundle(*shards), start, added)
+    _assert_same_rows(mid_round, live)
+    assert len(mid_round.stats) == 2  # the statistics of round 1, in progress
+
+    live, _ = _group.finish(live, learner, second, False)
+    added += (_group.TreesAdded(learner, second),)
+    _assert_same_rows(_group.restore(_group.bundle(*shards), start, added), live)
+
+
+def _assert_same_rows(got, want):
+    for name in ("rows", "stats", "positions"):
+        assert len(getattr(got, name)) == len(getattr(want, name))
+        for a, b in zip(getattr(got, name), getattr(want, name)):
+            np.testing.assert_array_equal(a, b)

@@ -1,10 +1,11 @@
-"""The per-worker holder and the history that rebuilds a lost one."""
+"""The per-worker holder and the history that rebuilds a lost one (its replay
+through a learner: ``test_group``, and a killed worker: ``test_resilience``)."""
 
 from dataclasses import replace
 
 import numpy as np
-import pytest
 
+from distboost.engine.group import RowsFrom, TreesAdded, restore
 from distboost.engine.holder import (
     BOTH,
     OUT_OF_BAND_BYTES,
@@ -48,44 +49,25 @@ def test_holder_runs_ops_on_their_sets_and_keeps_the_returned_states():
     assert holder.states["eval0"].shards == (c,)
 
 
-def test_history_keeps_state_changes_since_the_last_reset():
-    history = History()
-    a, b, c = (Op("train", _count, (k,), STATE) for k in (1, 2, 3))
-    history.record([a, Op("train", _n_shards), Op("eval0", _count, (9,), STATE)])
-    history.record([b, replace(c, resets=True)])
-    assert history.replay(["train"]) == [replace(c, resets=True)]
-    assert history.replay(["eval0"]) == [Op("eval0", _count, (9,), STATE)]
-    assert history.replay(["train", "eval0"])[1:] == history.replay(["eval0"])
-
-
-def test_history_replays_a_round_start_lightly_once_a_new_round_replaced_its_statistics():
-    history = History()
-    light = Op("train", _count, (0,), BOTH)
-    start = Op("train", _count_and_report, (1,), BOTH, fresh_round=True, light=light)
-    search = Op("train", _count_and_report, (2,), BOTH)  # reads the round's statistics
-    history.record([start])
-    history.record([search])
-    history.record([start])  # after a line search: the first start stays whole
-    assert history.replay(["train"]) == [start, search, start]
-    history.record([Op("train", _n_shards)])  # a level: not a state change
-    history.record([start])
-    assert history.replay(["train"]) == [start, search, light, start]
-
-
-@pytest.mark.parametrize("returns", [STATE, BOTH])
-def test_replaying_the_history_rebuilds_the_same_state(returns):
-    rng = np.random.default_rng(0)
-    ops = [Op("train", _count if returns == STATE else _count_and_report, (int(k),), returns)
-           for k in rng.integers(0, 5, 6)]
-    shard = _shard(0)
-    live, history = Holder([("train", 1)], shard), History()
-    for op in ops:
-        live.run([op])
-        history.record([op])
-    rebuilt = Holder([("train", 1)], shard)
-    rebuilt.run(history.replay(["train"]))
-    assert rebuilt.states == live.states
-    assert live.states["train"].rows[0] > 3**4  # every op counted, in order
+def test_history_keeps_how_the_rows_started_the_trees_added_and_the_rounds_passes():
+    history, learner = History(), object()
+    start = Op("train", _count, (1,), STATE, RowsFrom(learner, 0.5, None))
+    add = [Op("train", _count_and_report, (k,), BOTH, TreesAdded(learner, f"trees {k}", k))
+           for k in range(3)]
+    search = Op("train", _count_and_report, (7,), BOTH)  # a pass that changes the state
+    level = Op("train", _n_shards)  # does not: never replayed
+    history.record([start, Op("eval0", _count, (9,), STATE, RowsFrom(learner, 0.5, None))])
+    history.record([add[0], level, search])
+    assert history.replay(["train"]) == [
+        Op("train", restore, (start.rows, (add[0].rows,)), STATE), search]
+    history.record([add[1]])  # a new round: the passes of the last one are not needed
+    history.record([level, add[2], search])
+    assert history.replay(["train"]) == [
+        Op("train", restore, (start.rows, tuple(op.rows for op in add)), STATE), search]
+    assert history.replay(["eval0"]) == [Op("eval0", restore, (start.rows, ()), STATE)]
+    assert history.replay(["train", "eval0"])[2:] == history.replay(["eval0"])
+    history.record([start])  # the rows from scratch again
+    assert history.replay(["train"]) == [Op("train", restore, (start.rows, ()), STATE)]
 
 
 def test_pack_sends_large_arrays_out_of_band_and_small_ones_in_the_header():

@@ -97,22 +97,27 @@ def test_killed_worker_during_binning_gives_the_same_model(data, cluster_client,
     assert all(a[0] == b[0] for a, b in zip(local.trees_, dist.trees_))
 
 
-class _KillBeforeLevel:
-    """Wraps ``Engine.level``: before level call ``n`` (counted from 1), kill a holder's worker."""
+class _KillBefore:
+    """Wraps ``Engine.level`` (or ``Engine.apply``, counting only the passes
+    whose name holds ``name``): before call ``n`` (counted from 1), kill a
+    holder's worker."""
 
-    def __init__(self, client, n):
+    def __init__(self, client, n, method="level", name=""):
         self.client, self.n, self.calls, self.killed = client, n, 0, None
-        self.level = Engine.level
+        self.method, self.name = method, name
 
     def install(self, monkeypatch):
-        def level(engine, *args):
-            self.calls += 1
-            if self.calls == self.n:
-                self.killed = engine.ex.groups[0].address
-                _kill(self.client, self.killed)
-            return self.level(engine, *args)
+        original = getattr(Engine, self.method)
 
-        monkeypatch.setattr(Engine, "level", level)
+        def wrapped(engine, *args):
+            if self.method == "level" or self.name in args[1]:
+                self.calls += 1
+                if self.calls == self.n:
+                    self.killed = engine.ex.groups[0].address
+                    _kill(self.client, self.killed)
+            return original(engine, *args)
+
+        monkeypatch.setattr(Engine, self.method, wrapped)
 
 
 def test_killed_worker_mid_round_gives_the_same_model_with_eval_set(data, cluster_client,
@@ -127,7 +132,7 @@ def test_killed_worker_mid_round_gives_the_same_model_with_eval_set(data, cluste
         train[features], train["target"], eval_set=[(valid[features], valid["target"])])
     dtrain = dd.from_pandas(train, npartitions=4)
     dvalid = dd.from_pandas(valid, npartitions=2)
-    kill = _KillBeforeLevel(cluster_client, n=3 * 3 + 2)
+    kill = _KillBefore(cluster_client, n=3 * 3 + 2)
     kill.install(monkeypatch)
     dist = db.GradientBoostingRegressor(client=cluster_client, **params).fit(
         dtrain[features], dtrain["target"], eval_set=[(dvalid[features], dvalid["target"])])
@@ -145,6 +150,23 @@ def _n_actors(dask_worker):
     return len(dask_worker.state.actors)
 
 
+def test_killed_worker_mid_search_replays_the_searchs_cache(data, cluster_client, monkeypatch):
+    """Killed between passes of round 2's exact quantile search (absolute error's
+    leaf medians): the new holder replays the rows, then the round's passes so
+    far (the search's cached values), and the search goes on."""
+    features = [f"x{i}" for i in range(6)]
+    params = {"n_estimators": 4, "max_depth": 2, "loss": "absolute_error", "random_state": 0}
+    local = db.GradientBoostingRegressor(**params).fit(data[features], data["target"])
+    ddf = dd.from_pandas(data, npartitions=4)
+    kill = _KillBefore(cluster_client, n=2, method="apply", name="-refine")
+    kill.install(monkeypatch)
+    dist = db.GradientBoostingRegressor(client=cluster_client, **params).fit(
+        ddf[features], ddf["target"])
+    assert kill.killed is not None
+    assert all(a[0] == b[0] for a, b in zip(local.trees_, dist.trees_))
+    np.testing.assert_array_equal(local.predict(data[features]), dist.predict(data[features]))
+
+
 @pytest.mark.parametrize("make", [
     lambda **kw: db.AdaBoostClassifier(n_estimators=6, max_depth=2, **kw),
     lambda **kw: db.RandomForestClassifier(n_estimators=12, max_depth=4, oob_score=True,
@@ -155,7 +177,7 @@ def test_killed_worker_mid_fit_ensembles(data, cluster_client, monkeypatch, make
     features = [f"x{i}" for i in range(6)]
     local = make().fit(data[features], data["label"])
     ddf = dd.from_pandas(data, npartitions=4)
-    kill = _KillBeforeLevel(cluster_client, n=5)
+    kill = _KillBefore(cluster_client, n=5)
     kill.install(monkeypatch)
     dist = make(client=cluster_client).fit(ddf[features], ddf["label"])
     assert kill.killed is not None

@@ -115,6 +115,55 @@ def set_rows(state: GroupState, learner, base_score, update) -> GroupState:
     return replace(state, rows=rows, stats=(), positions=())
 
 
+# ----------------------------------------------------- what a set's rows went through
+@dataclass(frozen=True)
+class RowsFrom:
+    """The set's rows from scratch: ``learner.initial_state(shard, base_score, update)``."""
+
+    learner: object
+    base_score: object
+    update: object
+
+
+@dataclass(frozen=True)
+class TreesAdded:
+    """``update`` (None: nothing) added to the set's rows (``learner.update``);
+    with ``round_index``, that round's statistics computed after it."""
+
+    learner: object
+    update: object
+    round_index: int | None = None
+
+
+def restore(state: GroupState, start: RowsFrom, added: tuple) -> GroupState:
+    """A rebuilt holder's state: each partition's rows from scratch with every
+    ``TreesAdded`` of ``added`` in turn, then the statistics of the round in
+    progress (if the last one started a round). The same learner calls on
+    the same rows as the waves made, so the same state bit for bit.
+    """
+    rows = []
+    for (shard,) in each_shard(state.shards):
+        row = start.learner.initial_state(shard, start.base_score, start.update)
+        row = shard.buffers.keep("rows", row)
+        for step in added:
+            row = _added(shard, step.learner, row, step.update)
+        rows.append(row)
+    state = replace(state, rows=tuple(rows), stats=(), positions=())
+    if added and added[-1].round_index is not None:
+        state = _round_stats(state, added[-1].learner, added[-1].round_index)
+    return state
+
+
+def _round_stats(state: GroupState, learner, round_index) -> GroupState:
+    """The round's statistics and node positions (``learner.row_stats``)."""
+    stats, positions = [], []
+    for shard, row in each_shard(state.shards, state.rows):
+        st, pos = learner.row_stats(shard, row, round_index)
+        stats.append(shard.buffers.keep("stats", st))
+        positions.append(shard.buffers.keep("positions", pos))
+    return replace(state, stats=tuple(stats), positions=tuple(positions))
+
+
 def _added(shard, learner, row, update):
     """One partition's row state after adding ``update`` (if any)."""
     if update is None:

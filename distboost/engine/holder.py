@@ -9,8 +9,9 @@ on the worker that binned its partitions, so a tree level costs one actor call
 per worker instead of a scheduler round trip.
 
 An Actor's state is not recomputed by Dask when its worker dies, so the
-driver keeps a ``History``: per set, the state-changing waves since the last
-reset, from which a rebuilt holder reaches the same state bit for bit.
+driver keeps a ``History``: per set, how its rows started and the trees added
+to them since, which a rebuilt holder replays through the learner to reach
+the same state bit for bit.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 from ..kernels.threads import set_numba_threads
 from .buffers import Buffers
 from .dask_internals import deliver
-from .group import bundle
+from .group import RowsFrom, TreesAdded, bundle, restore
 from .reduction import Failed, Mailbox, combine_all
 
 CHILD_TIMEOUT = 3600.0
@@ -44,15 +45,10 @@ class Op:
     fn : picklable callable from ``group``
     args : tuple
     returns : STATE, SMALL or BOTH
-    resets : bool
-        The new state depends on the shards and ``args`` only (``set_rows``):
-        the set's history starts again here.
-    fresh_round : bool
-        Replaces the round's statistics and node positions (``start_round``,
-        ``finish``): an earlier op's ``light`` form then suffices in a replay.
-    light : Op or None
-        A cheaper op leaving the same row states, for replays where the
-        statistics it also computes are replaced before anything reads them.
+    rows : group.RowsFrom, group.TreesAdded or None
+        What the op does to the set's rows, for ``History``: sets them from
+        scratch, or adds trees (and starts a round). None for an op that
+        changes the state otherwise (a pass of the round: ``engine.apply``).
     combine : callable or None
         ``combine(results, buffers) -> result``: how the small results of
         several holders make one (histograms summed, ``group.combine_level``);
@@ -64,9 +60,7 @@ class Op:
     fn: object
     args: tuple = ()
     returns: str = SMALL
-    resets: bool = False
-    fresh_round: bool = False
-    light: Op | None = None
+    rows: RowsFrom | TreesAdded | None = None
     combine: object = None
 
     @property
@@ -223,22 +217,39 @@ def unpack(packed):
 
 
 class History:
-    """Per set, the state-changing ops since its last reset, compacted for replay."""
+    """Per set, what its rows went through: data from which a rebuilt holder
+    reaches the current state (``group.restore``).
+
+    The rows from scratch (``RowsFrom``), the trees added since, round by
+    round (``TreesAdded``), and the ops since the latest of those that
+    changed the state otherwise (the round's passes, e.g. a search's cache).
+    """
 
     def __init__(self):
-        self.ops: dict[str, list[Op]] = {}
+        self.start: dict[str, RowsFrom] = {}
+        self.added: dict[str, list[TreesAdded]] = {}
+        self.passes: dict[str, list[Op]] = {}
 
     def record(self, ops):
+        """Take note of a wave's ``ops``, once it has run on every holder."""
         for op in ops:
             if not op.changes_state:
                 continue
-            log = self.ops.setdefault(op.set_key, [])
-            if op.resets:
-                log.clear()
-            elif op.fresh_round and log and log[-1].light is not None:
-                log[-1] = log[-1].light  # its statistics were never read after all
-            log.append(op)
+            key = op.set_key
+            if isinstance(op.rows, RowsFrom):
+                self.start[key], self.added[key], self.passes[key] = op.rows, [], []
+            elif isinstance(op.rows, TreesAdded):
+                self.added[key].append(op.rows)
+                self.passes[key] = []
+            else:
+                self.passes.setdefault(key, []).append(op)
 
     def replay(self, set_keys) -> list[Op]:
         """The ops that bring fresh holders of ``set_keys`` to the current state."""
-        return [op for key in set_keys for op in self.ops.get(key, ())]
+        return [op for key in set_keys for op in self._replay(key)]
+
+    def _replay(self, key):
+        ops = list(self.passes.get(key, ()))
+        if key in self.start:
+            ops.insert(0, Op(key, restore, (self.start[key], tuple(self.added[key])), STATE))
+        return ops

@@ -169,8 +169,8 @@ class Engine:
 
     def set_rows(self, learner, base_score, update):
         """Row states from scratch, on the training and evaluation sets."""
-        args = (learner, base_score, update)
-        ops = [Op(key, _group.set_rows, args, STATE, resets=True) for key in self._set_keys()]
+        args, rows = (learner, base_score, update), _group.RowsFrom(learner, base_score, update)
+        ops = [Op(key, _group.set_rows, args, STATE, rows) for key in self._set_keys()]
         self.ex.run(ops, "initial-state")
 
     # ----------------------------------------------------------- the waves
@@ -192,9 +192,9 @@ class Engine:
         t0 = time.perf_counter()
         self.ex.set_round(round_index)
         self._split_history, self._features = [], features
-        light = Op(TRAIN, _group.finish, (learner, update, False), BOTH)
         op = Op(TRAIN, _group.start_round, (learner, update, train_metric, round_index, features),
-                BOTH, fresh_round=True, light=light, combine=_group.CombineRoundStart(learner))
+                BOTH, _group.TreesAdded(learner, update, round_index),
+                _group.CombineRoundStart(learner))
         evals = self._evaluations(learner, update) if update is not None else []
         results, *rest = self.ex.run([op] + evals, "round-start")
         hist = _sum_histograms([r.histograms for r in results])
@@ -230,8 +230,8 @@ class Engine:
 
     def finish(self, learner, update, train_metric):
         """Add the last round's trees; metrics of the final model."""
-        op = Op(TRAIN, _group.finish, (learner, update, train_metric), BOTH, fresh_round=True,
-                combine=_group.CombineMetrics(learner))
+        op = Op(TRAIN, _group.finish, (learner, update, train_metric), BOTH,
+                _group.TreesAdded(learner, update), _group.CombineMetrics(learner))
         results, *rest = self.ex.run([op] + self._evaluations(learner, update), "finish")
         tm = _finish_metric(results, learner) if train_metric else None
         return tm, [_finish_metric(sums, learner) for sums in rest]
@@ -251,7 +251,8 @@ class Engine:
 
     def _evaluations(self, learner, update):
         return [Op(eval_key(k), _group.evaluate, (learner, update), BOTH,
-                   combine=_group.CombineMetrics(learner)) for k in range(self.n_eval_sets)]
+                   _group.TreesAdded(learner, update), _group.CombineMetrics(learner))
+                for k in range(self.n_eval_sets)]
 
 
 class _InitStatistics:

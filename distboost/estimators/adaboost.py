@@ -28,12 +28,13 @@ from ..engine.spill import OUT_OF_CORE_PARAMETER
 from ..inputs.checks import POSITIVE_INT, TREE_ENSEMBLE, Interval, Options
 from ..kernels import exact, libm
 from ..kernels.additive import AdditiveTrees
-from ..kernels.criteria import CRITERIA, ImpurityCriterion
+from ..kernels.criteria import CRITERIA
 from ..kernels.grower import GrowthParams
 from ..kernels.tree import pack_trees
 from ..learners.adaboost import AdaBoostLearner, AdaBoostUpdate, round_sums
+from ..training.adaboost import AdaBoostRounds
 from ..training.events import FitEvents
-from ..training.loop import STOP, RoundSpec, train
+from ..training.loop import train
 from ._base import TreeEnsembleBase
 from ._predict import predict_any
 
@@ -132,14 +133,14 @@ class AdaBoostClassifier(TreeEnsembleBase):
 
     # ------------------------------------------------------------------ fit
     def _fit_engine(self, engine, init_model=None):
-        """ESL Algorithm 10.1 / SAMME on the prepared engine (``_AdaBoostRounds``);
+        """ESL Algorithm 10.1 / SAMME on the prepared engine (``training.adaboost.AdaBoostRounds``);
         AdaBoost always trains from scratch (``init_model`` is None)."""
         total_weight = engine.exact_sums(_weights)[0]
         if total_weight <= 0:
             raise ValueError("sample_weight sums to zero; nothing to fit")
         engine.set_rows(AdaBoostLearner(self.n_classes_), total_weight, None)  # 1. w_i = 1/N
         events = FitEvents(engine, self, self.n_estimators, metric="weighted_error")
-        rounds = _AdaBoostRounds(self, engine, events)
+        rounds = AdaBoostRounds(self, engine, events)
         train(engine, rounds, range(self.n_estimators))
         events.end(len(rounds.trees))
         self._set_model_attributes(rounds.trees, self.n_classes_)
@@ -290,44 +291,6 @@ class AdaBoostClassifier(TreeEnsembleBase):
         self.estimator_errors_ = np.asarray(d["estimator_errors"], np.float64)
         self.n_classes_ = len(self.classes_)
 
-
-class _AdaBoostRounds:
-    """AdaBoost's rounds as a ``training.Ensemble``: a weighted classification
-    tree (2a), its error (2b) and weight alpha (2c), and the weight update (2d)
-    the next round's wave applies."""
-
-    def __init__(self, est: AdaBoostClassifier, engine, events):
-        self.est, self.engine, self.events = est, engine, events
-        self.growth = est._growth()
-        self.trees, self.alphas, self.errors = [], [], []
-
-    def begin(self, m, update) -> RoundSpec:
-        """2(a): a classification tree on the weights after the previous update."""
-        k = self.est.n_classes_
-        criterion = ImpurityCriterion(k, self.est.criterion, AdaBoostLearner.scale)
-        features = np.arange(self.engine.schema.n_features)
-        return RoundSpec(AdaBoostLearner(k), criterion, features, np.ones((1, len(features)), bool))
-
-    def measured(self, m, train_metric, eval_metrics) -> bool:
-        return False
-
-    def grown(self, m, trees):
-        est, (tree,) = self.est, trees
-        err, w_sum, wu_sum = est._round_error(self.engine, tree)  # 2(b)
-        if est._no_better_than_guessing(err, m):
-            return STOP  # SAMME stops: alpha would be <= 0 (Zhu et al. 2009, sec. 2)
-        alpha = est._estimator_weight(err, self.alphas)  # 2(c)
-        self.trees.append(tree)
-        self.alphas.append(alpha)
-        self.errors.append(err)
-        self.events.round(m, {"training": {"weighted_error": float(err)}}, [tree],
-                          estimator_weight=float(alpha))
-        if err <= 0.0:
-            return STOP  # a perfect weak learner: the weights cannot change any more
-        return est._weight_update(tree, err, alpha, w_sum, wu_sum)  # 2(d)
-
-    def end(self, update) -> None:
-        """Nothing: the last weight update is never needed."""
 
 def _weights(shard):
     """Picklable ``shard -> [w]`` for the total sample weight."""

@@ -9,7 +9,7 @@ its own state and update types:
 learner                row state                    update
 =====================  ===========================  ======================
 ``GradientLearner``    margins (n_outputs, n_rows)  ``gradient.RoundTrees``
-``AdaBoostLearner``    (weights, last error pass)   ``AdaBoostUpdate``
+``AdaBoostLearner``    weights (n_rows,)            ``AdaBoostUpdate``
 ``BaggedTreesLearner`` out-of-bag sums, or None     ``OutOfBagBatch``
 =====================  ===========================  ======================
 

@@ -9,7 +9,7 @@ on the workers. Nothing here moves a row.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -61,10 +61,8 @@ def samme_r_exponent(shard, update: AdaBoostUpdate) -> np.ndarray:
 
 @dataclass
 class AdaBoostLearner:
-    """Row state: ``(w, last)``, the observation weights (normalized to sum to
-    one; w_i = 1/N at the start) and what the last error pass found per row
-    (I(c_i != T_m(x_i)) for SAMME, the update's exponent for SAMME.R), so the
-    update does not traverse the tree again."""
+    """Row state: the observation weights w_i (normalized to sum to one;
+    w_i = 1/N at the start)."""
 
     n_classes: int
     scale: float = ADABOOST_SCALE
@@ -74,16 +72,17 @@ class AdaBoostLearner:
         always starts from scratch: ``update`` must be None."""
         if update is not None:
             raise ValueError("AdaBoost weights start from the sample weights, not from trees")
-        return shard.w / total_weight, None
+        return shard.w / total_weight
 
-    def update(self, shard, row, update: AdaBoostUpdate):
-        w, last = row
+    def update(self, shard, w, update: AdaBoostUpdate):
+        """Step 2(d): w_i·exp(alpha·I(c_i != T(x_i))) / z (SAMME), or SAMME.R's
+        factor, from the round's tree: the update alone gives the new weights."""
         if update.kind == "SAMME":
-            return w * libm.exp(update.alpha * last) / update.z, None
-        return w * libm.exp(last) / update.z, None
+            miss = tree_classes(shard, update.packed) != shard.y
+            return w * libm.exp(update.alpha * miss) / update.z
+        return w * libm.exp(samme_r_exponent(shard, update)) / update.z
 
-    def row_stats(self, shard, row, round_index):
-        w = row[0]
+    def row_stats(self, shard, w, round_index):
         n, k = shard.n_rows, self.n_classes
         stats = np.zeros((1, n, k + 1), STAT_DTYPE)
         stats[0, np.arange(n), shard.y.astype(np.int64)] = quantize(w, self.scale)
@@ -97,17 +96,11 @@ def round_sums(state, packed, update: AdaBoostUpdate | None):
 
     Returns per partition ``[sum w·I(c != T(x)), sum w, sum w·u]`` as exact
     integers, where u is SAMME.R's unnormalized update factor (for the next
-    normalization; 0 for SAMME). The rows keep I(c != T(x)) (SAMME) or log u
-    (SAMME.R) for the update.
+    normalization; 0 for SAMME). The state is left as it is.
     """
-    out, rows = [], []
-    for shard, (w, _) in each_shard(state.shards, state.rows):
+    out = []
+    for shard, w in each_shard(state.shards, state.rows):
         miss = tree_classes(shard, packed) != shard.y
-        if update is None:
-            out.append(exact.exact_sums([w * miss, w, np.zeros(1)]))
-            rows.append(shard.buffers.keep("rows", (w, miss)))
-        else:
-            exponent = samme_r_exponent(shard, update)
-            out.append(exact.exact_sums([w * miss, w, w * libm.exp(exponent)]))
-            rows.append(shard.buffers.keep("rows", (w, exponent)))
-    return replace(state, rows=tuple(rows)), out
+        u = np.zeros(1) if update is None else w * libm.exp(samme_r_exponent(shard, update))
+        out.append(exact.exact_sums([w * miss, w, u]))
+    return state, out
