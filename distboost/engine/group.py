@@ -156,12 +156,15 @@ def restore(state: GroupState, start: RowsFrom, added: tuple) -> GroupState:
 
 def _round_stats(state: GroupState, learner, round_index) -> GroupState:
     """The round's statistics and node positions (``learner.row_stats``)."""
-    stats, positions = [], []
-    for shard, row in each_shard(state.shards, state.rows):
-        st, pos = learner.row_stats(shard, row, round_index)
-        stats.append(shard.buffers.keep("stats", st))
-        positions.append(shard.buffers.keep("positions", pos))
-    return replace(state, stats=tuple(stats), positions=tuple(positions))
+    stats, positions = zip(*(_row_stats(shard, learner, row, round_index)
+                             for shard, row in each_shard(state.shards, state.rows)))
+    return replace(state, stats=stats, positions=positions)
+
+
+def _row_stats(shard, learner, row, round_index):
+    """One partition's statistics and node positions for the round, kept in its buffers."""
+    st, pos = learner.row_stats(shard, row, round_index)
+    return shard.buffers.keep("stats", st), shard.buffers.keep("positions", pos)
 
 
 def _added(shard, learner, row, update):
@@ -220,8 +223,7 @@ def start_round(state: GroupState, learner, update, metric: bool, round_index, f
         rows.append(row)
         if metric:
             sums.append(learner.metric_partials(shard, row))
-        st, pos = learner.row_stats(shard, row, round_index)
-        st, pos = shard.buffers.keep("stats", st), shard.buffers.keep("positions", pos)
+        st, pos = _row_stats(shard, learner, row, round_index)
         partitions.append(RowPartition.from_positions(pos, shard.buffers))
         if hist is None:
             hist = _histogram_memory(state, "root", st.shape[0], st.shape[2])
