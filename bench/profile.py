@@ -80,6 +80,7 @@ def _timed_level():
 def instrument():
     _timed(learner.GradientLearner, "row_stats", "gradients (per-row statistics)")
     _timed(learner.GradientLearner, "update", "margin update (add the round's tree)")
+    _timed(learner.GradientLearner, "update_routed", "margin update (add the round's tree)")
     _timed(_group, "root_histograms", "root histogram (every row)")
     _timed(histogram, "_route", "levels: routing rows")
     _timed(histogram, "_assemble", "levels: routing rows")
@@ -139,7 +140,7 @@ def report(rows, rounds, threads, n_features, model, wall, xgb):
     for depth in sorted(LEVELS):
         routed, built, seconds, calls = LEVELS[depth]
         routed, built, seconds = routed / calls, built / calls, seconds / calls
-        ns = f"{seconds / (built * n_features) * 1e9:.2f}" if built else "— (counted only)"
+        ns = f"{seconds / (built * n_features) * 1e9:.2f}" if built else "— (into the leaves)"
         print(f"| {depth} | {routed / 1e6:.3f} M | {built / 1e6:.3f} M | {seconds * 1e3:.1f} "
               f"| {ns} |")
     if xgb is not None:

@@ -110,3 +110,48 @@ def _assert_same_rows(got, want):
         assert len(getattr(got, name)) == len(getattr(want, name))
         for a, b in zip(getattr(got, name), getattr(want, name)):
             np.testing.assert_array_equal(a, b)
+
+
+def test_a_round_start_adds_the_trees_from_the_routed_rows_or_walks_them():
+    """The round start adds the previous round's trees from where its levels
+    left the rows (``learners.RoutedLearner``), equal to the bit to the walk a
+    rebuilt holder (no rows remembered) makes; and it does take that path."""
+    from distboost.kernels.grower import GrowthParams, TreeGrower
+    from distboost.kernels.splitting import GradientCriterion, SplitParams
+    from distboost.learners import RoutedLearner
+
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(3000, 3))
+    X[rng.random(X.shape) < 0.05] = np.nan
+    schema = Schema(["a", "b", "c"], np.zeros(3, bool))
+    mapper = BinMapper(64).fit(X, schema.is_categorical, {})
+    shards = [make_shard(X[i::3], np.sin(3 * np.nan_to_num(X[i::3, 0])) + X[i::3, 1] ** 2,
+                         None, schema, mapper, None, i, i) for i in range(3)]
+    learner = GradientLearner(SquaredError(), (2.0**30, 2.0**30), n_stats=2)
+    assert isinstance(learner, RoutedLearner)
+    state = _group.set_rows(_group.bundle(*shards), learner, np.zeros(1), None)
+    state, start = _group.start_round(state, learner, None, False, 0, np.arange(3))
+    history = []
+
+    def build_level(splits, n_slots):
+        history.append(splits)
+        result = _group.level(state, tuple(history), n_slots, np.arange(3))
+        return result.histograms.copy(), result.counts
+
+    criterion = GradientCriterion(SplitParams(), (2.0**30, 2.0**30), counts=False)
+    trees = TreeGrower(start.histograms.copy(), build_level, mapper, GrowthParams(max_depth=4),
+                       criterion, np.ones((1, 3), bool), root_counts=start.root_counts).grow()
+    update = pack_rounds([trees], 1)
+    assert len(history) == 4 and _group._routed(state, update)[0] is not None
+
+    calls = []
+    learner.update_routed = lambda *a: calls.append(1) or GradientLearner.update_routed(learner, *a)
+    routed, _ = _group.start_round(state, learner, update, False, 1, np.arange(3))
+    assert len(calls) == 3  # every partition took the routed path
+    routed = replace(routed, **{name: tuple(a.copy() for a in getattr(routed, name))
+                                for name in ("rows", "stats", "positions")})  # buffers reused
+    state.memory.forget()
+    walked, _ = _group.start_round(state, learner, update, False, 1, np.arange(3))
+    assert len(calls) == 3
+    _assert_same_rows(routed, walked)
+    assert not np.array_equal(routed.rows[0], state.rows[0])  # the trees were added

@@ -82,8 +82,9 @@ def test_children_partition_their_parent_and_subtraction_equals_recomputing():
     np.testing.assert_array_equal(root - built[0], _reference(X, st[0], right_rows, range(4)))
 
 
-def test_a_split_with_no_slot_counts_its_children_without_moving_rows():
-    """slot -1: children never built or split (the last level); only their rows are counted."""
+def test_a_split_with_no_slot_builds_nothing_and_moves_its_rows_to_the_children():
+    """slot -1: children never built or split (the last level); their rows are
+    counted and moved all the same (the round's trees are added from there)."""
     rng = np.random.default_rng(4)
     X = rng.integers(0, 30, size=(300, 2)).astype(np.uint8)
     st = _stats(rng.integers(-1000, 1000, 300), rng.integers(1, 50, 300))
@@ -93,9 +94,10 @@ def test_a_split_with_no_slot_counts_its_children_without_moving_rows():
     hist, counts = split_level(X, columns(X), st, part,
                                _one_split(0, 0, 1, goes_left, 1, 2, True, -1), 0, np.arange(2))
     assert hist.shape == (0, 2, 256, 3)
-    n_left = int((X[in_bag, 1] < 7).sum())
-    assert counts.tolist() == [[n_left, len(in_bag) - n_left]]
-    np.testing.assert_array_equal(part.node_rows(0, 0), in_bag)  # not moved
+    left = in_bag[X[in_bag, 1] < 7]
+    assert counts.tolist() == [[len(left), len(in_bag) - len(left)]]
+    np.testing.assert_array_equal(part.node_rows(0, 1), left)
+    np.testing.assert_array_equal(part.node_rows(0, 2), np.setdiff1d(in_bag, left))
 
 
 def _grow_levels(X, stats, positions, depth, features, seed):

@@ -98,3 +98,111 @@ def test_heap_order_walk_reaches_the_leaves_the_links_reach():
             _walk_links(data, raw, nodes, roots, bitsets, kind, outputs, leaf_values, weights, a)
             _walk_heap(data, raw, nodes, roots, depth, kind, outputs, leaf_values, weights, b)
             np.testing.assert_array_equal(a, b)
+
+
+# ------------------------------------------------ trees added to routed rows
+def _grown_with_rows(X, g, growth, counts=False, is_categorical=None, in_bag=None):
+    """One round grown in process from integer statistics, and what its levels
+    left: (binned rows, packed trees, partition, split history)."""
+    from distboost.binning import BinMapper
+    from distboost.kernels.grower import TreeGrower
+    from distboost.kernels.histogram import RowPartition, columns, root_histograms, split_level
+    from distboost.kernels.splitting import GradientCriterion, SplitParams
+
+    n, n_features = X.shape
+    is_categorical = np.zeros(n_features, bool) if is_categorical is None else is_categorical
+    categories = {j: np.unique(X[~np.isnan(X[:, j]), j]) for j in np.flatnonzero(is_categorical)}
+    mapper = BinMapper(256).fit(X, is_categorical, categories)
+    binned = mapper.transform(X)
+    stats = np.stack([g, np.ones(n)] + ([np.ones(n)] if counts else []), axis=1)
+    positions = np.zeros((1, n), np.int32) if in_bag is None else np.where(in_bag, 0, -1)[None]
+    part = RowPartition.from_positions(positions.astype(np.int32))
+    features, cols, history = np.arange(n_features), columns(binned), []
+
+    def build_level(splits, n_slots):
+        history.append(splits)
+        return split_level(binned, cols, stats.astype(np.int64)[None], part, splits, n_slots,
+                           features)
+
+    criterion = GradientCriterion(SplitParams(), (1.0, 1.0), counts)
+    root = root_histograms(binned, stats.astype(np.int64)[None], part, features)
+    trees = TreeGrower(root, build_level, mapper, growth, criterion,
+                       np.ones((1, n_features), bool), root_counts=part.stop[:, 0]).grow()
+    return binned, pack_trees(trees), part, history
+
+
+def _routed_vs_walked(binned, packed, part, history):
+    from distboost.kernels.histogram import columns
+    from distboost.kernels.tree import add_routed, routed_places
+
+    margin = np.random.default_rng(0).normal(size=(1, len(binned)))
+    walked, routed = margin.copy(), margin.copy()
+    predict_binned(binned, *packed, np.zeros(1, np.int64), walked)
+    places = routed_places(packed.nodes, packed.roots, history)
+    done = add_routed(columns(binned), *packed, np.zeros(1, np.int64), part, *places, routed)
+    return done, routed, walked
+
+
+def _data(n=4000, seed=6):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 4))
+    X[:, 3] = rng.integers(0, 7, n)  # categorical
+    X[rng.random((n, 4)) < 0.05] = np.nan
+    g = (rng.integers(-1000, 1000, n) + (np.nan_to_num(X[:, 1]) > 0) * 900
+         - np.isin(X[:, 3], [1, 4]) * 1500 + (np.nan_to_num(X[:, 0]) > 0.3) * 600)
+    return X, g, np.array([False, False, False, True])
+
+
+def test_routed_rows_get_the_trees_of_a_walk_to_the_bit():
+    """``add_routed`` adds what ``predict_binned`` adds, to the bit: depth-wise
+    (the last level's rows moved into the leaves), best-first with speculative
+    expansions the tree did not take, and with the row count in the statistics
+    (the last level not routed: rows continue from a split node), on data with
+    missing values and a categorical feature."""
+    from distboost.kernels.grower import GrowthParams
+
+    X, g, is_cat = _data()
+    for growth, counts in [(GrowthParams(max_depth=5), False),
+                           (GrowthParams(max_depth=None, max_leaf_nodes=13), False),
+                           (GrowthParams(max_depth=5), True)]:
+        binned, packed, part, history = _grown_with_rows(X, g, growth, counts, is_cat)
+        assert packed.nodes["is_categorical"].any() and len(packed.nodes) > 15
+        done, routed, walked = _routed_vs_walked(binned, packed, part, history)
+        assert done
+        np.testing.assert_array_equal(routed, walked)
+
+
+def test_best_first_speculation_leaves_rows_below_leaves_of_the_tree():
+    """Speculative children the tree did not take stand for their parent, a leaf."""
+    from distboost.kernels.grower import GrowthParams
+    from distboost.kernels.tree import routed_places
+
+    X, g, is_cat = _data(seed=7)
+    binned, packed, part, history = _grown_with_rows(
+        X, g, GrowthParams(max_depth=None, max_leaf_nodes=13), False, is_cat)
+    held, place = routed_places(packed.nodes, packed.roots, history)
+    n_taken = int(packed.nodes["is_leaf"].sum()) - 1
+    assert (sum(len(splits.tree) for splits in history), n_taken) == (15, 12)  # 3 not taken
+    assert packed.nodes["is_leaf"][place[0]].all()
+    assert (len(held[0]), len(set(place[0].tolist()))) == (16, 13)  # 16 nodes, 13 leaves
+    done, routed, walked = _routed_vs_walked(binned, packed, part, history)
+    assert done
+    np.testing.assert_array_equal(routed, walked)
+
+
+def test_rows_outside_the_round_or_other_trees_are_left_to_the_walk():
+    """Rows left out of the round (no partition node) and trees the levels did
+    not grow: nothing is added, and the caller walks."""
+    from distboost.kernels.grower import GrowthParams
+    from distboost.kernels.tree import routed_places
+
+    X, g, is_cat = _data(seed=8)
+    in_bag = np.random.default_rng(1).random(len(X)) < 0.8
+    binned, packed, part, history = _grown_with_rows(X, g, GrowthParams(max_depth=3), False,
+                                                     is_cat, in_bag)
+    done, routed, _ = _routed_vs_walked(binned, packed, part, history)
+    assert not done
+    np.testing.assert_array_equal(routed, np.random.default_rng(0).normal(size=(1, len(X))))
+    other = pack_trees([Tree(packed.nodes.copy(), packed.bitsets)])
+    other.nodes["feature"][other.nodes["is_leaf"] == 0] = 2  # another split feature
+    assert routed_places(other.nodes, other.roots, history) is None

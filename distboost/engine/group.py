@@ -37,17 +37,25 @@ class GroupMemory:
 
     def __init__(self):
         self.buffers = Buffers()
-        self._partitions = None  # (weak reference to the round-start state, depth, partitions)
+        # (weak reference to the round-start state, the round's levels, partitions)
+        self._partitions = None
 
-    def remember(self, state, depth: int, partitions) -> None:
-        self._partitions = (weakref.ref(state), depth, partitions)
+    def remember(self, state, split_history, partitions) -> None:
+        """The partitions of ``state``'s rows after the levels ``split_history``."""
+        self._partitions = (weakref.ref(state), tuple(split_history), partitions)
 
     def partitions(self, state, depth: int):
         """The partitions remembered for ``state`` after ``depth`` levels, or None."""
+        routed = self.routed(state)
+        return routed[0] if routed is not None and len(routed[1]) == depth else None
+
+    def routed(self, state):
+        """(partitions, split_history) remembered for ``state`` (after its
+        round's latest level), or None."""
         if self._partitions is None:
             return None
-        ref, kept_depth, partitions = self._partitions
-        return partitions if ref() is state and kept_depth == depth else None
+        ref, split_history, partitions = self._partitions
+        return (partitions, split_history) if ref() is state else None
 
     def forget(self) -> None:
         self._partitions = None
@@ -167,18 +175,34 @@ def _row_stats(shard, learner, row, round_index):
     return shard.buffers.keep("stats", st), shard.buffers.keep("positions", pos)
 
 
-def _added(shard, learner, row, update):
-    """One partition's row state after adding ``update`` (if any)."""
+def _added(shard, learner, row, update, routed=None):
+    """One partition's row state after adding ``update`` (if any); from where
+    the round's levels left the rows when they are ``routed`` (partition,
+    split_history) and the learner can (``learners.RoutedLearner``)."""
     if update is None:
         return row
+    from_routed = getattr(learner, "update_routed", None)
+    if routed is not None and from_routed is not None:
+        return shard.buffers.keep("rows", from_routed(shard, row, update, *routed))
     return shard.buffers.keep("rows", learner.update(shard, row, update))
+
+
+def _routed(state, update):
+    """Per partition, (partition, split_history) of the round ``state``
+    started, whose trees ``update`` holds; Nones when that round's rows are
+    not remembered (a rebuilt holder, a state recomputed since)."""
+    remembered = state.memory.routed(state) if update is not None else None
+    if remembered is None:
+        return (None,) * len(state.shards)
+    partitions, split_history = remembered
+    return tuple((p, split_history) for p in partitions)
 
 
 def _updated(state, learner, update):
     if update is None:
         return state.rows
-    return tuple(_added(s, learner, r, update)
-                 for s, r in each_shard(state.shards, state.rows))
+    return tuple(_added(s, learner, r, update, routed)
+                 for s, r, routed in each_shard(state.shards, state.rows, _routed(state, update)))
 
 
 class RoundStart(NamedTuple):
@@ -218,8 +242,9 @@ def start_round(state: GroupState, learner, update, metric: bool, round_index, f
     """
     t0 = time.perf_counter()
     rows, stats, positions, partitions, hist, sums, counts = [], [], [], [], None, [], 0
-    for shard, row in each_shard(state.shards, state.rows):
-        row = _added(shard, learner, row, update)
+    routed = _routed(state, update)
+    for shard, row, routed_rows in each_shard(state.shards, state.rows, routed):
+        row = _added(shard, learner, row, update, routed_rows)
         rows.append(row)
         if metric:
             sums.append(learner.metric_partials(shard, row))
@@ -232,7 +257,7 @@ def start_round(state: GroupState, learner, update, metric: bool, round_index, f
         stats.append(st)
         positions.append(pos)
     new = replace(state, rows=tuple(rows), stats=tuple(stats), positions=tuple(positions))
-    new.memory.remember(new, 0, partitions)
+    new.memory.remember(new, (), partitions)
     return new, RoundStart(hist, merge_metrics(learner, sums) if metric else None,
                            time.perf_counter() - t0, counts)
 
@@ -267,7 +292,7 @@ def level(state: GroupState, split_history, n_slots, features):
         hist, cc = split_level(shard.X_binned, columns(shard.X_binned, shard.buffers), st, part,
                                splits, n_slots, features, hist)
         counts = counts + cc
-    state.memory.remember(state, len(split_history), partitions)
+    state.memory.remember(state, split_history, partitions)
     return LevelResult(hist, counts, time.perf_counter() - t0)
 
 

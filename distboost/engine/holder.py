@@ -122,10 +122,14 @@ class Holder:
         wave (once per wave, whatever the attempts), add the sums its children
         deliver to its own results, and deliver those sums to its parent.
 
+        ``plan`` (a ``reduction.Plan``) comes pickled: bytes travel in Dask's
+        message as they are, where an object marked for Dask's serialization
+        costs a few tenths of a millisecond more per call.
+
         Returns, packed: (per position, the results of ops that are not summed;
         the sums, or None when they went to the parent, or a ``Failed``).
         """
-        ops = unpack(packed_ops)
+        ops, plan = unpack(packed_ops), pickle.loads(plan)
         mine = {k: ops[k] for k in plan.mine}
         wave, own = self._own
         if wave != plan.wave:

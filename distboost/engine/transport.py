@@ -12,6 +12,7 @@ here (``dask.DaskExecutor``): calls return their errors.
 from __future__ import annotations
 
 import asyncio
+import pickle
 
 from . import reduction
 from .dask_internals import DriverCalls, serialized
@@ -58,7 +59,7 @@ class Transport:
         async def wave(send):
             failed = asyncio.Event()
             calls = [asyncio.ensure_future(
-                _watched(send(g, "wave", [packed, serialized(plan)], {}), g, failed))
+                _watched(send(g, "wave", [packed, pickle.dumps(plan)], {}), g, failed))
                 for g, plan in zip(groups, plans)]
             abort = asyncio.ensure_future(self._abort_when(failed, send, groups, wave_number,
                                                            attempt))

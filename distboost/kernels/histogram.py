@@ -125,7 +125,8 @@ class LevelSplits:
         Which child is histogrammed (the smaller one).
     slot : ndarray of shape (n_splits,), int64
         Output slot of the histogrammed child; -1 for a split whose children
-        are never split or built: its rows are only counted, not moved.
+        are never split or built (its rows move all the same: the round's
+        trees are added to them from there, ``tree.add_routed``).
     """
 
     tree: np.ndarray
@@ -250,12 +251,10 @@ def _accumulate(X, stats, order, owner_tree, owner_slot, owner, clo, chi, block_
 
 
 @numba.njit(parallel=True, cache=True)
-def _route(X_columns, order, tmp, owner, clo, chi, block_start, tree, feature, goes_left, move,
-           n_left):
+def _route(X_columns, order, tmp, owner, clo, chi, block_start, tree, feature, goes_left, n_left):
     """Stable partition of each chunk into tmp: left rows from the chunk's
     start up, right rows from its end down (branch-free: each row is written
-    to both ends and the counts decide which write stays). Chunks of splits
-    that do not ``move`` their rows only count the left ones.
+    to both ends and the counts decide which write stays).
 
     Reads the split feature's codes from the feature-major copy: a node's
     rows are sparse, and a cache line of one feature's codes serves many of
@@ -270,11 +269,6 @@ def _route(X_columns, order, tmp, owner, clo, chi, block_start, tree, feature, g
             lo, hi = clo[c], chi[c]
             nl = 0
             nr = 0
-            if not move[s]:
-                for k in range(lo, hi):
-                    nl += np.int64(gl[codes[rows[k]]])
-                n_left[c] = nl
-                continue
             for k in range(lo, hi):
                 if k + ROUTE_PREFETCH_AHEAD < hi:
                     prefetch(codes, rows[k + ROUTE_PREFETCH_AHEAD])
@@ -288,12 +282,9 @@ def _route(X_columns, order, tmp, owner, clo, chi, block_start, tree, feature, g
 
 
 @numba.njit(parallel=True, cache=True)
-def _assemble(order, tmp, owner_start, clo, chi, n_left, tree, node, left, right, move, start,
-              stop):
-    """Write each moving split node's chunks back: all left parts, then all right parts."""
+def _assemble(order, tmp, owner_start, clo, chi, n_left, tree, node, left, right, start, stop):
+    """Write each split node's chunks back: all left parts, then all right parts."""
     for s in numba.prange(len(tree)):
-        if not move[s]:
-            continue
         t = tree[s]
         rows, buf = order[t], tmp[t]
         k = start[t, node[s]]
@@ -371,8 +362,7 @@ def root_histograms(X_binned, stats, partition: RowPartition, features, out=None
 
 
 def route(X_columns, partition: RowPartition, splits: LevelSplits) -> np.ndarray:
-    """Move the rows of every split node into its children's ranges (in place;
-    splits with ``slot`` -1 only count them).
+    """Move the rows of every split node into its children's ranges (in place).
 
     ``X_columns`` is the binned matrix feature-major, shape (n_features, n_rows).
     Returns the rows of each split's (left, right) children, shape (n_splits, 2).
@@ -383,11 +373,11 @@ def route(X_columns, partition: RowPartition, splits: LevelSplits) -> np.ndarray
     owner, clo, chi, block_start = _plan(lo, hi, numba.get_num_threads())
     owner_start = np.searchsorted(owner, np.arange(len(lo) + 1))
     n_left = np.empty(len(owner), np.int64)
-    tmp, move = partition.scratch, splits.slot >= 0
+    tmp = partition.scratch
     _route(X_columns, partition.order, tmp, owner, clo, chi, block_start, splits.tree,
-           splits.feature, splits.goes_left, move, n_left)
+           splits.feature, splits.goes_left, n_left)
     _assemble(partition.order, tmp, owner_start, clo, chi, n_left, splits.tree, splits.node,
-              splits.left, splits.right, move, partition.start, partition.stop)
+              splits.left, splits.right, partition.start, partition.stop)
     left = np.zeros(len(lo), np.int64)
     np.add.at(left, owner, n_left)
     return np.stack([left, hi - lo - left], axis=1)

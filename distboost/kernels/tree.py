@@ -13,6 +13,8 @@ import numba
 import numpy as np
 
 from .common import MISSING_BIN, N_BITSET_WORDS, NODE_DTYPE
+from .histogram import ROUTE_PREFETCH_AHEAD
+from .intrinsics import prefetch
 
 
 class Tree:
@@ -196,41 +198,49 @@ def _walk_table(nodes, roots):
 
 
 @numba.njit(cache=True, inline="always")
-def _leaves(X, raw, lo, n, table, thresholds, root, depth, bitsets, cat_index, has_categorical,
-            ks):
-    """ks[j] = packed index of the leaf row lo + j reaches, for j < n.
+def _step(X, i, raw, k, table, thresholds, bitsets, cat_index, has_categorical):
+    """The packed node row ``i`` goes to from packed node ``k`` (a leaf: ``k``).
 
     ``X`` holds raw values (``raw``: compared with the thresholds, NaN missing)
-    or bin codes (compared with the bin thresholds, the last bin missing).
+    or bin codes (compared with the bin thresholds, the last bin missing). A
+    numeric direction is computed without branches (a missing value compares
+    false, then the flag decides); a categorical split tests the category's
+    bit, and codes outside the known categories are missing too.
+    """
+    x = X[i, table[k, 0]]
+    flags = table[k, 4]
+    if raw:
+        left = np.int64(x <= thresholds[k])
+        missing = np.isnan(x)
+    else:
+        left = np.int64(np.int64(x) <= table[k, 1])
+        missing = np.int64(x) == MISSING_BIN
+    if has_categorical and flags & 1 and not missing:
+        code = np.int64(x)
+        missing = code < 0 or code >= MISSING_BIN
+        if not missing:
+            left = np.int64(_bit_is_set(bitsets, cat_index[k], code) != 0)
+    left |= np.int64(missing) & (flags >> 1)
+    if has_categorical and missing:
+        left = (flags >> 1) & 1
+    return table[k, 3] + left * (table[k, 2] - table[k, 3])
+
+
+@numba.njit(cache=True, inline="always")
+def _leaves(X, raw, lo, n, table, thresholds, root, depth, bitsets, cat_index, has_categorical,
+            ks):
+    """ks[j] = packed index of the leaf row lo + j reaches, for j < n (``_step``).
+
     The rows walk the tree level by level together: their paths are
     independent, so the CPU overlaps them instead of waiting on one row's
-    chain of dependent loads at a time. A numeric direction is computed
-    without branches (a missing value compares false, then the flag
-    decides); trees with categorical splits take a loop with a test per node,
-    where codes outside the known categories are missing too.
+    chain of dependent loads at a time.
     """
     for j in range(n):
         ks[j] = root
     for _ in range(depth):
         for j in range(n):
-            k = ks[j]
-            x = X[lo + j, table[k, 0]]
-            flags = table[k, 4]
-            if raw:
-                left = np.int64(x <= thresholds[k])
-                missing = np.isnan(x)
-            else:
-                left = np.int64(np.int64(x) <= table[k, 1])
-                missing = np.int64(x) == MISSING_BIN
-            if has_categorical and flags & 1 and not missing:
-                code = np.int64(x)
-                missing = code < 0 or code >= MISSING_BIN
-                if not missing:
-                    left = np.int64(_bit_is_set(bitsets, cat_index[k], code) != 0)
-            left |= np.int64(missing) & (flags >> 1)
-            if has_categorical and missing:
-                left = (flags >> 1) & 1
-            ks[j] = table[k, 3] + left * (table[k, 2] - table[k, 3])
+            ks[j] = _step(X, lo + j, raw, ks[j], table, thresholds, bitsets, cat_index,
+                          has_categorical)
 
 
 @numba.njit(cache=True, inline="always")
@@ -506,3 +516,133 @@ def leaf_indices_binned(X_binned, nodes, roots, bitsets, out):
     """
     _walk(X_binned, False, nodes, roots, bitsets, 3, np.zeros(0, np.int64), np.zeros((0, 1)),
                  np.zeros(0), out)
+
+
+# ------------------------------------------------ trees added to routed rows
+ROUTED_CHUNK = 1 << 14
+"""Row positions per parallel work item of ``add_routed``."""
+
+
+def routed_places(nodes, roots, split_history):
+    """Where, in the finished trees of a round, the rows its levels routed are.
+
+    The round's levels (``histogram.LevelSplits``, in the grower's node ids)
+    moved the rows of each split node into its children. A grower node
+    stands for a packed node of the finished trees: the root for the root;
+    the children of a split the tree took for that split's children; the
+    children of an expansion the tree did not take (best-first speculation)
+    for their parent, which the tree keeps as a leaf. A split the levels did
+    not route (its children's counts were known without it) leaves its rows
+    in a node the tree splits further.
+
+    Parameters
+    ----------
+    nodes, roots : from ``pack_trees`` (the round's trees, tree t grown as
+        the levels' tree t)
+    split_history : sequence of LevelSplits
+
+    Returns
+    -------
+    None where a split the trees took is not the levels' (other trees), else:
+    held : list (per tree) of ndarray, int64
+        Grower ids of the nodes that hold rows after the last level.
+    place : list (per tree) of ndarray, int64
+        The packed node each of those nodes stands for; its rows continue
+        from there to their leaf (``add_routed``).
+    """
+    places = [{0: int(r)} for r in roots]
+    held = [{0} for _ in roots]
+    for splits in split_history:
+        for s in range(len(splits.tree)):
+            t, parent = int(splits.tree[s]), int(splits.node[s])
+            left, right = int(splits.left[s]), int(splits.right[s])
+            k = places[t][parent]
+            taken = not nodes[k]["is_leaf"]
+            if taken and nodes[k]["feature"] != splits.feature[s]:
+                return None  # not the trees these levels grew
+            places[t][left] = int(nodes[k]["left"]) if taken else k
+            places[t][right] = int(nodes[k]["right"]) if taken else k
+            held[t].discard(parent)
+            held[t].update((left, right))
+    ids = [np.array(sorted(h), np.int64) for h in held]
+    return ids, [np.array([places[t][n] for n in ids[t]], np.int64) for t in range(len(roots))]
+
+
+@numba.njit(parallel=True, cache=True)
+def _add_routed(X_columns, nodes, roots, bitsets, tree_output, order, lo, hi, range_start,
+                range_stop, range_place, out):
+    """``add_routed``'s kernel: per tree, row positions lo..hi of ``order``
+    in chunks; the rows of range r (sorted by start) continue from packed
+    node range_place[t, r] to their leaf. A range whose node is a leaf adds
+    its value to every row; the rows of a split node are sparse among the
+    rows, so the codes of its feature are fetched ahead, as routing does."""
+    table, thresholds, _ = _walk_table(nodes, roots)
+    cat_index = nodes["cat_index"].astype(np.int64)
+    has_categorical = (nodes["is_categorical"] != 0).any()
+    X = X_columns.T
+    for t in range(len(roots)):
+        o = tree_output[t]
+        n_chunks = (hi[t] - lo[t] + ROUTED_CHUNK - 1) // ROUTED_CHUNK
+        for c in numba.prange(n_chunks):
+            p = lo[t] + c * ROUTED_CHUNK
+            p1 = min(hi[t], p + ROUTED_CHUNK)
+            r = np.searchsorted(range_start[t], p, side="right") - 1
+            while p < p1:
+                while range_stop[t, r] <= p:
+                    r += 1
+                q, k0 = min(p1, range_stop[t, r]), range_place[t, r]
+                if table[k0, 2] == k0:  # a leaf's children are itself
+                    value = nodes[k0]["value"]
+                    for j in range(p, q):
+                        out[o, order[t, j]] += value
+                else:
+                    codes = X_columns[table[k0, 0]]
+                    for j in range(p, q):
+                        if j + ROUTE_PREFETCH_AHEAD < q:
+                            prefetch(codes, order[t, j + ROUTE_PREFETCH_AHEAD])
+                        i, k = order[t, j], k0
+                        while table[k, 2] != k:
+                            k = _step(X, i, False, k, table, thresholds, bitsets, cat_index,
+                                      has_categorical)
+                        out[o, i] += nodes[k]["value"]
+                p = q
+
+
+def add_routed(X_columns, nodes, roots, bitsets, tree_output, partition, held, place,
+               out) -> bool:
+    """``predict_binned`` for rows a round's levels routed: each row continues
+    from the packed node its node stands for (``routed_places``), most often a
+    leaf, instead of walking from the root.
+
+    The values added, and their order per output and row (tree by tree), are
+    ``predict_binned``'s. Returns False, adding nothing, when some row is in
+    no tree's partition (rows left out of the round's sample, or of zero
+    weight): those need the walk.
+
+    Parameters
+    ----------
+    X_columns : ndarray of shape (n_features, n_rows), uint8
+        The binned rows feature-major (``histogram.columns``).
+    partition : histogram.RowPartition
+        The rows of each grower node after the round's last level.
+    held, place : from ``routed_places``
+    """
+    n_trees, n_rows = len(roots), X_columns.shape[1]
+    lo, hi = partition.start[:, 0].copy(), partition.stop[:, 0].copy()
+    if partition.order.shape[0] != n_trees or ((hi - lo) != n_rows).any():
+        return False
+    width = max(len(h) for h in held) if n_trees else 0
+    range_start = np.full((n_trees, width), np.iinfo(np.int64).max, np.int64)
+    range_stop = np.full((n_trees, width), np.iinfo(np.int64).max, np.int64)
+    range_place = np.zeros((n_trees, width), np.int64)
+    for t in range(n_trees):  # the non-empty ranges, by start: they tile lo..hi
+        starts, stops = partition.start[t, held[t]], partition.stop[t, held[t]]
+        rows = stops > starts
+        by_start = np.argsort(starts[rows])
+        m = len(by_start)
+        range_start[t, :m] = starts[rows][by_start]
+        range_stop[t, :m] = stops[rows][by_start]
+        range_place[t, :m] = place[t][rows][by_start]
+    _add_routed(X_columns, nodes, roots, bitsets, np.asarray(tree_output, np.int64),
+                partition.order, lo, hi, range_start, range_stop, range_place, out)
+    return True

@@ -49,6 +49,19 @@ class Learner(Protocol, Generic[State, Update]):
 
 
 @runtime_checkable
+class RoutedLearner(Learner[State, Update], Protocol):
+    """A learner that can add a round's trees to the rows that round routed,
+    without walking them from the root (the engine asks when it can)."""
+
+    def update_routed(self, shard, state: State, update: Update, partition,
+                      split_history) -> State:
+        """``update(shard, state, update)``, the same to the bit, where the
+        rows of ``update``'s trees are partitioned by node (``partition``, a
+        ``kernels.histogram.RowPartition``) after the levels of the round that
+        grew them (``split_history``, its ``LevelSplits``)."""
+
+
+@runtime_checkable
 class MetricLearner(Learner[State, Update], Protocol):
     """A learner that also scores its rows (training and evaluation metrics)."""
 
@@ -60,4 +73,4 @@ class MetricLearner(Learner[State, Update], Protocol):
 
 
 __all__ = ["AdaBoostLearner", "AdaBoostUpdate", "BaggedTreesLearner", "GradientLearner", "Learner",
-           "MetricLearner", "OutOfBagBatch"]
+           "MetricLearner", "OutOfBagBatch", "RoutedLearner"]

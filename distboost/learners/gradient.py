@@ -13,8 +13,9 @@ import numpy as np
 
 from ..kernels.common import STAT_DTYPE
 from ..kernels.fixed_point import gradient_stats
+from ..kernels.histogram import columns
 from ..kernels.rng import row_uniforms
-from ..kernels.tree import pack_trees, predict_binned
+from ..kernels.tree import add_routed, pack_trees, predict_binned, routed_places
 
 
 class RoundTrees(NamedTuple):
@@ -35,12 +36,17 @@ def pack_rounds(rounds, n_outputs: int) -> RoundTrees:
     return RoundTrees(*pack_trees(flat), outputs)
 
 
-def add_trees(shard, margin, packed_trees: RoundTrees | None):
+def add_trees(shard, margin, packed_trees: RoundTrees | None, routed=None):
     """margin + the trees' outputs, as a new array.
 
     The result goes into one of two arrays the shard lends, the one not
     holding ``margin``: a round's margins replace the last round's, and the
     round before that is no longer read.
+
+    ``routed``: (partition, split_history) of the round that grew the trees,
+    on these rows. Each row then continues from the node its levels left it
+    in (``tree.add_routed``: mostly one step, or none, instead of a walk from
+    the root), with the same result to the bit.
     """
     if packed_trees is None:
         return margin
@@ -48,6 +54,14 @@ def add_trees(shard, margin, packed_trees: RoundTrees | None):
     name = names[1] if shard.buffers.get(names[0], margin.shape, margin.dtype) is margin else names[0]
     out = shard.buffers.get(name, margin.shape, margin.dtype)
     np.copyto(out, margin)
+    if routed is not None:
+        partition, split_history = routed
+        nodes, roots, bitsets, outputs = packed_trees
+        places = routed_places(nodes, roots, split_history)
+        X_columns = columns(shard.X_binned, shard.buffers)
+        if places is not None and add_routed(X_columns, nodes, roots, bitsets, outputs,
+                                             partition, *places, out):
+            return out
     predict_binned(shard.X_binned, *packed_trees, out)
     return out
 
@@ -83,6 +97,10 @@ class GradientLearner:
     def update(self, shard, margin, update: RoundTrees):
         """f_m = f_{m-1} + the round's trees (ESL Algorithm 10.3, step 2(d))."""
         return add_trees(shard, margin, update)
+
+    def update_routed(self, shard, margin, update: RoundTrees, partition, split_history):
+        """``update`` from where the round's levels left the rows (``add_trees``)."""
+        return add_trees(shard, margin, update, (partition, split_history))
 
     def row_stats(self, shard, margin, round_index):
         n_trees, n = margin.shape
