@@ -142,7 +142,7 @@ def test_a_round_start_adds_the_trees_from_the_routed_rows_or_walks_them():
     trees = TreeGrower(start.histograms.copy(), build_level, mapper, GrowthParams(max_depth=4),
                        criterion, np.ones((1, 3), bool), root_counts=start.root_counts).grow()
     update = pack_rounds([trees], 1)
-    assert len(history) == 4 and _group._routed(state, update)[0] is not None
+    assert len(history) == 4 and _group._routed(state, learner, update)[0] is not None
 
     calls = []
     learner.update_routed = lambda *a: calls.append(1) or GradientLearner.update_routed(learner, *a)

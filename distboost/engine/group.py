@@ -178,31 +178,35 @@ def _row_stats(shard, learner, row, round_index):
 def _added(shard, learner, row, update, routed=None):
     """One partition's row state after adding ``update`` (if any); from where
     the round's levels left the rows when they are ``routed`` (partition,
-    split_history) and the learner can (``learners.RoutedLearner``)."""
+    places: ``_routed``)."""
     if update is None:
         return row
-    from_routed = getattr(learner, "update_routed", None)
-    if routed is not None and from_routed is not None:
-        return shard.buffers.keep("rows", from_routed(shard, row, update, *routed))
+    if routed is not None:
+        return shard.buffers.keep("rows", learner.update_routed(shard, row, update, *routed))
     return shard.buffers.keep("rows", learner.update(shard, row, update))
 
 
-def _routed(state, update):
-    """Per partition, (partition, split_history) of the round ``state``
-    started, whose trees ``update`` holds; Nones when that round's rows are
-    not remembered (a rebuilt holder, a state recomputed since)."""
+def _routed(state, learner, update):
+    """Per partition, (partition, places) of the round ``state`` started,
+    whose trees ``update`` holds, where the learner can add trees from there
+    (``learners.RoutedLearner``); Nones when that round's rows are not
+    remembered (a rebuilt holder, a state recomputed since) or are not the
+    trees' rows."""
+    nothing = (None,) * len(state.shards)
     remembered = state.memory.routed(state) if update is not None else None
-    if remembered is None:
-        return (None,) * len(state.shards)
+    if remembered is None or not hasattr(learner, "update_routed"):
+        return nothing
     partitions, split_history = remembered
-    return tuple((p, split_history) for p in partitions)
+    places = learner.routed_places(update, split_history)
+    return nothing if places is None else tuple((p, places) for p in partitions)
 
 
 def _updated(state, learner, update):
     if update is None:
         return state.rows
     return tuple(_added(s, learner, r, update, routed)
-                 for s, r, routed in each_shard(state.shards, state.rows, _routed(state, update)))
+                 for s, r, routed in each_shard(state.shards, state.rows,
+                                                  _routed(state, learner, update)))
 
 
 class RoundStart(NamedTuple):
@@ -242,7 +246,7 @@ def start_round(state: GroupState, learner, update, metric: bool, round_index, f
     """
     t0 = time.perf_counter()
     rows, stats, positions, partitions, hist, sums, counts = [], [], [], [], None, [], 0
-    routed = _routed(state, update)
+    routed = _routed(state, learner, update)
     for shard, row, routed_rows in each_shard(state.shards, state.rows, routed):
         row = _added(shard, learner, row, update, routed_rows)
         rows.append(row)

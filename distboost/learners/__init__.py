@@ -53,12 +53,16 @@ class RoutedLearner(Learner[State, Update], Protocol):
     """A learner that can add a round's trees to the rows that round routed,
     without walking them from the root (the engine asks when it can)."""
 
-    def update_routed(self, shard, state: State, update: Update, partition,
-                      split_history) -> State:
+    def routed_places(self, update: Update, split_history):
+        """Once per round and holder: where the rows that the levels
+        ``split_history`` (the round's ``LevelSplits``) routed stand in
+        ``update``'s trees; None when they are not the trees those levels grew."""
+
+    def update_routed(self, shard, state: State, update: Update, partition, places) -> State:
         """``update(shard, state, update)``, the same to the bit, where the
         rows of ``update``'s trees are partitioned by node (``partition``, a
-        ``kernels.histogram.RowPartition``) after the levels of the round that
-        grew them (``split_history``, its ``LevelSplits``)."""
+        ``kernels.histogram.RowPartition``) after the round's levels, and
+        ``places`` is ``routed_places``'s answer."""
 
 
 @runtime_checkable

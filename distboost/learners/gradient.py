@@ -43,10 +43,11 @@ def add_trees(shard, margin, packed_trees: RoundTrees | None, routed=None):
     holding ``margin``: a round's margins replace the last round's, and the
     round before that is no longer read.
 
-    ``routed``: (partition, split_history) of the round that grew the trees,
-    on these rows. Each row then continues from the node its levels left it
-    in (``tree.add_routed``: mostly one step, or none, instead of a walk from
-    the root), with the same result to the bit.
+    ``routed``: (partition, places) of the round that grew the trees, on these
+    rows (``places``: ``GradientLearner.routed_places``). Each row then
+    continues from the node its levels left it in (``tree.add_routed``:
+    mostly one step, or none, instead of a walk from the root), with the same
+    result to the bit.
     """
     if packed_trees is None:
         return margin
@@ -55,12 +56,10 @@ def add_trees(shard, margin, packed_trees: RoundTrees | None, routed=None):
     out = shard.buffers.get(name, margin.shape, margin.dtype)
     np.copyto(out, margin)
     if routed is not None:
-        partition, split_history = routed
+        partition, (held, place) = routed
         nodes, roots, bitsets, outputs = packed_trees
-        places = routed_places(nodes, roots, split_history)
-        X_columns = columns(shard.X_binned, shard.buffers)
-        if places is not None and add_routed(X_columns, nodes, roots, bitsets, outputs,
-                                             partition, *places, out):
+        if add_routed(columns(shard.X_binned, shard.buffers), nodes, roots, bitsets, outputs,
+                      partition, held, place, out):
             return out
     predict_binned(shard.X_binned, *packed_trees, out)
     return out
@@ -98,9 +97,13 @@ class GradientLearner:
         """f_m = f_{m-1} + the round's trees (ESL Algorithm 10.3, step 2(d))."""
         return add_trees(shard, margin, update)
 
-    def update_routed(self, shard, margin, update: RoundTrees, partition, split_history):
+    def routed_places(self, update: RoundTrees, split_history):
+        """Where the rows the round's levels routed are in its trees (``tree.routed_places``)."""
+        return routed_places(update.nodes, update.roots, split_history)
+
+    def update_routed(self, shard, margin, update: RoundTrees, partition, places):
         """``update`` from where the round's levels left the rows (``add_trees``)."""
-        return add_trees(shard, margin, update, (partition, split_history))
+        return add_trees(shard, margin, update, (partition, places))
 
     def row_stats(self, shard, margin, round_index):
         n_trees, n = margin.shape
