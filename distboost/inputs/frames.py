@@ -56,6 +56,12 @@ def infer_schema(X) -> Schema:
     return Schema([f"f{j}" for j in range(X.shape[1])], np.zeros(X.shape[1], bool))
 
 
+def _plain_number(dtype) -> bool:
+    """A NumPy boolean, integer or float dtype: no missing-value marker of
+    pandas' own (``pd.NA``) to turn into NaN, and nothing to check."""
+    return isinstance(dtype, np.dtype) and dtype.kind in "biuf"
+
+
 def to_matrix(X, schema: Schema, partition: int | None = None) -> np.ndarray:
     """Float matrix of shape (n_rows, n_features); categoricals become codes.
 
@@ -77,6 +83,8 @@ def to_matrix(X, schema: Schema, partition: int | None = None) -> np.ndarray:
             X = X.set_axis(names, axis=1)[schema.feature_names]
         numeric = [dt for dt, cat in zip(X.dtypes, schema.is_categorical) if not cat]
         dtype = np.float32 if numeric and all(dt == np.float32 for dt in numeric) else np.float64
+        if len(numeric) == schema.n_features and all(_plain_number(dt) for dt in numeric):
+            return np.ascontiguousarray(X.to_numpy(dtype))
         out = np.empty((len(X), schema.n_features), dtype)
         for j, name in enumerate(schema.feature_names):
             col = X.iloc[:, j]
