@@ -32,6 +32,22 @@ def test_value_on_an_edge_goes_to_the_lower_bin():
     np.testing.assert_array_equal(mapper.transform(X)[:, 0], [0, 1, 0, 2])
 
 
+def test_codes_are_searchsorted_left_for_every_number_of_edges():
+    """The fixed-step search against numpy's, from no edges to the most a
+    feature can have (254), on the edges, beside them and at +-inf."""
+    rng = np.random.default_rng(3)
+    edges = [np.sort(rng.choice(1000, size=n, replace=False) / 7.0) for n in range(255)]
+    mapper = BinMapper.from_edges({f"f{n}": e for n, e in enumerate(edges)})
+    values = np.concatenate([np.arange(-1, 1001) / 7.0, [-np.inf, np.inf]])
+    values = np.concatenate([values, np.nextafter(values, np.inf), np.nextafter(values, -np.inf)])
+    codes = mapper.transform(np.repeat(values[:, None], len(edges), axis=1))
+    for n, e in enumerate(edges):
+        np.testing.assert_array_equal(codes[:, n], np.searchsorted(e, values, side="left"))
+    as_float32 = values.astype(np.float32)
+    codes32 = mapper.transform(np.repeat(as_float32[:, None], len(edges), axis=1))
+    np.testing.assert_array_equal(codes32[:, 254], np.searchsorted(edges[254], as_float32))
+
+
 def test_many_values_use_at_most_max_bins_minus_one_value_bins():
     rng = np.random.default_rng(0)
     col = rng.normal(size=10_000)
