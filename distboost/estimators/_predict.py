@@ -1,9 +1,8 @@
 """Prediction for fitted tree ensembles on numpy, pandas and Dask data.
 
 On a Dask DataFrame or Array the result is a lazy Dask array computed
-partition by partition (``map_partitions`` / ``map_blocks``); the model is
-one key of the graph, which each worker receives once, and the data never
-leave the workers.
+partition by partition (``map_partitions`` / ``map_blocks``); the model
+travels in the graph once, the data never leave the workers.
 """
 
 from __future__ import annotations
@@ -32,46 +31,38 @@ def raw_scores(schema, base_score, trees_by_round, X, n_jobs=None) -> np.ndarray
     return out.T
 
 
-def _apply(part, fn):
-    return fn(part)
+class _PartitionFunction:
+    """A per-partition prediction function with a unique Dask token.
 
-
-def shipped(fn):
-    """``fn`` as one key of a Dask graph.
-
-    A partition's task then names the key instead of carrying ``fn``, so a
-    worker receives a fitted model once per graph, not once per partition
-    (a model of a hundred trees pickles to about a megabyte), as
-    xgboost.dask's ``inplace_predict`` scatters its booster. The key is new
-    per call: closures over a model cannot be hashed deterministically.
+    Closures over a fitted model cannot be hashed deterministically; the
+    token names this one prediction graph instead.
     """
-    import dask
 
-    return dask.delayed(fn, name=f"distboost-model-{uuid.uuid4().hex}")
+    def __init__(self, fn):
+        self.fn = fn
+        self.token = uuid.uuid4().hex
 
+    def __call__(self, part):
+        return self.fn(part)
 
-def map_rows(fn, X, trailing: tuple, dtype=np.float64, token="distboost-predict"):
-    """A lazy array of ``fn`` (in-memory X -> ndarray) applied to every
-    partition of a Dask X; ``trailing`` is the shape of one row's result."""
-    import dask.array as da
-
-    model = shipped(fn)
-    meta = np.empty((0,) + trailing, dtype)
-    if isinstance(X, da.Array):
-        if X.numblocks[1] != 1:
-            X = X.rechunk({1: -1})
-        chunks = (X.chunks[0],) + tuple((n,) for n in trailing)
-        if not trailing:
-            return X.map_blocks(_apply, model, drop_axis=1, chunks=chunks, meta=meta, token=token)
-        extra = list(range(2, 1 + len(trailing)))
-        return X.map_blocks(_apply, model, chunks=chunks, new_axis=extra or None, meta=meta,
-                            token=token)
-    return X.map_partitions(_apply, model, meta=meta, token=token)
+    def __dask_tokenize__(self):
+        return ("distboost-predict", self.token)
 
 
 def map_collection(fn, X, n_columns: int | None, dtype=np.float64):
     """Apply ``fn`` (in-memory X -> ndarray) to every partition of a Dask X."""
-    return map_rows(fn, X, () if n_columns is None else (n_columns,), dtype)
+    import dask.array as da
+
+    fn = _PartitionFunction(fn)
+    if isinstance(X, da.Array):
+        if X.numblocks[1] != 1:
+            X = X.rechunk({1: -1})
+        if n_columns is None:
+            return X.map_blocks(fn, drop_axis=1, dtype=dtype, name="distboost-predict")
+        return X.map_blocks(fn, chunks=(X.chunks[0], (n_columns,)), dtype=dtype,
+                            name="distboost-predict")
+    meta = np.empty((0,) if n_columns is None else (0, n_columns), dtype)
+    return X.map_partitions(fn, meta=meta, token="distboost-predict")
 
 
 def predict_any(fn, X, n_columns: int | None):

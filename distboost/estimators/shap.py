@@ -19,7 +19,7 @@ from ..inputs.frames import to_matrix
 from ..kernels import treeshap
 from ..kernels.additive import AdditiveTrees
 from ..kernels.threads import numba_threads
-from ._predict import map_rows
+from ._predict import _PartitionFunction
 
 
 @dataclass
@@ -95,7 +95,17 @@ def _map_rows(fn, X, trailing: tuple):
     every partition (``trailing``: the shape of one row's result)."""
     if not is_dask(X):
         return fn(X)
-    return map_rows(fn, X, trailing, token="distboost-shap")
+    import dask.array as da
+
+    fn = _PartitionFunction(fn)
+    if isinstance(X, da.Array):
+        if X.numblocks[1] != 1:
+            X = X.rechunk({1: -1})
+        chunks = (X.chunks[0],) + tuple((n,) for n in trailing)
+        extra = list(range(2, 1 + len(trailing)))
+        return X.map_blocks(fn, chunks=chunks, new_axis=extra or None, dtype=np.float64,
+                            name="distboost-shap")
+    return X.map_partitions(fn, meta=np.empty((0,) + trailing), token="distboost-shap")
 
 
 def shap_values(model, X):
