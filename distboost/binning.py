@@ -417,8 +417,7 @@ class BinMapper:
             self.is_categorical_, n_cat, [len(e) + 1 for e in self.bin_edges_]
         ).astype(np.int64)
         self._n_categories = n_cat
-        lengths = [len(e) for e in self.bin_edges_]
-        self._edges_padded = np.full((len(lengths), SEARCH_SLOTS), np.inf)
+        self._edges_padded = np.full((len(self.bin_edges_), SEARCH_SLOTS), np.inf)
         for j, e in enumerate(self.bin_edges_):
             self._edges_padded[j, :len(e)] = e
 
