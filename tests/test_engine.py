@@ -46,11 +46,12 @@ def _waves(engine, parts, evals, schema):
     ints = lambda v: np.array(v, np.int64)
     level1 = LevelSplits(ints([0]), ints([0]), ints([0]), goes_left, ints([1]), ints([2]),
                          np.array([True]), ints([0]))
-    hist1, counts1 = engine.level(level1, 1)
-    hist1 = hist1.copy()
+    parts1, counts1 = engine.level(level1, 1)  # partial sums: one per holder answering
+    hist1 = np.sum(parts1, axis=0)
     level2 = LevelSplits(ints([0, 0]), ints([1, 2]), ints([1, 1]), np.repeat(goes_left, 2, axis=0),
                          ints([3, 5]), ints([4, 6]), np.array([True, False]), ints([0, -1]))
-    hist2, counts2 = engine.level(level2, 1)
+    parts2, counts2 = engine.level(level2, 1)
+    hist2 = np.sum(parts2, axis=0)
     return [base, root, root_counts, metric, hist1, counts1, hist2, counts2]
 
 

@@ -5,13 +5,14 @@ import numpy as np
 import pytest
 
 from distboost.binning import BinMapper
-from distboost.kernels.grower import GrowthParams, TreeGrower
+from distboost.kernels.grower import GrowthParams, LevelBlocks, TreeGrower
 from distboost.kernels.histogram import RowPartition, columns, root_histograms, split_level
 from distboost.kernels.splitting import GradientCriterion, SplitParams
 
 
-def grow(X, g, h, counts, growth, params=None, is_categorical=None):
-    """One tree grown in process from integer statistics (scales 1)."""
+def grow(X, g, h, counts, growth, params=None, is_categorical=None, n_parts=1, blocks=None):
+    """One tree grown in process from integer statistics (scales 1); each
+    level's histograms cut into ``n_parts`` partial sums (as holders send them)."""
     n, n_features = X.shape
     is_categorical = np.zeros(n_features, bool) if is_categorical is None else is_categorical
     categories = {j: np.unique(X[~np.isnan(X[:, j]), j]) for j in np.flatnonzero(is_categorical)}
@@ -22,12 +23,18 @@ def grow(X, g, h, counts, growth, params=None, is_categorical=None):
     features, cols = np.arange(n_features), columns(binned)
 
     def build_level(splits, n_slots):
-        return split_level(binned, cols, stats, part, splits, n_slots, features)
+        hist, counts = split_level(binned, cols, stats, part, splits, n_slots, features)
+        if n_parts == 1:
+            return hist, counts
+        rng = np.random.default_rng(n_slots)
+        parts = [rng.integers(-2**40, 2**40, hist.shape) for _ in range(n_parts - 1)]
+        return (hist - sum(parts), *parts), counts
 
     criterion = GradientCriterion(params or SplitParams(), (1.0, 1.0), counts)
     root = root_histograms(binned, stats, part, features)
     grower = TreeGrower(root, build_level, mapper, growth, criterion,
-                        np.ones((1, n_features), bool), root_counts=part.stop[:, 0])
+                        np.ones((1, n_features), bool), root_counts=part.stop[:, 0],
+                        blocks=blocks)
     return grower.grow()[0]
 
 
@@ -74,6 +81,40 @@ def test_without_counts_the_trees_are_the_same(growth):
     assert a == b
     assert len(a.nodes) > 7 and (a.nodes["is_categorical"] == 1).any()
     assert ((a.nodes["feature"] == 0) & (a.nodes["is_leaf"] == 0)).any()
+
+
+@pytest.mark.parametrize("growth", [GrowthParams(max_depth=4),
+                                    GrowthParams(max_depth=None, max_leaf_nodes=9)],
+                         ids=["depth-wise", "best-first"])
+def test_partial_sums_and_reused_level_memory_give_the_same_trees(growth):
+    """Levels answered as 2 or 3 partial sums (the holders answering the
+    driver) give the tree of one summed histogram; so do rounds that reuse
+    the levels' memory (``LevelBlocks``), one after the other."""
+    rng = np.random.default_rng(9)
+    n = 2000
+    X = rng.normal(size=(n, 3))
+    X[rng.random((n, 3)) < 0.05] = np.nan
+    g, h = rng.integers(-1000, 1000, n) + (X[:, 1] > 0) * 900, rng.integers(1, 300, n)
+    reference = grow(X, g, h, True, growth)
+    assert len(reference.nodes) >= 9
+    blocks = LevelBlocks()
+    for n_parts in (2, 3):
+        assert grow(X, g, h, True, growth, n_parts=n_parts) == reference
+        assert grow(X, g, h, True, growth, n_parts=n_parts, blocks=blocks) == reference
+    other = grow(X, -g, h, True, growth, blocks=blocks)  # another round in the same memory
+    assert other != reference
+    assert grow(X, -g, h, True, growth) == other
+
+
+def test_level_blocks_take_two_blocks_in_turn_and_keep_them():
+    blocks = LevelBlocks()
+    a = blocks.take(2, (3, 256, 2), np.int64)
+    b = blocks.take(4, (3, 256, 2), np.int64)
+    assert a.shape == (2, 3, 256, 2) and b.shape == (4, 3, 256, 2)
+    assert not np.shares_memory(a, b)  # a level's parents stay while its children are written
+    assert np.shares_memory(blocks.take(1, (3, 256, 2), np.int64), a)
+    assert np.shares_memory(blocks.take(3, (3, 256, 2), np.int64), b)
+    assert not np.shares_memory(blocks.take(4, (3, 256, 2), np.int64), a)  # grown: new memory
 
 
 def test_gh_statistics_need_min_samples_leaf_1_and_a_positive_min_child_weight():

@@ -10,6 +10,7 @@ from distboost.kernels.histogram import (
     columns,
     replay,
     root_histograms,
+    siblings,
     split_level,
 )
 
@@ -199,3 +200,21 @@ def test_columns_are_the_codes_feature_major_and_kept_per_shard():
     np.testing.assert_array_equal(cols, X.T)
     assert columns(X, buffers) is cols  # made once
     assert cols.flags.c_contiguous
+
+
+@pytest.mark.parametrize("n_parts", [1, 2, 3])
+def test_siblings_add_the_partial_sums_and_subtract_them_from_the_parent(n_parts):
+    """parent = 10, built child's parts sum to 1 + 2 + 3 (or 1, or 1 + 2): the
+    built child gets the sum, its sibling 10 minus it; the inputs are kept."""
+    shape = (2, 256, 2)  # 2 features, 2 statistics
+    parts = [np.full((2,) + shape, k + 1, np.int64) for k in range(n_parts)]
+    for k, p in enumerate(parts):
+        p[0] = -99  # another slot's histogram: not read
+    parent = np.full(shape, 10, np.int64)
+    kept = [p.copy() for p in parts] + [parent.copy()]
+    built, other = np.empty(shape, np.int64), np.empty(shape, np.int64)
+    siblings(parts, 1, parent, built, other)
+    total = sum(range(1, n_parts + 1))
+    assert (built == total).all() and (other == 10 - total).all()
+    for a, b in zip(parts + [parent], kept):
+        np.testing.assert_array_equal(a, b)

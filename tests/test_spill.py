@@ -79,6 +79,19 @@ def test_zeros_reuses_its_memory_zeroed_and_grows_when_asked_for_more():
     assert not np.shares_memory(buffers.zeros("hist", (3, 2), np.int64), larger)  # other shape
 
 
+def test_room_reuses_its_memory_as_is_and_grows_when_asked_for_more():
+    buffers = Buffers()
+    first = buffers.room("sum", (2, 3), np.int64)
+    first[:] = 7
+    smaller = buffers.room("sum", (1, 3), np.int64)
+    assert np.shares_memory(smaller, first) and smaller.shape == (1, 3)
+    assert smaller.tolist() == [[7, 7, 7]]  # not zeroed: the caller writes it all
+    larger = buffers.room("sum", (3, 3), np.int64)
+    assert not np.shares_memory(larger, first) and larger.shape == (3, 3)
+    assert np.shares_memory(buffers.room("sum", (2, 3), np.int64), larger)
+    assert not np.shares_memory(buffers.room("sum", (2, 3), np.int32), larger)  # other dtype
+
+
 def test_disk_blocks_split_a_partition_and_pickle_back_to_disk(tmp_path):
     import pickle
 

@@ -53,15 +53,25 @@ class Buffers:
         The memory grows along the first axis as needed and the result is a
         view of it, valid until the next call with the same ``name``.
         """
-        shape, dtype = tuple(shape), np.dtype(dtype)
-        array = self._arrays.get(name)
-        if array is None or array.shape[1:] != shape[1:] or array.dtype != dtype \
-                or array.shape[0] < shape[0]:
+        if not self._fits(name, shape, dtype):
             array = self._arrays[name] = np.zeros(shape, dtype)
             return array
-        view = array[: shape[0]]
+        view = self.room(name, shape, dtype)
         view.fill(0)
         return view
+
+    def room(self, name: str, shape, dtype) -> np.ndarray:
+        """An array of this shape and dtype (contents undefined), in memory
+        reused as ``zeros``'s is (histograms of a changing number of nodes)."""
+        shape = tuple(shape)
+        if not self._fits(name, shape, dtype):
+            self._arrays[name] = np.empty(shape, dtype)
+        return self._arrays[name][: shape[0]]
+
+    def _fits(self, name, shape, dtype) -> bool:
+        array = self._arrays.get(name)
+        return (array is not None and array.shape[1:] == tuple(shape[1:])
+                and array.dtype == np.dtype(dtype) and array.shape[0] >= shape[0])
 
     def keep(self, name: str, value):
         """Keep a learner's freshly computed per-row ``value`` (here: as it is).

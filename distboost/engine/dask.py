@@ -20,9 +20,8 @@ from collections import defaultdict
 import dask
 from distributed import wait
 
-from .buffers import Buffers
 from .holder import History, Holder
-from .reduction import Failed, combine_all
+from .reduction import Failed
 from .tasks import Tasks
 from .transport import LOOP_CALL_SECONDS, LOST_POLL, Transport, packed_ops
 from .watch import Watch, check_memory
@@ -77,7 +76,6 @@ class DaskExecutor:
         self.watch = Watch(client, self.fit_id)
         self.tasks = Tasks(client, self.watch)
         self.transport = Transport(client, public, self.watch, self.tasks.workers_info)
-        self.buffers = Buffers()  # the driver's sums of its children's sums
         weakref.finalize(self, self.transport.close)  # an executor dropped without close()
 
     def set_round(self, round_index):
@@ -180,8 +178,9 @@ class DaskExecutor:
 
     def run(self, ops, name):
         """One wave: per op, its results (``reduction``): for an op that
-        combines, one (summed among the holders); else one per holder having
-        the op's set, in the holders' order.
+        combines, the sums of the holders answering the driver (summed among
+        the holders below them); else one per holder having the op's set, in
+        the holders' order.
 
         A holder lost with its worker is rebuilt on the workers left and the
         wave is tried again (the others keep their results of it). An error
@@ -222,13 +221,15 @@ class DaskExecutor:
         raise RuntimeError(f"lost workers {self.max_recoveries} times in one wave ({name})")
 
     def _assemble(self, ops, groups, outcomes) -> list:
-        """Per op: the driver's sum of its children's sums, or every holder's result."""
-        combines = {k: op.combine for k, op in enumerate(ops) if op.combine is not None}
-        sums = combine_all(combines, [s for _, s in outcomes if s is not None], self.buffers)
-        out = [[sums[k]] if k in sums else [] for k in range(len(ops))]
-        for direct, _ in outcomes:
+        """Per op: the sums of the holders that answer the driver (at most
+        ``reduction.FAN_IN``; the engine adds them where it uses them, the
+        grower while it subtracts), or every holder's result."""
+        out = [[] for _ in ops]
+        for direct, sums in outcomes:
             for k in sorted(direct):
                 out[k].append(direct[k])
+            for k in sorted(sums or {}):
+                out[k].append(sums[k])
         return out
 
 MIN_WORKING_SET = 100 * 2**20

@@ -328,7 +328,7 @@ def merge_metrics(learner, partials) -> list:
 # ------------------------------------------------- results summed among holders
 def _summed(arrays, buffers, name):
     """The sum of ``arrays`` in reused memory (exact: integers); inputs unchanged."""
-    out = buffers.get(name, arrays[0].shape, arrays[0].dtype)
+    out = buffers.room(name, arrays[0].shape, arrays[0].dtype)
     np.add(arrays[0], arrays[1], out=out)
     for a in arrays[2:]:
         out += a

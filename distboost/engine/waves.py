@@ -206,11 +206,12 @@ class Engine:
         return hist, root_counts, tm, metrics
 
     def level(self, splits, n_slots):
-        """Route rows through ``splits`` (a ``LevelSplits``); return the summed
-        histograms of the built children over the round's features (in
-        process: the holder's memory, valid until the next level) and the rows
-        in each split's (left, right) children, shape (n_splits, 2): the
-        grower's ``build_level``.
+        """Route rows through ``splits`` (a ``LevelSplits``); return the
+        histograms of the built children over the round's features, as a
+        tuple of partial sums (one per holder answering: the grower adds them
+        while it subtracts; in process the holder's memory, valid until the
+        next level), and the rows in each split's (left, right) children,
+        shape (n_splits, 2): the grower's ``build_level``.
 
         The group states stay those of the round start; every level call
         carries the round's splits so far, so a rebuilt holder can route its
@@ -222,11 +223,10 @@ class Engine:
         self.n_level_waves += 1
         (results,) = self.ex.run([Op(TRAIN, _group.level, args, combine=_group.combine_level)],
                                  "histogram")
-        hist = _sum_histograms([r.histograms for r in results])
         counts = sum(r.counts for r in results)
         self.timings["kernels"] += max(r.seconds for r in results)
         self.timings["histograms"] += time.perf_counter() - t0
-        return hist, counts
+        return tuple(r.histograms for r in results), counts
 
     def finish(self, learner, update, train_metric):
         """Add the last round's trees; metrics of the final model."""
@@ -325,12 +325,12 @@ def _summary(scan: dict) -> dict:
 
 
 def _sum_histograms(arrays):
-    """Sum of a list of freshly gathered histograms (exact: integers).
-
-    The first array is reused for the total: callers pass results they own.
-    """
-    total = arrays[0]
-    for a in arrays[1:]:
+    """Sum of a list of histograms (exact: integers); a lone one as it is.
+    The arrays are left as they are (they may be a message's read-only memory)."""
+    if len(arrays) == 1:
+        return arrays[0]
+    total = np.add(arrays[0], arrays[1])
+    for a in arrays[2:]:
         total += a
     return total
 

@@ -24,7 +24,7 @@ import numpy as np
 
 from .bounds import child_bounds
 from .common import MAX_BINS, MISSING_BIN, N_BITSET_WORDS, NODE_DTYPE
-from .histogram import LevelSplits
+from .histogram import LevelSplits, siblings
 from .tree import Tree, bitset_from_mask
 
 
@@ -96,6 +96,30 @@ class GrowthParams:
     interaction_cst: np.ndarray | None = None
 
 
+class LevelBlocks:
+    """Memory for the children's histograms of depth-wise levels, reused
+    from level to level and round to round.
+
+    A level's children read their parents' histograms, which the level
+    before wrote, and nothing older is alive by then: two blocks taken in
+    turn suffice. Reused memory saves the operating system supplying and
+    zeroing fresh pages every level (``engine.buffers``), which costs more
+    than the subtraction itself on wide data.
+    """
+
+    def __init__(self):
+        self._memory, self._turn = [None, None], 0
+
+    def take(self, n, shape, dtype) -> np.ndarray:
+        """Room for ``n`` histograms of ``shape``: the block not taken last time."""
+        self._turn ^= 1
+        memory, shape = self._memory[self._turn], tuple(shape)
+        if memory is None or memory.shape[1:] != shape or memory.dtype != dtype \
+                or len(memory) < n:
+            memory = self._memory[self._turn] = np.empty((n,) + shape, dtype)
+        return memory[:n]
+
+
 class _Node:
     __slots__ = (
         "adopted",
@@ -147,9 +171,10 @@ class TreeGrower:
     root_hist : ndarray of shape (n_trees, n_features, 256, n_stats), int64
     build_level : callable
         ``build_level(splits: LevelSplits, n_slots) -> (hist, counts)``: routes
-        the rows of the split nodes on every partition and returns the summed
-        histograms of the built children (``hist[splits.slot[s]]``) and the
-        rows in each split's (left, right) children.
+        the rows of the split nodes on every partition and returns the
+        histograms of the built children (``hist[splits.slot[s]]``), or a
+        tuple of histograms whose sum they are (the holders' partial sums),
+        and the rows in each split's (left, right) children.
     mapper : BinMapper
     params : GrowthParams
     criterion : Criterion
@@ -167,10 +192,13 @@ class TreeGrower:
         Rows in each root. Needed when the criterion's statistics hold no
         row count (``criterion.count`` is None): node counts then come from
         the waves, and every split is routed, the last level too.
+    blocks : LevelBlocks, optional
+        Memory that depth-wise levels reuse (``train`` keeps one per fit);
+        by default each level allocates its own.
     """
 
     def __init__(self, root_hist, build_level, mapper, params: GrowthParams, criterion: Criterion,
-                 feature_masks, node_features=None, root_counts=None):
+                 feature_masks, node_features=None, root_counts=None, blocks=None):
         self.node_features = node_features
         self.build_level = build_level
         self.mapper = mapper
@@ -179,6 +207,8 @@ class TreeGrower:
         self.masks = feature_masks
         self.n_trees = root_hist.shape[0]
         self.best_first = params.max_leaf_nodes is not None
+        # best-first keeps a frontier's histograms alive across waves: no reuse
+        self.blocks = None if self.best_first else blocks
         # with per-node features drawn by node id, children are evaluated once
         # their ids are known: when their parent's split is taken
         self.lazy = self.best_first and node_features is not None
@@ -325,26 +355,31 @@ class TreeGrower:
     def _run_wave(self, wave):
         """Route the wave's splits and build the children's histograms (the
         larger by subtraction); evaluate the children unless that must wait."""
-        hist, counts = self.build_level(*self._wave_splits(wave))
+        parts, counts = self.build_level(*self._wave_splits(wave))
+        parts = (parts,) if isinstance(parts, np.ndarray) else tuple(parts)
         for s, (t, parent, *_) in enumerate(wave):
             self._set_child_counts(t, parent, counts[s])
         # children's histograms go straight into one block, in node order
         # (left, right), whatever child was built: the larger by subtraction
         built = [w for w in wave if w[4]]
-        block = np.empty((2 * len(built),) + hist.shape[1:], hist.dtype)
+        block = self._block(2 * len(built), parts[0].shape[1:], parts[0].dtype)
         new = []
         for slot, (t, parent, small, large, _) in enumerate(built):
+            k = len(new)
+            at = {small.id: k + (small.id > large.id), large.id: k + (large.id > small.id)}
+            siblings(parts, slot, parent.hist, block[at[small.id]], block[at[large.id]])
             for n in sorted((small, large), key=lambda n: n.id):
-                k = len(new)
-                if n is small:
-                    block[k] = hist[slot]
-                else:
-                    np.subtract(parent.hist, hist[slot], out=block[k])
-                n.hist = block[k]
+                n.hist = block[at[n.id]]
                 new.append((t, n))
             parent.hist = None
         if new and not self.lazy:
             self._evaluate(new, block)
+
+    def _block(self, n, shape, dtype) -> np.ndarray:
+        """Room for a wave's ``n`` children's histograms."""
+        if self.blocks is None or not n:
+            return np.empty((n,) + tuple(shape), dtype)
+        return self.blocks.take(n, shape, dtype)
 
     def _set_child_counts(self, t, parent, counts):
         """Children's rows as routed; without missing values in the node,

@@ -310,6 +310,51 @@ def _sum_blocks(blocks, out):
             out[i, j] += blocks[b, i, j]
 
 
+@numba.njit(parallel=True, cache=True)
+def _siblings_of_two(a, b, parent, built, other):
+    for f in numba.prange(a.shape[0]):  # features are independent
+        for i in range(a.shape[1]):
+            for s in range(a.shape[2]):
+                v = a[f, i, s] + b[f, i, s]
+                built[f, i, s] = v
+                other[f, i, s] = parent[f, i, s] - v
+
+
+@numba.njit(parallel=True, cache=True)
+def _siblings_of_one(a, parent, built, other):
+    for f in numba.prange(a.shape[0]):
+        for i in range(a.shape[1]):
+            for s in range(a.shape[2]):
+                v = a[f, i, s]
+                built[f, i, s] = v
+                other[f, i, s] = parent[f, i, s] - v
+
+
+def siblings(parts, slot, parent, built, other):
+    """Both children's histograms from the built one's partial sums.
+
+    ``built = sum(p[slot] for p in parts)`` (the holders' sums of the built
+    child) and ``other = parent - built`` (histogram subtraction), in one pass
+    over the features in parallel. Exact: int64.
+
+    Parameters
+    ----------
+    parts : sequence of ndarray of shape (n_slots, n_features, 256, n_stats)
+        Histograms whose sum is the built children's (one per answering holder).
+    slot : int
+    parent : ndarray of shape (n_features, 256, n_stats)
+    built, other : ndarray of shape (n_features, 256, n_stats)
+        Written.
+    """
+    if len(parts) == 1:
+        _siblings_of_one(parts[0][slot], parent, built, other)
+        return
+    first = parts[0][slot]
+    if len(parts) > 2:
+        first = first + sum(p[slot] for p in parts[1:-1])
+    _siblings_of_two(first, parts[-1][slot], parent, built, other)
+
+
 # ------------------------------------------------------------------- passes
 def _histograms(X_binned, stats, order, tree, slot, lo, hi, n_slots, features, out=None):
     """hist[slot[i]] = statistics of rows order[tree[i], lo[i]:hi[i]], summed;

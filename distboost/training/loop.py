@@ -24,7 +24,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ..kernels.grower import Criterion, GrowthParams, TreeGrower
+from ..kernels.grower import Criterion, GrowthParams, LevelBlocks, TreeGrower
 
 
 @dataclass
@@ -96,6 +96,7 @@ class TrainLog:
 def train(engine, ensemble: Ensemble, rounds: range) -> TrainLog:
     """Run ``rounds`` of ``ensemble`` on ``engine`` (see the module docstring)."""
     log, update, levels_before = TrainLog(), None, engine.n_level_waves
+    blocks = LevelBlocks()  # the levels' histograms, in memory reused round after round
     for r in rounds:
         t0 = time.perf_counter()
         spec = ensemble.begin(r, update)
@@ -108,7 +109,7 @@ def train(engine, ensemble: Ensemble, rounds: range) -> TrainLog:
             break
         t1, waves = time.perf_counter(), engine.timings["histograms"]
         trees = TreeGrower(root, engine.level, engine.mapper, ensemble.growth, spec.criterion,
-                           spec.masks, spec.node_features, root_counts).grow()
+                           spec.masks, spec.node_features, root_counts, blocks).grow()
         engine.timings["split_finding"] += (time.perf_counter() - t1
                                             - (engine.timings["histograms"] - waves))
         update = ensemble.grown(r, trees)
