@@ -102,17 +102,18 @@ def _candidate_gain(gl, hl, cl, miss, missing_left, total, scale_g, scale_h, lam
 
 
 @numba.njit(cache=True)
-def _scan_order(hist_f, order, total, scale_g, scale_h, lam, mcw, min_count, parent_score, P,
-                cst, bounds):
+def _scan_order(hist_f, order, n_order, total, scale_g, scale_h, lam, mcw, min_count,
+                parent_score, P, cst, bounds):
     """Best split "first k bins of ``order`` left" (k >= 1), the missing bin
-    tried on both sides; returns (gain, k - 1, missing_left)."""
+    tried on both sides; returns (gain, k - 1, missing_left). ``order`` None
+    is bins ``0 .. n_order - 1`` in turn (numeric: compiled apart, no array)."""
     best_gain, best_k, best_missing_left = -np.inf, -1, False
     miss = hist_f[MISSING_BIN]
     gl = np.int64(0)
     hl = np.int64(0)
     cl = np.int64(0)
-    for k in range(len(order) - 1):
-        b = order[k]
+    for k in range(n_order - 1):
+        b = k if order is None else order[k]
         gl += hist_f[b, G]
         hl += hist_f[b, H]
         cl += hist_f[b, P]
@@ -152,10 +153,10 @@ def _scan_feature(hist_f, n_bins_f, is_cat, total, scale_g, scale_h, lam, mcw, m
     the sorted categories (categorical; returns its length); (gain, b, missing_left)."""
     if is_cat:
         order = category_order(hist_f, n_bins_f, scale_g, scale_h, lam, P)
-        gain, k, missing_left = _scan_order(hist_f, order, total, scale_g, scale_h, lam, mcw,
-                                            min_count, parent_score, P, cst, bounds)
+        gain, k, missing_left = _scan_order(hist_f, order, len(order), total, scale_g, scale_h,
+                                            lam, mcw, min_count, parent_score, P, cst, bounds)
         return gain, k + 1, missing_left
-    return _scan_order(hist_f, np.arange(n_bins_f), total, scale_g, scale_h, lam, mcw, min_count,
+    return _scan_order(hist_f, None, n_bins_f, total, scale_g, scale_h, lam, mcw, min_count,
                        parent_score, P, cst, bounds)
 
 
