@@ -85,6 +85,25 @@ def test_one_worker_equals_two_workers(frame, parquet_dirs, dask_client):
     _same_model(one, two)
 
 
+def test_partitions_persisted_on_one_worker_are_held_evenly(frame, parquet_dirs, dask_client):
+    """8 partitions persisted on one of the two workers: the binned partitions
+    move so that each holder keeps half the rows, and the model is the in-process one."""
+    from distributed import wait
+
+    workers = sorted(dask_client.scheduler_info()["workers"])
+    ddf = dask_client.persist(dd.read_parquet(parquet_dirs[8]), workers=workers[:1])
+    with dask_client.as_current():
+        wait(ddf)
+    assert {w for ws in dask_client.who_has(ddf).values() for w in ws} == {workers[0]}
+    params = {"n_estimators": 4, "max_depth": 3}
+    dist = db.GradientBoostingRegressor(client=dask_client, **params).fit(ddf[FEATURES],
+                                                                           ddf["target"])
+    rows = {p["worker"]: p["memory_rows"] for p in dist.data_placement_}
+    assert sorted(rows) == workers and rows[workers[0]] == rows[workers[1]] == len(frame) // 2
+    local = db.GradientBoostingRegressor(**params).fit(frame[FEATURES], frame["target"])
+    _same_model(local, dist)
+
+
 def test_weights_eval_set_and_early_stopping_on_dask(frame, parquet_dirs, dask_client):
     ddf = dd.read_parquet(parquet_dirs[3])
     ddf = ddf.assign(w=ddf["x2"].abs().fillna(1.0) + 0.5)

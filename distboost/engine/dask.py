@@ -20,8 +20,10 @@ from collections import defaultdict
 import dask
 from distributed import wait
 
+from .balance import balance
 from .holder import History, Holder
 from .reduction import Failed
+from .shard import Shard
 from .tasks import Tasks
 from .transport import LOOP_CALL_SECONDS, LOST_POLL, Transport, packed_ops
 from .watch import Watch, check_memory
@@ -125,10 +127,11 @@ class DaskExecutor:
         pairs = [(k, i, f) for k, items in binned.items() for i, f in items]
         if not pairs:
             return [], []
-        by_worker = defaultdict(list)
-        for owner, pair in zip(self.tasks.owners([f for _, _, f in pairs]), pairs):
-            by_worker[owner].append(pair)
         threads = {w: info["nthreads"] for w, info in self.workers_info().items()}
+        owners = self._balanced(pairs, self.tasks.owners([f for _, _, f in pairs]), threads)
+        by_worker = defaultdict(list)
+        for owner, pair in zip(owners, pairs):
+            by_worker[owner].append(pair)
         self.tasks.wave += 1
         groups = []
         for j, (worker, members) in enumerate(sorted(by_worker.items())):
@@ -156,6 +159,22 @@ class DaskExecutor:
                         g.actor = g.future.result()
                 placed.append(g)
         return placed, lost
+
+    def _balanced(self, pairs, owners, threads) -> list:
+        """Owners after each set's partitions in memory moved so that the
+        workers hold rows in proportion to their threads (``balance``), also
+        workers that read none."""
+        if len(threads) < 2:
+            return owners
+        facts = self.client.gather(self.map(_shard_facts, "size", [(f,) for _, _, f in pairs]))
+        owners = list(owners)
+        for key in sorted({k for k, _, _ in pairs}):
+            at = [j for j, (k, _, _) in enumerate(pairs) if k == key]
+            moved = balance([owners[j] for j in at], [facts[j][0] for j in at],
+                            [facts[j][1] for j in at], threads)
+            for j, owner in zip(at, moved):
+                owners[j] = owner
+        return owners
 
     def _rebuild(self, lost):
         """New holders for the partitions of ``lost``, in the current state."""
@@ -280,3 +299,11 @@ def _raise_unless_lost(group, error):
         if time.monotonic() >= deadline:
             raise error
         time.sleep(0.05)
+
+
+def _shard_facts(binned) -> tuple[int, bool]:
+    """A bin task's rows, and whether they may move to another worker (a
+    shard in memory; blocks on disk stay)."""
+    if isinstance(binned, Shard):
+        return binned.n_rows, not binned.buffers.on_disk
+    return sum(s.n_rows for s in binned), False
