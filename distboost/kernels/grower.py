@@ -365,12 +365,10 @@ class TreeGrower:
         block = self._block(2 * len(built), parts[0].shape[1:], parts[0].dtype)
         new = []
         for slot, (t, parent, small, large, _) in enumerate(built):
-            k = len(new)
-            at = {small.id: k + (small.id > large.id), large.id: k + (large.id > small.id)}
-            siblings(parts, slot, parent.hist, block[at[small.id]], block[at[large.id]])
             for n in sorted((small, large), key=lambda n: n.id):
-                n.hist = block[at[n.id]]
+                n.hist = block[len(new)]
                 new.append((t, n))
+            siblings(parts, slot, parent.hist, small.hist, large.hist)
             parent.hist = None
         if new and not self.lazy:
             self._evaluate(new, block)
