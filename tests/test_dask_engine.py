@@ -102,6 +102,12 @@ def test_partitions_persisted_on_one_worker_are_held_evenly(frame, parquet_dirs,
     assert sorted(rows) == workers and rows[workers[0]] == rows[workers[1]] == len(frame) // 2
     local = db.GradientBoostingRegressor(**params).fit(frame[FEATURES], frame["target"])
     _same_model(local, dist)
+    # out of core, memory is short somewhere: the rows stay on the worker's disk that binned them
+    on_disk = db.GradientBoostingRegressor(client=dask_client, out_of_core=True, **params).fit(
+        ddf[FEATURES], ddf["target"])
+    assert [(p["worker"], p["disk_rows"]) for p in on_disk.data_placement_] == [
+        (workers[0], len(frame))]
+    _same_model(local, on_disk)
 
 
 def test_weights_eval_set_and_early_stopping_on_dask(frame, parquet_dirs, dask_client):

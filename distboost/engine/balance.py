@@ -4,17 +4,17 @@ A wave lasts as long as its slowest holder. Partitions are binned where Dask
 ran their tasks, next to the data, and a persisted collection is often
 spread unevenly: 8 partitions on 2 workers as 5 and 3 make the first worker
 pace every wave with 25 % more rows than an even share. Before the holders
-are made, binned partitions kept in memory move (Dask carries them to the
-holder's worker: their codes are a quarter of the float data) until no move
-makes the slowest of a pair of workers faster. Partitions binned onto a
-worker's disk stay where they are. The model does not depend on where rows
+are made, binned partitions move (Dask carries them to the holder's worker:
+their codes are a quarter of the float data) until no move makes the slower
+of a pair of workers faster. When a partition went to a worker's disk (out
+of core), memory is short and nothing moves (``dask.DaskExecutor._balanced``). The model does not depend on where rows
 are (sums are exact), only the waves' length does.
 """
 
 from __future__ import annotations
 
 
-def balance(owners, sizes, movable, threads) -> list:
+def balance(owners, sizes, threads) -> list:
     """Owners after moving partitions from the most loaded worker to the least.
 
     Parameters
@@ -23,8 +23,6 @@ def balance(owners, sizes, movable, threads) -> list:
         Each partition's worker.
     sizes : list of int
         Each partition's rows.
-    movable : list of bool
-        Whether the partition may move (in memory, not on disk).
     threads : dict str -> int
         The workers to balance among and their threads; partitions on other
         workers stay.
@@ -47,7 +45,7 @@ def balance(owners, sizes, movable, threads) -> list:
         slow = max(sorted(load), key=lambda w: load[w] * per_thread[w])
         fast = min(sorted(load), key=lambda w: load[w] * per_thread[w])
         now = load[slow] * per_thread[slow]
-        candidates = sorted((j for j, o in enumerate(owners) if o == slow and movable[j]),
+        candidates = sorted((j for j, o in enumerate(owners) if o == slow),
                             key=lambda j: (-sizes[j], j))
         move = next((j for j in candidates
                      if max((load[slow] - sizes[j]) * per_thread[slow],

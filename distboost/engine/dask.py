@@ -161,17 +161,20 @@ class DaskExecutor:
         return placed, lost
 
     def _balanced(self, pairs, owners, threads) -> list:
-        """Owners after each set's partitions in memory moved so that the
-        workers hold rows in proportion to their threads (``balance``), also
-        workers that read none."""
+        """Owners after each set's partitions moved so that the workers hold
+        rows in proportion to their threads (``balance``), also workers that
+        read none. When a partition went to a worker's disk, memory is short
+        somewhere and nothing moves: rows moved in memory could take their
+        new worker past its limit, and blocks on disk would be read back."""
         if len(threads) < 2:
             return owners
         facts = self.client.gather(self.map(_shard_facts, "size", [(f,) for _, _, f in pairs]))
+        if not all(in_memory for _, in_memory in facts):
+            return owners
         owners = list(owners)
         for key in sorted({k for k, _, _ in pairs}):
             at = [j for j, (k, _, _) in enumerate(pairs) if k == key]
-            moved = balance([owners[j] for j in at], [facts[j][0] for j in at],
-                            [facts[j][1] for j in at], threads)
+            moved = balance([owners[j] for j in at], [facts[j][0] for j in at], threads)
             for j, owner in zip(at, moved):
                 owners[j] = owner
         return owners
@@ -302,8 +305,7 @@ def _raise_unless_lost(group, error):
 
 
 def _shard_facts(binned) -> tuple[int, bool]:
-    """A bin task's rows, and whether they may move to another worker (a
-    shard in memory; blocks on disk stay)."""
+    """A bin task's rows, and whether they are in memory (a shard, not blocks on disk)."""
     if isinstance(binned, Shard):
         return binned.n_rows, not binned.buffers.on_disk
     return sum(s.n_rows for s in binned), False
