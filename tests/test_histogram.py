@@ -5,6 +5,7 @@ import pytest
 from distboost.kernels.common import MISSING_BIN
 from distboost.kernels.histogram import (
     CHUNK_ROWS,
+    PARALLEL_SIBLINGS,
     LevelSplits,
     RowPartition,
     columns,
@@ -202,11 +203,14 @@ def test_columns_are_the_codes_feature_major_and_kept_per_shard():
     assert cols.flags.c_contiguous
 
 
+@pytest.mark.parametrize("n_features", [2, 300], ids=["numpy", "threads"])
 @pytest.mark.parametrize("n_parts", [1, 2, 3])
-def test_siblings_add_the_partial_sums_and_subtract_them_from_the_parent(n_parts):
+def test_siblings_add_the_partial_sums_and_subtract_them_from_the_parent(n_parts, n_features):
     """parent = 10, built child's parts sum to 1 + 2 + 3 (or 1, or 1 + 2): the
-    built child gets the sum, its sibling 10 minus it; the inputs are kept."""
-    shape = (2, 256, 2)  # 2 features, 2 statistics
+    built child gets the sum, its sibling 10 minus it; the inputs are kept.
+    300 features make a node large enough for the threaded pass."""
+    shape = (n_features, 256, 2)
+    assert (np.prod(shape) >= PARALLEL_SIBLINGS) == (n_features == 300)
     parts = [np.full((2,) + shape, k + 1, np.int64) for k in range(n_parts)]
     for k, p in enumerate(parts):
         p[0] = -99  # another slot's histogram: not read

@@ -330,12 +330,18 @@ def _siblings_of_one(a, parent, built, other):
                 other[f, i, s] = parent[f, i, s] - v
 
 
+PARALLEL_SIBLINGS = 1 << 17
+"""Entries of a node's histogram from which ``siblings`` writes them in one
+pass on the threads (500 features: 256k); below, numpy's two passes stay in
+cache and cost less than waking the threads for every node (28 features: 14k)."""
+
+
 def siblings(parts, slot, parent, built, other):
     """Both children's histograms from the built one's partial sums.
 
     ``built = sum(p[slot] for p in parts)`` (the holders' sums of the built
-    child) and ``other = parent - built`` (histogram subtraction), in one pass
-    over the features in parallel. Exact: int64.
+    child) and ``other = parent - built`` (histogram subtraction); a large
+    node in one pass over the features in parallel. Exact: int64.
 
     Parameters
     ----------
@@ -346,6 +352,12 @@ def siblings(parts, slot, parent, built, other):
     built, other : ndarray of shape (n_features, 256, n_stats)
         Written.
     """
+    if parent.size < PARALLEL_SIBLINGS:
+        np.copyto(built, parts[0][slot])
+        for p in parts[1:]:
+            built += p[slot]
+        np.subtract(parent, built, out=other)
+        return
     if len(parts) == 1:
         _siblings_of_one(parts[0][slot], parent, built, other)
         return
