@@ -10,6 +10,11 @@ C library's scalar functions instead, the same functions numba's kernels
 call, so every model is the same to the bit on every numpy in range
 (``tests/test_model_pins.py`` runs on the oldest and newest). They broadcast
 like numpy's ufuncs, compute in float64 and warn alike (log(0) = -inf).
+
+Each ufunc is made (compiled, or loaded from numba's cache) when it is first
+used, not when the module is imported: a worker that never computes one
+does not pay for it, and importing distboost on a fresh Dask worker, which
+every cold fit waits for, stays short.
 """
 
 from __future__ import annotations
@@ -19,31 +24,53 @@ import math
 import numba
 
 
-@numba.vectorize(["float64(float64)"], cache=True)
-def exp(x):
+def _exp(x):
     """e**x, elementwise."""
     return math.exp(x)
 
 
-@numba.vectorize(["float64(float64)"], cache=True)
-def log(x):
+def _log(x):
     """Natural logarithm, elementwise (-inf at 0, nan below)."""
     return math.log(x)
 
 
-@numba.vectorize(["float64(float64)"], cache=True)
-def log1p(x):
+def _log1p(x):
     """log(1 + x), elementwise, accurate near 0."""
     return math.log1p(x)
 
 
-@numba.vectorize(["float64(float64)"], cache=True)
-def expm1(x):
+def _expm1(x):
     """e**x - 1, elementwise, accurate near 0."""
     return math.expm1(x)
 
 
-@numba.vectorize(["float64(float64, float64)"], cache=True)
-def power(x, p):
+def _power(x, p):
     """x**p, elementwise (nan for x < 0 and a fractional p)."""
     return math.pow(x, p)
+
+
+_UFUNCS = {
+    "exp": (_exp, "float64(float64)"),
+    "log": (_log, "float64(float64)"),
+    "log1p": (_log1p, "float64(float64)"),
+    "expm1": (_expm1, "float64(float64)"),
+    "power": (_power, "float64(float64, float64)"),
+}
+
+__all__ = list(_UFUNCS)
+
+
+def __getattr__(name: str):
+    """``exp``, ``log``, ``log1p``, ``expm1``, ``power``: the numba ufunc over the
+    C library's function, made on first use and kept (PEP 562)."""
+    if name not in _UFUNCS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    fn, signature = _UFUNCS[name]
+    ufunc = numba.vectorize([signature], cache=True)(fn)
+    ufunc.__doc__ = fn.__doc__
+    globals()[name] = ufunc
+    return ufunc
+
+
+def __dir__():
+    return sorted([*globals(), *_UFUNCS])
