@@ -345,3 +345,71 @@ def test_log_link_models_do_not_depend_on_the_partitioning(loss, partitioned, da
         assert all(t[0] == u[0] for t, u in zip(local.trees_, other.trees_))
         assert other.evals_result_ == local.evals_result_
     np.testing.assert_array_equal(remote.predict(Xd).compute(), local.predict(X))
+
+
+def _deferrals(monkeypatch):
+    """Per grower of the next fits, whether it may defer its last level."""
+    from distboost.training import loop
+
+    seen = []
+
+    class Spy(loop.TreeGrower):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            seen.append(self.defer_counts)
+
+    monkeypatch.setattr(loop, "TreeGrower", Spy)
+    return seen
+
+
+def test_the_last_levels_counts_riding_with_the_next_round_change_no_model(monkeypatch):
+    """Binary, 3 classes and regression, with missing values: the trees whose
+    last level is counted by the next round start equal those whose last
+    level has a wave of its own, to the bit, counts and missing directions
+    included; and the fitted trees hold no count left at -1."""
+    from distboost.training.booster import _Boosting
+
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(3000, 4))
+    X[rng.random(X.shape) < 0.08] = np.nan
+    X[:, 3] = rng.normal(size=3000)  # no missing values: directions by rows
+    y = (np.nan_to_num(X[:, 0]) + X[:, 3] + rng.normal(size=3000) > 0).astype(int)
+    cases = [(db.GradientBoostingClassifier, y), (db.GradientBoostingClassifier, y + (X[:, 3] > 1)),
+             (db.GradientBoostingRegressor, X[:, 3] + y)]
+    seen = _deferrals(monkeypatch)
+    for cls, target in cases:
+        deferred = cls(n_estimators=6, max_depth=3, random_state=0).fit(X, target)
+        assert seen and all(seen)
+        seen.clear()
+        with monkeypatch.context() as m:
+            m.setattr(_Boosting, "_may_defer_counts", lambda self, criterion: False)
+            own_wave = cls(n_estimators=6, max_depth=3, random_state=0).fit(X, target)
+        assert not any(seen)
+        seen.clear()
+        assert deferred.trees_ == own_wave.trees_
+        assert min(t.nodes["count"].min() for r in deferred.trees_ for t in r) >= 1
+
+
+@pytest.mark.parametrize("setting", ["eval_set", "zero weight", "subsample", "line search",
+                                     "min_samples_leaf"])
+def test_the_last_level_keeps_its_own_wave_where_a_row_could_go_elsewhere(monkeypatch, setting):
+    """Evaluation rows (their trees must be final when added), rows out of a
+    round (zero weight, row sampling: the unsettled missing direction would
+    move them), line-search leaves and statistics holding counts: no deferral."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(400, 2))
+    y = (X[:, 0] > 0).astype(int)
+    kwargs, fit = {}, {}
+    if setting == "eval_set":
+        fit["eval_set"] = [(X[:100], y[:100])]
+    elif setting == "zero weight":
+        fit["sample_weight"] = np.r_[0.0, np.ones(399)]
+    elif setting == "subsample":
+        kwargs["subsample"] = 0.5
+    elif setting == "line search":
+        kwargs["leaf_estimation"] = "line_search"
+    else:
+        kwargs["min_samples_leaf"] = 5
+    seen = _deferrals(monkeypatch)
+    db.GradientBoostingClassifier(n_estimators=2, max_depth=2, **kwargs).fit(X, y, **fit)
+    assert seen and not any(seen)

@@ -155,3 +155,55 @@ def test_a_round_start_adds_the_trees_from_the_routed_rows_or_walks_them():
     assert len(calls) == 3
     _assert_same_rows(routed, walked)
     assert not np.array_equal(routed.rows[0], state.rows[0])  # the trees were added
+
+
+def test_a_round_start_counts_the_pending_last_level_as_its_own_wave_would():
+    """``pending`` (the previous round's history, its count-only last level
+    last): the round start routes and counts it first, then adds the trees
+    from there. Counts and rows equal the level wave's followed by a plain
+    round start, also on a holder that remembers no partitions (rebuilt)."""
+    from distboost.kernels.grower import GrowthParams, TreeGrower
+    from distboost.kernels.splitting import GradientCriterion, SplitParams
+
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(2400, 3))
+    X[rng.random(X.shape) < 0.05] = np.nan
+    schema = Schema(["a", "b", "c"], np.zeros(3, bool))
+    mapper = BinMapper(64).fit(X, schema.is_categorical, {})
+    shards = [make_shard(X[i::2], np.cos(2 * np.nan_to_num(X[i::2, 1])) + X[i::2, 0], None,
+                         schema, mapper, None, i, i) for i in range(2)]
+    learner = GradientLearner(SquaredError(), (2.0**30, 2.0**30), n_stats=2)
+    state = _group.set_rows(_group.bundle(*shards), learner, np.zeros(1), None)
+    state, start = _group.start_round(state, learner, None, False, 0, np.arange(3))
+    history = []
+
+    def build_level(splits, n_slots):
+        history.append(splits)
+        result = _group.level(state, tuple(history), n_slots, np.arange(3))
+        return result.histograms.copy(), result.counts
+
+    criterion = GradientCriterion(SplitParams(), (2.0**30, 2.0**30), counts=False)
+    grower = TreeGrower(start.histograms.copy(), build_level, mapper, GrowthParams(max_depth=3),
+                        criterion, np.ones((1, 3), bool), root_counts=start.root_counts,
+                        defer_counts=True)
+    update = pack_rounds([grower.grow()], 1)
+    pending = (*history, grower.deferred_splits)
+    assert len(history) == 2 and len(pending[-1].tree) == 4
+
+    def copied(s):
+        return replace(s, **{name: tuple(a.copy() for a in getattr(s, name))
+                             for name in ("rows", "stats", "positions")})
+
+    expected_counts = _group.level(state, pending, 0, np.arange(3)).counts
+    expected = copied(_group.start_round(state, learner, update, False, 1, np.arange(3))[0])
+    for remembered in (True, False):
+        if remembered:
+            _group.level(state, tuple(history), 0, np.arange(3))  # partitions after level 2
+        else:
+            state.memory.forget()
+        got, started = _group.start_round(state, learner, update, False, 1, np.arange(3), pending)
+        np.testing.assert_array_equal(started.pending_counts, expected_counts)
+        _assert_same_rows(got, expected)
+    assert expected_counts.sum() == 2400
+    combined = _group.CombineRoundStart(learner)([started, started], _group.Buffers())
+    np.testing.assert_array_equal(combined.pending_counts, 2 * expected_counts)

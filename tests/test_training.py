@@ -89,3 +89,54 @@ def test_a_stop_from_the_trees_ends_after_that_round_without_the_end():
         ens = Stumps(engine, stop_after=1)
         log = train(engine, ens, range(5))
     assert ens.calls[-1] == ("grown", 1, 1) and log.n_rounds == 2 and not log.stopped
+
+
+class DeferredStumps(Stumps):
+    """Stumps on (g, h) statistics, whose one level routes only to count its
+    children: ``defer_counts`` leaves it to the next round start."""
+
+    def begin(self, r, update):
+        spec = super().begin(r, update)
+        criterion = GradientCriterion(SplitParams(0.0, 0.0, 1e-9, 1), spec.learner.scales,
+                                      counts=False)
+        learner = GradientLearner(self.loss, spec.learner.scales, n_stats=2, metrics=self.metrics)
+        return RoundSpec(learner, criterion, spec.features, spec.masks, measure=True,
+                         defer_counts=True)
+
+    def grown(self, r, trees):
+        self.calls.append(("grown", r, trees[0].nodes["count"].tolist()))
+        self.trees.append(trees)
+        return STOP if r == self.stop_after else pack_rounds([trees], 1)
+
+    def completed(self, r, trees):
+        self.calls.append(("completed", r, trees[0].nodes["count"].tolist()))
+        self.trees[r] = trees
+
+
+def test_a_count_only_last_level_rides_with_the_next_round_start():
+    """The first stump (x <= 1) needs its children's rows from the workers;
+    it comes -1 from the grower, and final (4 and 4 rows) from the next round
+    start, before the round's metrics; the last round's come from a level
+    wave of its own, before the end. The later stumps do not split."""
+    with _engine() as engine:
+        ens = DeferredStumps(engine)
+        log = train(engine, ens, range(3))
+    assert ens.calls == [
+        ("begin", 0, None), ("grown", 0, [8, -1, -1]),
+        ("begin", 1, 1), ("completed", 0, [8, 4, 4]), ("measured", 0, 0.0), ("grown", 1, [8]),
+        ("begin", 2, 1), ("measured", 1, 0.0), ("grown", 2, [8]),
+        ("end", None, 1),
+    ]
+    assert log.n_levels == 0
+    with _engine() as engine:
+        ens = DeferredStumps(engine, stop_after=0)
+        log = train(engine, ens, range(3))
+    assert ens.calls == [("begin", 0, None), ("grown", 0, [8, -1, -1]),
+                         ("completed", 0, [8, 4, 4])]
+    assert log.n_levels == 1  # the deferred level, sent on its own after the stop
+    with _engine() as engine:
+        ens = DeferredStumps(engine)
+        log = train(engine, ens, range(1))
+    assert ens.calls == [("begin", 0, None), ("grown", 0, [8, -1, -1]),
+                         ("completed", 0, [8, 4, 4]), ("end", None, 1)]
+    assert log.n_levels == 1

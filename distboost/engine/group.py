@@ -221,6 +221,9 @@ class RoundStart(NamedTuple):
     """Time spent in the task (of the slowest group, once combined)."""
     root_counts: np.ndarray
     """(n_trees,) int64: rows in each tree's root."""
+    pending_counts: np.ndarray | None = None
+    """(n_splits, 2) int64: rows in each (left, right) child of the previous
+    round's last level when this wave routed it (``start_round``'s ``pending``)."""
 
 
 class LevelResult(NamedTuple):
@@ -234,17 +237,23 @@ class LevelResult(NamedTuple):
     """Time spent in the task (of the slowest group, once combined)."""
 
 
-def start_round(state: GroupState, learner, update, metric: bool, round_index, features):
+def start_round(state: GroupState, learner, update, metric: bool, round_index, features,
+                pending=None):
     """Add the previous round's trees, then start the next: stats, root histograms.
 
     Each partition goes through all of it before the next one starts, so that
     its rows are still in cache from one pass to the next.
+
+    ``pending``: the previous round's split history, its last level not
+    routed yet (``Engine.start_round``); it is routed and counted first, as
+    a ``level`` with no histogram, and the trees are added from there.
 
     Returns
     -------
     (GroupState, RoundStart)
     """
     t0 = time.perf_counter()
+    pending_counts = None if pending is None else level(state, pending, 0, features).counts
     rows, stats, positions, partitions, hist, sums, counts = [], [], [], [], None, [], 0
     routed = _routed(state, learner, update)
     for shard, row, routed_rows in each_shard(state.shards, state.rows, routed):
@@ -263,7 +272,7 @@ def start_round(state: GroupState, learner, update, metric: bool, round_index, f
     new = replace(state, rows=tuple(rows), stats=tuple(stats), positions=tuple(positions))
     new.memory.remember(new, (), partitions)
     return new, RoundStart(hist, merge_metrics(learner, sums) if metric else None,
-                           time.perf_counter() - t0, counts)
+                           time.perf_counter() - t0, counts, pending_counts)
 
 
 def _partitions_before(state, split_history):
@@ -350,9 +359,12 @@ class CombineRoundStart:
 
     def __call__(self, results, buffers):
         metrics = [r.metric_sums for r in results]
+        pending = None if results[0].pending_counts is None else sum(
+            r.pending_counts for r in results)
         return RoundStart(_summed([r.histograms for r in results], buffers, "reduce-root"),
                           None if metrics[0] is None else merge_metrics(self.learner, metrics),
-                          max(r.seconds for r in results), sum(r.root_counts for r in results))
+                          max(r.seconds for r in results), sum(r.root_counts for r in results),
+                          pending)
 
 
 class CombineMetrics:

@@ -95,6 +95,7 @@ def scan(X, y, w, schema: Schema, n_samples: int, regression: bool, partition: i
     return {
         "n_rows": n_rows,
         "w_max": float(w.max(initial=0.0)),
+        "w_min": float(w.min(initial=np.inf)),
         "y_absmax": float(np.abs(y.astype(np.float64)).max(initial=0.0)) if regression else 1.0,
         "candidates": _sample(X, w, schema, partition, n_samples, below) if n_samples else None,
         "classes": None if (y is None or regression) else np.unique(y),

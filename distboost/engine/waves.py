@@ -112,6 +112,7 @@ class Engine:
         self.n_eval_sets = len(eval_parts)
         self.n_rows = int(sum(n_rows))
         self.w_max = max(s["w_max"] for s in summaries)
+        self.w_min = min(s["w_min"] for s in summaries)
         self.y_absmax = max(s["y_absmax"] for s in summaries)
         self.mapper, self.classes, self.schema = mapper, classes, schema
         self.timings["prepare"] += time.perf_counter() - t0
@@ -174,11 +175,16 @@ class Engine:
         self.ex.run(ops, "initial-state")
 
     # ----------------------------------------------------------- the waves
-    def start_round(self, learner, update, train_metric, round_index, features):
+    def start_round(self, learner, update, train_metric, round_index, features, pending=None):
         """Add the previous round's trees everywhere, start round ``round_index``.
 
         One wave: every holder adds the trees to its training rows and builds
         the root histograms, and adds them to its evaluation rows too.
+
+        ``pending``: the previous round's last level (``LevelSplits``) when
+        the grower left it to this wave (``TreeGrower(defer_counts=True)``):
+        the holders route the rows through it first, as its own wave would
+        have, and count them; the trees then continue from there.
 
         Returns
         -------
@@ -188,11 +194,15 @@ class Engine:
         train_metric : list of float (one per ``learner.metrics``) or None, the
             model before this round on the training rows
         eval_metrics : per evaluation set, list of float (empty when ``update`` is None)
+        pending_counts : ndarray (n_splits, 2), int64, rows in each ``pending``
+            split's (left, right) children; None without ``pending``
         """
         t0 = time.perf_counter()
         self.ex.set_round(round_index)
+        history = None if pending is None else (*self._split_history, pending)
         self._split_history, self._features = [], features
-        op = Op(TRAIN, _group.start_round, (learner, update, train_metric, round_index, features),
+        op = Op(TRAIN, _group.start_round,
+                (learner, update, train_metric, round_index, features, history),
                 BOTH, _group.TreesAdded(learner, update, round_index),
                 _group.CombineRoundStart(learner))
         evals = self._evaluations(learner, update) if update is not None else []
@@ -202,8 +212,9 @@ class Engine:
         self.timings["kernels"] += max(r.seconds for r in results)
         tm = _finish_metric([r.metric_sums for r in results], learner) if train_metric else None
         metrics = [_finish_metric(sums, learner) for sums in rest]
+        pending_counts = None if pending is None else sum(r.pending_counts for r in results)
         self.timings["round_start"] += time.perf_counter() - t0
-        return hist, root_counts, tm, metrics
+        return hist, root_counts, tm, metrics, pending_counts
 
     def level(self, splits, n_slots):
         """Route rows through ``splits`` (a ``LevelSplits``); return the

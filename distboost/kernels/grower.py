@@ -195,10 +195,20 @@ class TreeGrower:
     blocks : LevelBlocks, optional
         Memory that depth-wise levels reuse (``train`` keeps one per fit);
         by default each level allocates its own.
+    defer_counts : bool
+        Depth-wise: a last level that is routed only to count its children's
+        rows (the statistics hold no count, and no child is built) is not
+        sent; ``grow`` returns the trees with those counts at -1 and those
+        splits' missing direction unsettled, and ``deferred_splits`` for the
+        next wave to route (the next round start), whose counts ``complete``
+        takes. Only for rows that all take part in the round (weights > 0,
+        no row sampling) and no evaluation rows: the unsettled missing
+        direction then sends no row elsewhere than the final one would.
     """
 
     def __init__(self, root_hist, build_level, mapper, params: GrowthParams, criterion: Criterion,
-                 feature_masks, node_features=None, root_counts=None, blocks=None):
+                 feature_masks, node_features=None, root_counts=None, blocks=None,
+                 defer_counts=False):
         self.node_features = node_features
         self.build_level = build_level
         self.mapper = mapper
@@ -212,6 +222,8 @@ class TreeGrower:
         # with per-node features drawn by node id, children are evaluated once
         # their ids are known: when their parent's split is taken
         self.lazy = self.best_first and node_features is not None
+        self.defer_counts = defer_counts and not self.best_first
+        self.deferred = None  # the last level's wave, when its counts are left to a later wave
         self.nodes, self.n_leaves = [], [1] * self.n_trees
         for t in range(self.n_trees):
             f0 = int(np.flatnonzero(feature_masks[t])[0]) if feature_masks[t].any() else 0
@@ -343,7 +355,9 @@ class TreeGrower:
                     continue
             small, large = (lchild, rchild) if size(left) <= size(rchild.totals) else (rchild, lchild)
             wave.append((t, parent, small, large, build))
-        if wave:
+        if wave and self.defer_counts and not any(w[4] for w in wave):
+            self.deferred = wave  # the tree's last level: counted by a later wave (``complete``)
+        elif wave:
             self._run_wave(wave)
         for t, parent in chosen:
             parent.expanded = True
@@ -372,6 +386,19 @@ class TreeGrower:
             parent.hist = None
         if new and not self.lazy:
             self._evaluate(new, block)
+
+    @property
+    def deferred_splits(self):
+        """The ``LevelSplits`` of the level left to a later wave, or None."""
+        return None if self.deferred is None else self._wave_splits(self.deferred)[0]
+
+    def complete(self, counts) -> list[Tree]:
+        """The trees, final: ``counts`` (n_splits, 2) are the rows of the
+        deferred splits' (left, right) children, as that level's wave counts them."""
+        for s, (t, parent, *_) in enumerate(self.deferred):
+            self._set_child_counts(t, parent, counts[s])
+        self.deferred = None
+        return [self._make_tree(t) for t in range(self.n_trees)]
 
     def _block(self, n, shape, dtype) -> np.ndarray:
         """Room for a wave's ``n`` children's histograms."""
@@ -465,7 +492,7 @@ class TreeGrower:
         bounded = self.params.monotonic_cst is not None
         bounds = [(n.lower, n.upper) if bounded else () for n in nodes]
         rec["value"] = [lr * crit.node_value(n.totals, *b) for n, b in zip(nodes, bounds)]
-        rec["count"] = [n.count for n in nodes]
+        rec["count"] = [-1 if n.count is None else n.count for n in nodes]  # -1: deferred
         rec["cover"] = [crit.cover(n.totals) for n in nodes]
         rec["depth"] = [n.depth for n in nodes]
         rec["is_leaf"] = [not n.adopted for n in nodes]

@@ -151,7 +151,16 @@ class _Boosting:
         masks = feature_masks(self.n_outputs, self.engine.schema.n_features, p.colsample_bytree,
                               p.seed, r)
         return RoundSpec(learner, criterion, np.flatnonzero(masks.any(axis=0)), masks,
-                         _node_features(p, masks, r), measure=p.train_metric)
+                         _node_features(p, masks, r), measure=p.train_metric,
+                         defer_counts=self._may_defer_counts(criterion))
+
+    def _may_defer_counts(self, criterion) -> bool:
+        """Whether the last level's counts may come with the next round start
+        (``TreeGrower``'s ``defer_counts``): Newton leaves, statistics without
+        counts, every row in every round (weights > 0, no row sampling), and
+        no evaluation rows, whose trees must be final when they are added."""
+        return (not self.line and criterion.n_stats == 2 and self.params.subsample >= 1.0
+                and self.engine.w_min > 0 and not self.engine.eval_groups)
 
     def measured(self, r, train_metric, eval_metrics) -> bool:
         return self.tracker.record(r, train_metric, eval_metrics)
@@ -163,6 +172,10 @@ class _Boosting:
         self.tracker.result.trees.append(trees)
         self.margin_bound += _max_leaf([trees])
         return pack_rounds([trees], self.n_outputs)
+
+    def completed(self, r, trees):
+        """Round ``r``'s trees with their last level's counts (``defer_counts``)."""
+        self.tracker.result.trees[r - self.tracker.first] = trees
 
     def end(self, update) -> None:
         """The last round's metrics: one more wave adds its trees where they are measured."""

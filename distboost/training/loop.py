@@ -47,6 +47,11 @@ class RoundSpec:
         default the loop's; forests number a batch by its first tree).
     measure : bool
         Whether the training rows' metrics of the model so far come back.
+    defer_counts : bool
+        Whether the trees' last level, when only its row counts are wanted,
+        may ride with the next round start instead of a wave of its own
+        (``TreeGrower``'s ``defer_counts``, with its conditions); the
+        ensemble then gets the final trees through ``completed``.
     """
 
     learner: Any
@@ -56,6 +61,7 @@ class RoundSpec:
     node_features: Any = None
     round_index: int | None = None
     measure: bool = False
+    defer_counts: bool = False
 
 
 class Stop:
@@ -78,7 +84,13 @@ class Ensemble(Protocol):
         """Round ``r``'s metrics (measured at the next round's start); True stops."""
 
     def grown(self, r: int, trees: list):
-        """The update the round's ``trees`` make (``STOP``: end training here)."""
+        """The update the round's ``trees`` make (``STOP``: end training here).
+        With ``defer_counts``, the trees may still miss their last level's
+        counts (``completed`` follows, before any metric of the round)."""
+
+    def completed(self, r: int, trees: list) -> None:
+        """Round ``r``'s final trees, when ``grown`` had them before their
+        last level's counts (only asked of ensembles that set ``defer_counts``)."""
 
     def end(self, update) -> None:
         """After the last round (not after a stop decided by ``measured``)."""
@@ -94,32 +106,57 @@ class TrainLog:
 
 
 def train(engine, ensemble: Ensemble, rounds: range) -> TrainLog:
-    """Run ``rounds`` of ``ensemble`` on ``engine`` (see the module docstring)."""
+    """Run ``rounds`` of ``ensemble`` on ``engine`` (see the module docstring).
+
+    A round whose last level only counts rows may leave it to the next
+    round start (``RoundSpec.defer_counts``): one wave fewer per round. The
+    counts come back with that wave, or with a level wave of their own after
+    the last round, and the ensemble gets the final trees (``completed``)
+    before anything measures or reports the round.
+    """
     log, update, levels_before = TrainLog(), None, engine.n_level_waves
     blocks = LevelBlocks()  # the levels' histograms, in memory reused round after round
+    pending = None  # (round, grower) whose last level's counts are still to come
     for r in rounds:
         t0 = time.perf_counter()
         spec = ensemble.begin(r, update)
         index = r if spec.round_index is None else spec.round_index
         measured = spec.measure and r > rounds.start
-        root, root_counts, tm, evals = engine.start_round(spec.learner, update, measured, index,
-                                                          spec.features)
+        root, root_counts, tm, evals, counts = engine.start_round(
+            spec.learner, update, measured, index, spec.features,
+            None if pending is None else pending[1].deferred_splits)
+        if pending is not None:
+            ensemble.completed(pending[0], pending[1].complete(counts))
+            pending = None
         if r > rounds.start and ensemble.measured(r - 1, tm, evals):
             log.stopped = True
             break
         t1, waves = time.perf_counter(), engine.timings["histograms"]
-        trees = TreeGrower(root, engine.level, engine.mapper, ensemble.growth, spec.criterion,
-                           spec.masks, spec.node_features, root_counts, blocks).grow()
+        grower = TreeGrower(root, engine.level, engine.mapper, ensemble.growth, spec.criterion,
+                            spec.masks, spec.node_features, root_counts, blocks, spec.defer_counts)
+        trees = grower.grow()
         engine.timings["split_finding"] += (time.perf_counter() - t1
                                             - (engine.timings["histograms"] - waves))
+        if grower.deferred is not None:
+            pending = (r, grower)
         update = ensemble.grown(r, trees)
         log.n_rounds += 1
         engine.timings["train"] += time.perf_counter() - t0
         if update is STOP:
+            _complete(engine, ensemble, pending)
             break
     else:
         t0 = time.perf_counter()
+        _complete(engine, ensemble, pending)
         ensemble.end(update)
         engine.timings["train"] += time.perf_counter() - t0
     log.n_levels = engine.n_level_waves - levels_before
     return log
+
+
+def _complete(engine, ensemble: Ensemble, pending) -> None:
+    """The last round's deferred level, counted by a level wave of its own."""
+    if pending is not None:
+        r, grower = pending
+        _, counts = engine.level(grower.deferred_splits, 0)
+        ensemble.completed(r, grower.complete(counts))
