@@ -39,7 +39,7 @@ def _waves(engine, parts, evals, schema):
     scales = fixed_point_scales(loss.gradient_bounds(engine.y_absmax, engine.w_max, 0.0), engine.n_rows)
     learner = GradientLearner(loss, scales, n_stats=2, metrics=(LossMetric("rmse", loss),))
     features = np.arange(schema.n_features)
-    root, root_counts, metric, _, pending = engine.start_round(learner, None, True, 0, features)
+    root, root_counts, metric, _, _ = engine.start_round(learner, None, True, 0, features)
     root = root.copy()  # in process, valid until the next wave of its kind
     goes_left = np.zeros((1, 256), bool)
     goes_left[0, :16] = True

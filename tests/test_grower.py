@@ -272,16 +272,19 @@ def test_defer_counts_leaves_levels_that_build_and_best_first_alone():
     rng = np.random.default_rng(2)
     X = rng.normal(size=(500, 2))
     g, h = rng.integers(-100, 100, 500), rng.integers(1, 50, 500)
+    mapper = BinMapper(256).fit(X, np.zeros(2, bool), {})
+    binned = mapper.transform(X)
+    cols, features = columns(binned), np.arange(2)
     for counts, growth in [(True, GrowthParams(max_depth=2)),
                            (False, GrowthParams(max_depth=None, max_leaf_nodes=4))]:
-        mapper = BinMapper(256).fit(X, np.zeros(2, bool), {})
-        binned = mapper.transform(X)
         stats = np.stack([g, h] + ([np.ones(500)] if counts else []), axis=1).astype(np.int64)[None]
         part = RowPartition.from_positions(np.zeros((1, 500), np.int32))
-        grower = TreeGrower(
-            root_histograms(binned, stats, part, np.arange(2)),
-            lambda s, k: split_level(binned, columns(binned), stats, part, s, k, np.arange(2)),
-            mapper, growth, GradientCriterion(SplitParams(), (1.0, 1.0), counts),
-            np.ones((1, 2), bool), root_counts=part.stop[:, 0], defer_counts=True)
+
+        def build_level(splits, n_slots, stats=stats, part=part):
+            return split_level(binned, cols, stats, part, splits, n_slots, features)
+
+        grower = TreeGrower(root_histograms(binned, stats, part, features), build_level, mapper,
+                            growth, GradientCriterion(SplitParams(), (1.0, 1.0), counts),
+                            np.ones((1, 2), bool), root_counts=part.stop[:, 0], defer_counts=True)
         tree = grower.grow()[0]
         assert grower.deferred is None and (tree.nodes["count"] >= 0).all()
