@@ -6,3 +6,17 @@ trees (``grower``, ``tree``), and what they stand on: losses, feature
 sampling, monotone bounds, fixed-point and exact sums, counter-based random
 numbers, the C library's exp and log, TreeSHAP.
 """
+
+import numba
+
+
+@numba.njit(cache=True)
+def _runtime_loaded() -> int:
+    return 1
+
+
+# numba loads its compiler runtime (type registries, code generation, about
+# 0.3 s) at the first compiled call of a process, even one from its cache:
+# here, at import, rather than inside a fit's first kernel. libm's ufuncs are
+# made on first use (each ~30 ms), so a worker only pays for those it uses.
+_runtime_loaded()
