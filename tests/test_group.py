@@ -3,6 +3,7 @@
 from dataclasses import replace
 
 import numpy as np
+import pytest
 from _trees import stump
 
 from distboost.binning import BinMapper
@@ -197,13 +198,15 @@ def test_a_round_start_counts_the_pending_last_level_as_its_own_wave_would():
     expected_counts = _group.level(state, pending, 0, np.arange(3)).counts
     expected = copied(_group.start_round(state, learner, update, False, 1, np.arange(3))[0])
     for remembered in (True, False):
-        if remembered:
-            _group.level(state, tuple(history), 0, np.arange(3))  # partitions after level 2
+        if remembered:  # the partitions after level 2, as its wave left them
+            _group.level(state, tuple(history), int((history[-1].slot >= 0).sum()), np.arange(3))
         else:
             state.memory.forget()
         got, started = _group.start_round(state, learner, update, False, 1, np.arange(3), pending)
         np.testing.assert_array_equal(started.pending_counts, expected_counts)
         _assert_same_rows(got, expected)
     assert expected_counts.sum() == 2400
+    with pytest.raises(ValueError, match="builds histogram slot 1, but the level has 0 slot"):
+        _group.level(state, tuple(history), 0, np.arange(3))  # level 2 builds two children
     combined = _group.CombineRoundStart(learner)([started, started], _group.Buffers())
     np.testing.assert_array_equal(combined.pending_counts, 2 * expected_counts)

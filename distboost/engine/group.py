@@ -298,9 +298,12 @@ def level(state: GroupState, split_history, n_slots, features):
     Returns a ``LevelResult``.
     """
     t0 = time.perf_counter()
+    counts, splits = 0, split_history[-1]
+    if len(splits.slot) and splits.slot.max() >= n_slots:  # the kernel would write past them
+        raise ValueError(f"a split builds histogram slot {splits.slot.max()}, "
+                         f"but the level has {n_slots} slot(s)")
     partitions = _partitions_before(state, split_history)
     hist = _histogram_memory(state, "level", n_slots, state.stats[0].shape[2])
-    counts, splits = 0, split_history[-1]
     for shard, st, part in each_shard(state.shards, state.stats, partitions):
         hist, cc = split_level(shard.X_binned, columns(shard.X_binned, shard.buffers), st, part,
                                splits, n_slots, features, hist)
