@@ -117,31 +117,14 @@ def test_a_round_start_adds_the_trees_from_the_routed_rows_or_walks_them():
     """The round start adds the previous round's trees from where its levels
     left the rows (``learners.RoutedLearner``), equal to the bit to the walk a
     rebuilt holder (no rows remembered) makes; and it does take that path."""
-    from distboost.kernels.grower import GrowthParams, TreeGrower
-    from distboost.kernels.splitting import GradientCriterion, SplitParams
     from distboost.learners import RoutedLearner
 
     rng = np.random.default_rng(2)
     X = rng.normal(size=(3000, 3))
     X[rng.random(X.shape) < 0.05] = np.nan
-    schema = Schema(["a", "b", "c"], np.zeros(3, bool))
-    mapper = BinMapper(64).fit(X, schema.is_categorical, {})
-    shards = [make_shard(X[i::3], np.sin(3 * np.nan_to_num(X[i::3, 0])) + X[i::3, 1] ** 2,
-                         None, schema, mapper, None, i, i) for i in range(3)]
-    learner = GradientLearner(SquaredError(), (2.0**30, 2.0**30), n_stats=2)
+    state, learner, _, trees, history = _grown_round(
+        X, lambda x: np.sin(3 * np.nan_to_num(x[:, 0])) + x[:, 1] ** 2, 3, 4)
     assert isinstance(learner, RoutedLearner)
-    state = _group.set_rows(_group.bundle(*shards), learner, np.zeros(1), None)
-    state, start = _group.start_round(state, learner, None, False, 0, np.arange(3))
-    history = []
-
-    def build_level(splits, n_slots):
-        history.append(splits)
-        result = _group.level(state, tuple(history), n_slots, np.arange(3))
-        return result.histograms.copy(), result.counts
-
-    criterion = GradientCriterion(SplitParams(), (2.0**30, 2.0**30), counts=False)
-    trees = TreeGrower(start.histograms.copy(), build_level, mapper, GrowthParams(max_depth=4),
-                       criterion, np.ones((1, 3), bool), root_counts=start.root_counts).grow()
     update = pack_rounds([trees], 1)
     assert len(history) == 4 and _group._routed(state, learner, update)[0] is not None
 
@@ -163,31 +146,13 @@ def test_a_round_start_counts_the_pending_last_level_as_its_own_wave_would():
     last): the round start routes and counts it first, then adds the trees
     from there. Counts and rows equal the level wave's followed by a plain
     round start, also on a holder that remembers no partitions (rebuilt)."""
-    from distboost.kernels.grower import GrowthParams, TreeGrower
-    from distboost.kernels.splitting import GradientCriterion, SplitParams
 
     rng = np.random.default_rng(4)
     X = rng.normal(size=(2400, 3))
     X[rng.random(X.shape) < 0.05] = np.nan
-    schema = Schema(["a", "b", "c"], np.zeros(3, bool))
-    mapper = BinMapper(64).fit(X, schema.is_categorical, {})
-    shards = [make_shard(X[i::2], np.cos(2 * np.nan_to_num(X[i::2, 1])) + X[i::2, 0], None,
-                         schema, mapper, None, i, i) for i in range(2)]
-    learner = GradientLearner(SquaredError(), (2.0**30, 2.0**30), n_stats=2)
-    state = _group.set_rows(_group.bundle(*shards), learner, np.zeros(1), None)
-    state, start = _group.start_round(state, learner, None, False, 0, np.arange(3))
-    history = []
-
-    def build_level(splits, n_slots):
-        history.append(splits)
-        result = _group.level(state, tuple(history), n_slots, np.arange(3))
-        return result.histograms.copy(), result.counts
-
-    criterion = GradientCriterion(SplitParams(), (2.0**30, 2.0**30), counts=False)
-    grower = TreeGrower(start.histograms.copy(), build_level, mapper, GrowthParams(max_depth=3),
-                        criterion, np.ones((1, 3), bool), root_counts=start.root_counts,
-                        defer_counts=True)
-    update = pack_rounds([grower.grow()], 1)
+    state, learner, grower, trees, history = _grown_round(
+        X, lambda x: np.cos(2 * np.nan_to_num(x[:, 1])) + x[:, 0], 2, 3, defer=True)
+    update = pack_rounds([trees], 1)
     pending = (*history, grower.deferred_splits)
     assert len(history) == 2 and len(pending[-1].tree) == 4
 
@@ -210,3 +175,33 @@ def test_a_round_start_counts_the_pending_last_level_as_its_own_wave_would():
         _group.level(state, tuple(history), 0, np.arange(3))  # level 2 builds two children
     combined = _group.CombineRoundStart(learner)([started, started], _group.Buffers())
     np.testing.assert_array_equal(combined.pending_counts, 2 * expected_counts)
+
+
+def _grown_round(X, target, n_shards, max_depth, defer=False):
+    """A group of ``n_shards`` shards of ``X`` (every n-th row, ``target(x)``),
+    its first round started and its tree grown on the group's own levels.
+
+    Returns (state, learner, grower, trees, history of the levels sent).
+    """
+    from distboost.kernels.grower import GrowthParams, TreeGrower
+    from distboost.kernels.splitting import GradientCriterion, SplitParams
+
+    schema = Schema(["a", "b", "c"], np.zeros(3, bool))
+    mapper = BinMapper(64).fit(X, schema.is_categorical, {})
+    shards = [make_shard(X[i::n_shards], target(X[i::n_shards]), None, schema, mapper, None, i, i)
+              for i in range(n_shards)]
+    learner = GradientLearner(SquaredError(), (2.0**30, 2.0**30), n_stats=2)
+    state = _group.set_rows(_group.bundle(*shards), learner, np.zeros(1), None)
+    state, start = _group.start_round(state, learner, None, False, 0, np.arange(3))
+    history = []
+
+    def build_level(splits, n_slots):
+        history.append(splits)
+        result = _group.level(state, tuple(history), n_slots, np.arange(3))
+        return result.histograms.copy(), result.counts
+
+    criterion = GradientCriterion(SplitParams(), (2.0**30, 2.0**30), counts=False)
+    grower = TreeGrower(start.histograms.copy(), build_level, mapper,
+                        GrowthParams(max_depth=max_depth), criterion, np.ones((1, 3), bool),
+                        root_counts=start.root_counts, defer_counts=defer)
+    return state, learner, grower, grower.grow(), history
