@@ -73,4 +73,4 @@ def __getattr__(name: str):
 
 
 def __dir__():
-    return sorted([*globals(), *_UFUNCS])
+    return sorted({*globals(), *_UFUNCS})
