@@ -58,8 +58,17 @@ class Tasks:
             done = self.wait_any(futures, "reading the partitions")
             for key in sorted(done, key=lambda k: pending[k][0]):
                 i, future = pending.pop(key)
-                consume(i, future.result())  # raises the task's own error
+                consume(i, self.result(future))  # raises the task's own error
                 future.release()
+
+    def result(self, future):
+        """A finished task's result, straight from its worker unless the client
+        goes through the scheduler (``direct_to_workers=False``): by default
+        Dask relays a result through the scheduler, twice the bytes."""
+        if future.status == "error":
+            return future.result()  # raises the task's own error
+        direct = self.client.direct_to_workers is not False
+        return self.client.gather(future, direct=direct)
 
     def owners(self, futures) -> list[str]:
         """The worker holding each future's result, once all are done; a task's
