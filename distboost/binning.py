@@ -205,7 +205,9 @@ def find_bin_edges(column: np.ndarray, max_bins: int, weights: np.ndarray | None
 
     Parameters
     ----------
-    column : ndarray of shape (n_samples,), float64
+    column : ndarray of shape (n_samples,), float64 or float32
+        A float32 column gives the edges of its float64 values (the
+        conversion is exact and keeps the order).
     max_bins : int
         Total number of bins including the missing-value bin.
     weights : ndarray of shape (n_samples,), optional
@@ -215,22 +217,44 @@ def find_bin_edges(column: np.ndarray, max_bins: int, weights: np.ndarray | None
     edges : ndarray of shape (n_value_bins - 1,), float64, strictly increasing
     """
     present = ~np.isnan(column)
-    values = column[present]
-    if weights is None or (np.asarray(weights) == 1.0).all():
+    values = column if present.all() else column[present]
+    unit = weights is None or (np.asarray(weights) == 1.0).all()
+    if unit:
         values = np.sort(values)  # the fastest sort: only the values are needed
-        weights = np.ones(len(values))
     else:  # any order of tied values gives the same percentiles (they are equal)
         order = np.argsort(values)
         values, weights = values[order], np.asarray(weights)[present][order]
-    distinct = values[np.r_[True, values[1:] != values[:-1]]] if len(values) else values
+    values = values.astype(np.float64, copy=False)
+    changes = values[1:] != values[:-1]
     n_value_bins = max_bins - 1
-    if len(distinct) <= n_value_bins:
+    if len(values) == 0 or np.count_nonzero(changes) < n_value_bins:  # few distinct values
+        distinct = values[np.r_[True, changes]] if len(values) else values
         edges = 0.5 * (distinct[:-1] + distinct[1:])
     else:
         percentiles = np.linspace(0, 100, num=n_value_bins + 1)[1:-1]
-        edges = np.unique(weighted_percentile(values, weights, percentiles))
+        quantiles = (midpoint_percentile(values, percentiles) if unit else
+                     weighted_percentile(values, weights, percentiles))
+        edges = np.unique(quantiles)
     # a threshold equal to +inf would make the last bin unreachable
     return edges[np.isfinite(edges)].astype(np.float64)
+
+
+def midpoint_percentile(values: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """``weighted_percentile`` with every weight 1, without the cumulative sum:
+    the ranks ``floor`` and ``ceil`` of ``q / 100 (n - 1)`` themselves (with
+    weights 1 the cumulative weights are 1..n, so the searches find exactly
+    those ranks); ``np.percentile(..., method="midpoint")``.
+
+    Parameters
+    ----------
+    values : ndarray (n,), sorted ascending
+    q : ndarray of percentiles in [0, 100]
+    """
+    position = np.asarray(q) / 100.0 * (len(values) - 1.0)
+    n = len(values) - 1
+    lo = np.minimum(np.floor(position).astype(np.int64), n)
+    hi = np.minimum(np.ceil(position).astype(np.int64), n)
+    return 0.5 * (values[lo] + values[hi])
 
 
 def _checked_edges(name, values, max_bins: int) -> np.ndarray:
@@ -342,7 +366,9 @@ class BinMapper:
             Names the features, so that ``fit(bin_mapper=...)`` matches them to
             the training data's columns by name (as ``from_edges``).
         """
-        columns = np.ascontiguousarray(np.asarray(sample, dtype=np.float64).T)
+        sample = np.asarray(sample)  # float32 stays float32: half the bytes to transpose and sort
+        columns = np.ascontiguousarray(sample.T if sample.dtype == np.float32 else
+                                       sample.astype(np.float64, copy=False).T)
         self.is_categorical_ = np.asarray(is_categorical, dtype=bool)
         self.categories_ = {int(k): list(v) for k, v in categories.items()}
 

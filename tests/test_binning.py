@@ -7,6 +7,7 @@ from distboost.binning import (
     CandidatePool,
     find_bin_edges,
     merge_candidates,
+    midpoint_percentile,
     sample_candidates,
     weighted_percentile,
 )
@@ -68,6 +69,40 @@ def test_weighted_percentile_equals_repeating_rows():
     q = np.linspace(0, 100, 33)
     expected = np.percentile(np.repeat(values, weights), q, method="midpoint")
     np.testing.assert_array_equal(weighted_percentile(values, weights.astype(float), q), expected)
+
+
+def test_unit_weights_take_the_ranks_themselves():
+    """``midpoint_percentile`` is ``weighted_percentile`` with weights 1, to
+    the bit, for every length up to 40."""
+    rng = np.random.default_rng(4)
+    q = np.linspace(0, 100, 256)[1:-1]
+    for n in range(1, 41):
+        values = np.sort(rng.normal(size=n))
+        expected = weighted_percentile(values, np.ones(n), q)
+        np.testing.assert_array_equal(midpoint_percentile(values, q), expected)
+
+
+@pytest.mark.parametrize("kind", ["normal", "ties", "missing", "few"])
+def test_edges_of_unit_and_float32_columns_are_the_weighted_paths(kind):
+    """The unit-weight path (ranks, no cumulative sum) and a float32 column
+    (sorted as float32) give the edges of the weighted path with weights 1
+    on the float64 values."""
+    rng = np.random.default_rng(5)
+    col = rng.normal(size=3001).astype(np.float32)
+    if kind == "ties":
+        col = np.round(col, 1)
+    elif kind == "missing":
+        col[rng.random(col.size) < 0.3] = np.nan
+    elif kind == "few":
+        col = rng.integers(0, 40, col.size).astype(np.float32)
+    values = np.sort(col[~np.isnan(col)].astype(np.float64))
+    distinct = np.unique(values)
+    q = np.linspace(0, 100, 256)[1:-1]
+    expected = (0.5 * (distinct[:-1] + distinct[1:]) if len(distinct) <= 255 else
+                np.unique(weighted_percentile(values, np.ones(len(values)), q)))
+    np.testing.assert_array_equal(find_bin_edges(col.astype(np.float64), 256), expected)
+    np.testing.assert_array_equal(find_bin_edges(col, 256), expected)
+    np.testing.assert_array_equal(BinMapper().fit(col[:, None], [False], {}).bin_edges_[0], expected)
 
 
 def test_sample_does_not_depend_on_row_order_or_partitioning():
