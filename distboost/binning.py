@@ -44,11 +44,35 @@ def row_slice(X, start: int, stop: int):
     return X.iloc[start:stop] if hasattr(X, "iloc") else X[start:stop]
 
 
-def block_candidates(matrix_of, w: np.ndarray, n_samples: int, below=None):
+PRIOR_MARGIN = 2.0
+"""How far above its expected share of the sample a partition's first scan
+reaches (``prior_bound``)."""
+
+
+def prior_bound(n_samples: int, n_parts: int, n_rows: int) -> int | None:
+    """The largest hash a partition sends before the sample's threshold is known.
+
+    Hashes are uniform over [0, 2^64): were the ``n_parts`` partitions all of
+    ``n_rows`` rows, the sample's largest hash would lie near
+    ``2^64 n_samples / (n_parts n_rows)``. A partition sends only the rows
+    below ``PRIOR_MARGIN`` times that, about ``2 n_samples / n_parts``, not
+    up to ``n_samples``. Where the sample turns out to need more of a
+    partition's rows (partitions of unequal sizes), those rows are asked for
+    again (``Engine._scan``): the sample is the same either way.
+
+    Returns
+    -------
+    int, or None when the bound would keep every row
+    """
+    share = PRIOR_MARGIN * n_samples / max(1, n_parts * n_rows)
+    return None if share >= 1.0 else int(share * 2.0**64)
+
+
+def block_candidates(matrix_of, w: np.ndarray, n_samples: int, below=None, above=None):
     """``sample_candidates`` of rows given block by block: ``matrix_of(start,
     stop)`` is the float matrix of rows ``start:stop`` (``row_blocks``). The
     same rows as from the whole matrix at once (``merge_candidates``)."""
-    parts = [sample_candidates(matrix_of(a, b), w[a:b], n_samples, below)
+    parts = [sample_candidates(matrix_of(a, b), w[a:b], n_samples, below, above)
              for a, b in row_blocks(len(w)) or [(0, 0)]]  # no rows: an empty sample
     return parts[0] if len(parts) == 1 else merge_candidates(parts, n_samples)
 
@@ -85,9 +109,10 @@ def frame_candidates(X, sample_weight=None, n_samples: int = SAMPLE_ROWS, below=
     return block_candidates(lambda a, b: to_matrix(row_slice(X, a, b), schema), w, n_samples, below)
 
 
-def sample_candidates(X: np.ndarray, w: np.ndarray, n_samples: int, below=None):
+def sample_candidates(X: np.ndarray, w: np.ndarray, n_samples: int, below=None, above=None):
     """The rows of ``X`` (weight > 0) with the ``n_samples`` smallest content hashes,
-    among those whose hash is at most ``below`` (``CandidatePool.threshold``).
+    among those whose hash is at most ``below`` (``CandidatePool.threshold``)
+    and more than ``above``.
 
     Parameters
     ----------
@@ -99,6 +124,9 @@ def sample_candidates(X: np.ndarray, w: np.ndarray, n_samples: int, below=None):
     below : int, optional
         Rows with a larger hash cannot be in the sample: the partitions
         scanned before already gave ``n_samples`` rows with smaller hashes.
+    above : int, optional
+        Rows with a hash this small or smaller were sent before (a first
+        scan under ``prior_bound``).
 
     Returns
     -------
@@ -111,8 +139,12 @@ def sample_candidates(X: np.ndarray, w: np.ndarray, n_samples: int, below=None):
         X, w = X[keep], w[keep]
     X = np.ascontiguousarray(X)
     hashes = row_content_hashes(X if X.dtype == np.float32 else X.astype(np.float64, copy=False))
-    if below is not None:
-        keep = hashes <= np.uint64(below)
+    if below is not None or above is not None:
+        keep = np.ones(len(hashes), bool)
+        if below is not None:
+            keep &= hashes <= np.uint64(below)
+        if above is not None:
+            keep &= hashes > np.uint64(above)
         hashes, X, w = hashes[keep], X[keep], w[keep]
     if len(hashes) > n_samples:
         keep = np.argpartition(hashes, n_samples - 1)[:n_samples]

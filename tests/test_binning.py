@@ -8,6 +8,7 @@ from distboost.binning import (
     find_bin_edges,
     merge_candidates,
     midpoint_percentile,
+    prior_bound,
     sample_candidates,
     weighted_percentile,
 )
@@ -203,3 +204,23 @@ def test_frame_candidates_of_no_rows_are_an_empty_sample():
 
     hashes, rows, weights = frame_candidates(pd.DataFrame({"a": [], "b": []}, dtype=float))
     assert hashes.shape == (0,) and rows.shape == (0, 2) and weights.shape == (0,)
+
+
+def test_prior_bound_is_twice_the_partitions_share_of_the_hashes():
+    # 4 partitions of 1000 rows, a sample of 300: each sends hashes below 2 * 300 / 4000 of 2^64
+    assert prior_bound(300, 4, 1000) == int(0.15 * 2.0**64)
+    assert prior_bound(300, 1, 600) is None  # twice the share is every row
+    assert prior_bound(300, 2, 0) is None  # an empty partition holds nothing back
+
+
+def test_candidates_between_above_and_below_complete_those_below_above():
+    """A first scan under a bound plus a later one above it give the rows of one scan."""
+    rng = np.random.default_rng(6)
+    X, w = rng.normal(size=(4000, 3)), np.ones(4000)
+    whole = sample_candidates(X, w, 500)
+    bound = int(whole[0][200])
+    first = sample_candidates(X, w, 500, below=bound)
+    rest = sample_candidates(X, w, 500, below=int(whole[0][-1]), above=bound)
+    assert len(first[0]) == 201 and (rest[0] > np.uint64(bound)).all()
+    for a, b in zip(whole, merge_candidates([first, rest], 500)):
+        np.testing.assert_array_equal(a, b)

@@ -108,3 +108,46 @@ def test_local_and_dask_executors_give_the_same_waves(frame, dask_client):
     assert local[6][0].any()  # node 3 (built) has rows
     # node 1 holds every row of feature 0's bins 0..15: there its histogram is the root's
     np.testing.assert_array_equal(local[4][0, 0, :16], local[1][0, 0, :16])
+
+
+SKEWED = [[500, 500, 500, 500], [100, 100, 100, 1700]]
+"""Partition sizes: even (each first scan sends enough), and one partition
+with most rows (its first scan holds back rows the sample needs)."""
+
+
+def _sample_of(engine, parts, schema):
+    _, (hashes, rows, weights) = engine._scan(parts, schema, 300, True)
+    return hashes, rows, weights
+
+
+@pytest.mark.parametrize("sizes", SKEWED)
+def test_binning_sample_is_a_single_pass_whatever_the_partition_sizes(frame, sizes, caplog):
+    """Each scan sends at most twice its share of the sample (``prior_bound``);
+    a partition that held back rows the sample needs is asked for them again:
+    the sample is the one ``frame_candidates`` draws from all rows at once."""
+    from distboost.binning import frame_candidates
+
+    X, y = frame[list("abcd")], frame["y"]
+    with local_partitions(1):
+        ex, ((Xp, yp, wp),), evals, schema = plan(X, y, None, None, None, None, None)
+    cuts = np.cumsum([0] + sizes)
+    parts = [(Xp.iloc[a:b], yp[a:b], None) for a, b in zip(cuts[:-1], cuts[1:])]
+    with caplog.at_level("DEBUG", logger="distboost"), Engine(ex) as engine:
+        got = _sample_of(engine, parts, schema)
+    for a, b in zip(frame_candidates(X, n_samples=300), got):
+        np.testing.assert_array_equal(a, b)
+    assert ("asked again" in caplog.text) == (sizes == SKEWED[1])
+
+
+def test_binning_sample_on_dask_asks_a_large_partition_again(frame, dask_client, caplog):
+    from distboost.binning import frame_candidates
+
+    ddf = dd.from_pandas(frame, npartitions=4).repartition(divisions=[0, 100, 200, 300, N - 1])
+    assert ddf.map_partitions(len).compute().tolist() == SKEWED[1]
+    ex, parts, evals, schema = plan(ddf[list("abcd")], ddf["y"], None, None, None,
+                                    dask_client, None)
+    with caplog.at_level("DEBUG", logger="distboost"), Engine(ex) as engine:
+        got = _sample_of(engine, parts, schema)
+    for a, b in zip(frame_candidates(frame[list("abcd")], n_samples=300), got):
+        np.testing.assert_array_equal(a, b)
+    assert "asked again" in caplog.text

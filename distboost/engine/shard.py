@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..binning import BinMapper, block_candidates, row_blocks, row_slice
+from ..binning import BinMapper, block_candidates, prior_bound, row_blocks, row_slice
 from ..inputs.frames import (
     Schema,
     check_target,
@@ -73,14 +73,17 @@ def _as_inputs(X, y, w, schema, partition, regression):
 
 
 def scan(X, y, w, schema: Schema, n_samples: int, regression: bool, partition: int,
-         allow_empty: bool = False, below=None) -> dict:
+         allow_empty: bool = False, below=None, n_parts=None, above=None) -> dict:
     """First pass over a partition: validate, count, sample for bin edges
-    (rows whose hash is at most ``below``: ``binning.CandidatePool``).
+    (rows whose hash is at most ``below``: ``binning.CandidatePool``; more
+    than ``above``; with ``n_parts`` partitions in all, at most
+    ``binning.prior_bound``).
 
     Returns
     -------
     dict with ``n_rows``, ``candidates`` (hashes, rows), ``classes`` (labels
-    present), ``categories`` (per categorical feature)
+    present), ``categories`` (per categorical feature), ``prior`` (the
+    prior bound that held rows back, or None)
     """
     X, y, w = _as_inputs(X, y, w, schema, partition, regression)
     n_rows = len(w)
@@ -92,22 +95,27 @@ def scan(X, y, w, schema: Schema, n_samples: int, regression: bool, partition: i
     if y is not None:
         check_target(y, regression, partition)
     cats = observed_categories(X, schema) if hasattr(X, "iloc") else {}
+    prior = prior_bound(n_samples, n_parts, n_rows) if n_samples and n_parts else None
+    if prior is not None and below is not None and below <= prior:
+        prior = None  # the pool's threshold holds back more already
+    limit = below if prior is None else prior
     return {
         "n_rows": n_rows,
         "w_max": float(w.max(initial=0.0)),
         "w_min": float(w.min(initial=np.inf)),
         "y_absmax": float(np.abs(y.astype(np.float64)).max(initial=0.0)) if regression else 1.0,
-        "candidates": _sample(X, w, schema, partition, n_samples, below) if n_samples else None,
+        "candidates": _sample(X, w, schema, partition, n_samples, limit, above) if n_samples else None,
+        "prior": prior,
         "classes": None if (y is None or regression) else np.unique(y),
         "categories": cats,
     }
 
 
-def _sample(X, w, schema, partition, n_samples, below):
+def _sample(X, w, schema, partition, n_samples, below, above=None):
     """The binning candidates of a partition (``binning.block_candidates``;
     ``binning.frame_candidates`` draws the same outside a fit)."""
     return block_candidates(lambda a, b: to_matrix(row_slice(X, a, b), schema, partition), w,
-                            n_samples, below)
+                            n_samples, below, above)
 
 
 def _bin_rows(X, schema, partition, mapper, start, stop, out):

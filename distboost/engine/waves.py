@@ -123,20 +123,57 @@ class Engine:
         and the binning sample (``binning.CandidatePool``: each scan sends only
         the rows that can still enter it; about one scan per worker at a
         time, so that no worker reads several partitions at once nor holds
-        their candidates)."""
+        their candidates).
+
+        A scan sends at most its partition's share of the sample, twice over
+        (``binning.prior_bound``); a partition whose share proves larger than
+        that (partitions of unequal sizes) is asked once more for the rows
+        it held back that the sample still needs (``_rescan``).
+        """
         summaries, pool = [None] * len(parts), CandidatePool(max(n_samples, 1))
+        priors = [None] * len(parts)
 
         def args_of(i):
-            return parts[i], i, schema, n_samples, regression, pool.threshold
+            return parts[i], i, schema, n_samples, regression, pool.threshold, len(parts)
 
         def consume(i, result):
+            priors[i] = result.pop("prior")
             summaries[i] = _summary(result)
             if result["candidates"] is not None:
                 pool.add(result["candidates"])
 
         self.ex.stream(_scan_args, "scan", len(parts), args_of, consume,
                        window=self.ex.n_workers() + 1)
-        return summaries, pool.result() if n_samples else (None, None, None)
+        if not n_samples:
+            return summaries, (None, None, None)
+        return summaries, self._rescan(parts, schema, n_samples, regression, pool, priors)
+
+    def _rescan(self, parts, schema, n_samples, regression, pool, priors):
+        """The sample, once every partition sent the rows it needs from it.
+
+        The sample's largest hash ``last`` (none: it is not full, every row
+        belongs) is final unless a partition held rows back below it (its
+        prior bound is smaller): those rows, between its bound and ``last``,
+        join the pool, and the sample is merged again. Rows of hash at most
+        ``last`` are then all in the pool: the sample is the one a single
+        pass over every row gives.
+        """
+        sample = pool.result()
+        last = int(sample[0][-1]) if len(sample[0]) == n_samples else None
+        short = [i for i, prior in enumerate(priors)
+                 if prior is not None and (last is None or prior < last)]
+        if not short:
+            return sample
+        logger.debug("distboost: %d partition(s) asked again for binning candidates", len(short))
+
+        def args_of(k):
+            i = short[k]
+            return parts[i], i, schema, n_samples, regression, last, None, priors[i]
+
+        self.ex.stream(_scan_args, "rescan", len(short), args_of,
+                       lambda k, result: pool.add(result["candidates"]),
+                       window=self.ex.n_workers() + 1)
+        return pool.result()
 
     def _placement(self, n_rows: int, n_features: int, classes) -> spill.Placement:
         """Where the bin tasks put partitions: estimated from a worker's share of rows."""
@@ -276,11 +313,12 @@ class _InitStatistics:
         return self.loss.init_statistics(shard.y, shard.w)
 
 
-def _scan_args(part, index, schema, n_samples, regression, below=None):
+def _scan_args(part, index, schema, n_samples, regression, below=None, n_parts=None, above=None):
     X, y, w = part
     _release_arrow_memory()
     try:
-        return scan(X, y, w, schema, n_samples, regression, index, below=below)
+        return scan(X, y, w, schema, n_samples, regression, index, below=below, n_parts=n_parts,
+                    above=above)
     finally:
         del X, y, w, part
         _release_arrow_memory()
