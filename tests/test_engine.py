@@ -129,9 +129,9 @@ def test_binning_sample_is_a_single_pass_whatever_the_partition_sizes(frame, siz
 
     X, y = frame[list("abcd")], frame["y"]
     with local_partitions(1):
-        ex, ((Xp, yp, wp),), evals, schema = plan(X, y, None, None, None, None, None)
+        ex, ((Xp, yp, _),), _, schema = plan(X, y, None, None, None, None, None)
     cuts = np.cumsum([0] + sizes)
-    parts = [(Xp.iloc[a:b], yp[a:b], None) for a, b in zip(cuts[:-1], cuts[1:])]
+    parts = [(Xp.iloc[a:b], yp[a:b], None) for a, b in zip(cuts[:-1], cuts[1:], strict=False)]
     with caplog.at_level("DEBUG", logger="distboost"), Engine(ex) as engine:
         got = _sample_of(engine, parts, schema)
     for a, b in zip(frame_candidates(X, n_samples=300), got):
@@ -144,8 +144,7 @@ def test_binning_sample_on_dask_asks_a_large_partition_again(frame, dask_client,
 
     ddf = dd.from_pandas(frame, npartitions=4).repartition(divisions=[0, 100, 200, 300, N - 1])
     assert ddf.map_partitions(len).compute().tolist() == SKEWED[1]
-    ex, parts, evals, schema = plan(ddf[list("abcd")], ddf["y"], None, None, None,
-                                    dask_client, None)
+    ex, parts, _, schema = plan(ddf[list("abcd")], ddf["y"], None, None, None, dask_client, None)
     with caplog.at_level("DEBUG", logger="distboost"), Engine(ex) as engine:
         got = _sample_of(engine, parts, schema)
     for a, b in zip(frame_candidates(frame[list("abcd")], n_samples=300), got):
