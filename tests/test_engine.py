@@ -6,6 +6,8 @@ spread over two workers): every wave's summed histograms, row counts and
 metrics must be equal to the bit, since the sums are integers.
 """
 
+import itertools
+
 import dask.dataframe as dd
 import numpy as np
 import pandas as pd
@@ -131,7 +133,7 @@ def test_binning_sample_is_a_single_pass_whatever_the_partition_sizes(frame, siz
     with local_partitions(1):
         ex, ((Xp, yp, _),), _, schema = plan(X, y, None, None, None, None, None)
     cuts = np.cumsum([0] + sizes)
-    parts = [(Xp.iloc[a:b], yp[a:b], None) for a, b in zip(cuts[:-1], cuts[1:], strict=False)]
+    parts = [(Xp.iloc[a:b], yp[a:b], None) for a, b in itertools.pairwise(cuts)]
     with caplog.at_level("DEBUG", logger="distboost"), Engine(ex) as engine:
         got = _sample_of(engine, parts, schema)
     for a, b in zip(frame_candidates(X, n_samples=300), got):
