@@ -64,11 +64,9 @@ class Tasks:
     def result(self, future):
         """A finished task's result, straight from its worker unless the client
         goes through the scheduler (``direct_to_workers=False``): by default
-        Dask relays a result through the scheduler, twice the bytes."""
-        if future.status == "error":
-            return future.result()  # raises the task's own error
-        direct = self.client.direct_to_workers is not False
-        return self.client.gather(future, direct=direct)
+        Dask relays a result through the scheduler, twice the bytes. A
+        task's own error is raised."""
+        return self.client.gather(future, direct=self.client.direct_to_workers is not False)
 
     def owners(self, futures) -> list[str]:
         """The worker holding each future's result, once all are done; a task's

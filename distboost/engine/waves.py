@@ -142,8 +142,7 @@ class Engine:
             if result["candidates"] is not None:
                 pool.add(result["candidates"])
 
-        self.ex.stream(_scan_args, "scan", len(parts), args_of, consume,
-                       window=self.ex.n_workers() + 1)
+        self._stream_scans("scan", len(parts), args_of, consume)
         if not n_samples:
             return summaries, (None, None, None)
         return summaries, self._rescan(parts, schema, n_samples, regression, pool, priors)
@@ -170,10 +169,13 @@ class Engine:
             i = short[k]
             return parts[i], i, schema, n_samples, regression, last, None, priors[i]
 
-        self.ex.stream(_scan_args, "rescan", len(short), args_of,
-                       lambda k, result: pool.add(result["candidates"]),
-                       window=self.ex.n_workers() + 1)
+        self._stream_scans("rescan", len(short), args_of,
+                           lambda k, result: pool.add(result["candidates"]))
         return pool.result()
+
+    def _stream_scans(self, name, n_tasks, args_of, consume):
+        """Scan tasks, about one per worker at a time (``_scan``)."""
+        self.ex.stream(_scan_args, name, n_tasks, args_of, consume, window=self.ex.n_workers() + 1)
 
     def _placement(self, n_rows: int, n_features: int, classes) -> spill.Placement:
         """Where the bin tasks put partitions: estimated from a worker's share of rows."""
