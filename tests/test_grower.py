@@ -165,6 +165,39 @@ def test_best_first_expanding_several_leaves_per_wave_grows_the_one_split_trees(
     assert waves[1] < waves[0] and waves[2] <= waves[1]
 
 
+def test_best_first_with_room_to_expand_every_known_split_takes_one_wave_per_level(monkeypatch):
+    """Expansions reach below the leaves taken so far: with no limit on
+    them, and a leaf limit that never binds, best-first growth to depth 5
+    takes exactly the waves of depth-wise growth (one per level), however
+    its order goes from branch to branch, and gives the same trees. Only
+    the children's splits known from earlier waves make that possible: with
+    the leaves alone, a branch the order goes back to waits for its parent."""
+    import distboost as db
+    from distboost.engine.waves import Engine
+    from distboost.kernels import grower
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(3000, 4))
+    y = (X[:, 0] * X[:, 1] + np.sin(3 * X[:, 2]) + 0.5 * rng.normal(size=3000) > 0).astype(int)
+    waves = []
+    level = Engine.level
+
+    def counted(self, *args):
+        waves[-1] += 1
+        return level(self, *args)
+
+    monkeypatch.setattr(Engine, "level", counted)
+    monkeypatch.setattr(grower, "SPECULATIVE_SPLITS", 10**6)
+    params = {"n_estimators": 4, "max_depth": 5, "min_samples_leaf": 5}
+    predictions = []
+    for leaves in (None, 10**4):
+        waves.append(0)
+        model = db.GradientBoostingClassifier(max_leaf_nodes=leaves, **params).fit(X, y)
+        predictions.append(model.decision_function(X))
+    assert waves[0] == waves[1] and waves[0] <= 4 * 5
+    np.testing.assert_array_equal(predictions[0], predictions[1])
+
+
 def test_a_stump_against_its_monotone_constraint_is_refused():
     """x = 0 0 1 1, g = -2 -2 2 2, h = 1, lambda = 1: the only split gives values
     4/3 and -4/3, a decreasing step. Free or decreasing it is taken (gain

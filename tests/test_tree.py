@@ -173,7 +173,9 @@ def test_routed_rows_get_the_trees_of_a_walk_to_the_bit():
 
 
 def test_best_first_speculation_leaves_rows_below_leaves_of_the_tree():
-    """Speculative children the tree did not take stand for their parent, a leaf."""
+    """Speculative children the tree did not take stand for their parent, a
+    leaf; here one of them was expanded too, and its children stand for the
+    same leaf."""
     from distboost.kernels.grower import GrowthParams
     from distboost.kernels.tree import routed_places
 
@@ -182,9 +184,9 @@ def test_best_first_speculation_leaves_rows_below_leaves_of_the_tree():
         X, g, GrowthParams(max_depth=None, max_leaf_nodes=13), False, is_cat)
     held, place = routed_places(packed.nodes, packed.roots, history)
     n_taken = int(packed.nodes["is_leaf"].sum()) - 1
-    assert (sum(len(splits.tree) for splits in history), n_taken) == (15, 12)  # 3 not taken
+    assert (sum(len(splits.tree) for splits in history), n_taken) == (16, 12)  # 4 not taken
     assert packed.nodes["is_leaf"][place[0]].all()
-    assert (len(held[0]), len(set(place[0].tolist()))) == (16, 13)  # 16 nodes, 13 leaves
+    assert (len(held[0]), len(set(place[0].tolist()))) == (17, 13)  # 17 nodes, 13 leaves
     done, routed, walked = _routed_vs_walked(binned, packed, part, history)
     assert done
     np.testing.assert_array_equal(routed, walked)

@@ -9,10 +9,14 @@ level in one wave. Best-first growth (``max_leaf_nodes``, the J of ESL 10.11)
 splits, in each tree, the leaf with the largest gain; so that it does not pay
 one wave per split, a wave expands the best few leaves of the frontier at
 once (speculatively: their children's histograms are built), and the
-expansions are then taken in exact best-first order. Another wave is needed
-only when that order reaches a leaf that was not expanded; an expansion the
-order never reaches is dropped (its node stays a leaf). Node ids are given in
-the order splits are taken, so the trees are those of one split per wave.
+expansions are then taken in exact best-first order. A wave's expansions
+need not be leaves yet: a child that an earlier wave built has its split
+too, and is expanded before its parent is taken when it is likely to be,
+so a wave can serve several branches of the tree a level deeper each.
+Another wave is needed only when that order reaches a leaf that was not
+expanded; an expansion the order never reaches is dropped (its node stays a
+leaf). Node ids are given in the order splits are taken, so the trees are
+those of one split per wave.
 """
 
 from __future__ import annotations
@@ -76,9 +80,12 @@ class Criterion(Protocol):
 
 
 
-SPECULATIVE_SPLITS = 4
-"""Best-first growth: leaves a wave expands at most, per tree (the best one
-and the next best, in case the best one's children do not beat them)."""
+SPECULATIVE_SPLITS = 8
+"""Best-first growth: nodes a wave expands at most, per tree (the best leaf,
+and the nodes the order is likeliest to take next: ``TreeGrower._speculate``).
+On W1 (1M rows, 63 leaves, 50 trees) 8 took 615 waves, against 581 for
+expanding every node with a split each wave, and 26 % more expansions than
+splits taken; 4 took 880 waves and 6 took 685 (11 % more expansions)."""
 
 
 @dataclass
@@ -136,6 +143,7 @@ class _Node:
         "left",
         "lower",
         "missing_left",
+        "parent",
         "right",
         "sets",
         "split_bin",
@@ -143,10 +151,10 @@ class _Node:
         "upper",
     )
 
-    def __init__(self, node_id, depth, totals):
+    def __init__(self, node_id, depth, totals, parent=None):
         # ``id``: the node's number in the waves (routing on the workers);
         # ``exact``: its id in the tree, given when its parent's split is taken
-        self.id, self.depth, self.totals = node_id, depth, totals
+        self.id, self.depth, self.totals, self.parent = node_id, depth, totals, parent
         self.exact = -1
         self.expanded = self.adopted = False
         self.count = None
@@ -236,7 +244,8 @@ class TreeGrower:
                 root.count = int(root_counts[t])
             self.nodes.append([root])
         self.n_exact = [1] * self.n_trees  # exact ids given so far, per tree
-        self.candidates = [[] for _ in range(self.n_trees)]
+        self.candidates = [[] for _ in range(self.n_trees)]  # best-first: the frontier
+        self.known = [[] for _ in range(self.n_trees)]  # nodes with a split, not expanded
         roots = [(t, self.nodes[t][0]) for t in range(self.n_trees)]
         self._add_candidates(self._evaluate(roots, root_hist))
         self.n_expanded = 0  # splits expanded in waves (best-first: some may go unused)
@@ -272,12 +281,35 @@ class TreeGrower:
         while frontier and self.n_leaves[t] < limit:
             best = max(frontier, key=lambda n: (n.gain, -n.exact))
             if not best.expanded:
-                ranked = sorted((n for n in frontier if not n.expanded),
-                                key=lambda n: (-n.gain, n.exact))
-                return ranked[:min(SPECULATIVE_SPLITS, limit - self.n_leaves[t])]
+                return self._speculate(t, best, min(SPECULATIVE_SPLITS, limit - self.n_leaves[t]))
             frontier.remove(best)
             self._adopt(t, best)
         return []
+
+    def _speculate(self, t, best, room) -> list:
+        """The best leaf, and the ``room - 1`` other nodes of tree ``t`` with a
+        known split, not expanded, that the order is likeliest to take.
+
+        Those are not only leaves of the tree taken so far: a child that a
+        wave built, of a node not taken yet, has its split too. The order
+        takes a node only after every ancestor not taken yet, each when its
+        gain is the largest of the frontier; so the nodes rank by the
+        smallest gain on that path (``_outlook``). Expanding such a child
+        speculatively spares the order one wave per level of a branch it
+        goes down.
+        """
+        known = self.known[t] = [n for n in self.known[t] if not n.expanded]
+        others = sorted((n for n in known if n is not best), key=lambda n: -self._outlook(n))
+        return [best] + others[:room - 1]
+
+    @staticmethod
+    def _outlook(node) -> float:
+        """The smallest gain on ``node``'s path up to the tree taken so far:
+        how large the frontier's best gain may be when the order takes it."""
+        gain, parent = node.gain, node.parent
+        while parent is not None and not parent.adopted:
+            gain, parent = min(gain, parent.gain), parent.parent
+        return gain
 
     def _adopt(self, t, parent):
         """Take ``parent``'s split into tree ``t``: its children get their ids."""
@@ -299,6 +331,7 @@ class TreeGrower:
     def _add_candidates(self, pairs):
         for t, node in pairs:
             self.candidates[t].append(node)
+            self.known[t].append(node)
 
     def _splittable(self, node) -> bool:
         p = self.params
@@ -338,8 +371,8 @@ class TreeGrower:
                 parent.hist[f], self.mapper.is_categorical_[f], parent.split_bin, parent.missing_left
             )
             nodes = self.nodes[t]
-            lchild = _Node(len(nodes), parent.depth + 1, left)
-            rchild = _Node(len(nodes) + 1, parent.depth + 1, parent.totals - left)
+            lchild = _Node(len(nodes), parent.depth + 1, left, parent)
+            rchild = _Node(len(nodes) + 1, parent.depth + 1, parent.totals - left, parent)
             parent.left, parent.right = lchild.id, rchild.id
             if not self.best_first:  # splits are taken in wave order: ids are known
                 lchild.exact, rchild.exact = lchild.id, rchild.id
@@ -385,7 +418,10 @@ class TreeGrower:
             siblings(parts, slot, parent.hist, small.hist, large.hist)
             parent.hist = None
         if new and not self.lazy:
-            self._evaluate(new, block)
+            evaluated = self._evaluate(new, block)
+            if self.best_first:  # their splits are known: they may be expanded
+                for t, node in evaluated:
+                    self.known[t].append(node)
 
     @property
     def deferred_splits(self):
