@@ -367,6 +367,49 @@ def _heap_tree_codes(X, lo, m, t, feature, bin_threshold, missing_left, depth, s
             slots[j] = two * s + two - (one if left else zero)
 
 
+@numba.njit(cache=True)
+def _heap_leaf_values(nodes, leaf, kind):
+    """The leaf value at each bottom slot of ``_heap_tables`` (``kind`` 0:
+    raw scores; other traversals read the packed leaves, an empty table)."""
+    values = np.empty(leaf.shape if kind == 0 else (0, 0))
+    for t in range(values.shape[0]):
+        for s in range(values.shape[1]):
+            values[t, s] = nodes[leaf[t, s]]["value"]
+    return values
+
+
+@numba.njit(cache=True, inline="always")
+def _block_sums(kind, sums, out, lo, m, store):
+    """Raw scores (``kind`` 0): a block's rows' running sums, loaded from
+    ``out`` before its trees and stored back after them (``store``), so that
+    the trees add in the same order as into ``out`` itself."""
+    if kind != 0:
+        return
+    for q in range(sums.shape[0]):
+        for j in range(m):
+            if store:
+                out[q, lo + j] = sums[q, j]
+            else:
+                sums[q, j] = out[q, lo + j]
+
+
+@numba.njit(cache=True, inline="always")
+def _block_leaves(nodes, kind, t, lo, m, slots, n_split, leaf, values, sums, roots, tree_output,
+                  leaf_values, tree_weight, out):
+    """A block's rows reached the bottom ``slots`` of tree ``t``: raw scores
+    add the slots' leaf values to the block's sums; other traversals go
+    through ``_at_leaf``."""
+    ut = np.uint64(t)
+    if kind == 0:
+        o = tree_output[t]
+        for j in range(m):
+            sums[o, j] += values[ut, slots[np.uint64(j)] - n_split]
+        return
+    for j in range(m):
+        _at_leaf(nodes, kind, t, leaf[ut, slots[np.uint64(j)] - n_split], roots[t], lo + j,
+                 tree_output, leaf_values, tree_weight, out)
+
+
 @numba.njit(parallel=True, cache=True)
 def _walk_heap_values(X, nodes, roots, depth, kind, tree_output, leaf_values, tree_weight, out):
     """``_walk_links`` over raw values for trees of at most ``HEAP_MAX_DEPTH``
@@ -379,19 +422,22 @@ def _walk_heap_values(X, nodes, roots, depth, kind, tree_output, leaf_values, tr
     """
     feature, threshold, _, missing_left, leaf = _heap_tables(nodes, roots, depth)
     feature = feature.astype(np.uint64)
+    values = _heap_leaf_values(nodes, leaf, kind)
     n, n_split = X.shape[0], np.uint64(feature.shape[1])
     chunk = HEAP_BLOCK_ROWS * CHUNK_BLOCKS
     for c in numba.prange((n + chunk - 1) // chunk):
         slots = np.empty(HEAP_BLOCK_ROWS, np.uint64)
+        sums = np.empty((out.shape[0] if kind == 0 else 1, HEAP_BLOCK_ROWS))
         for lo in range(c * chunk, min(n, (c + 1) * chunk), HEAP_BLOCK_ROWS):
             m = min(HEAP_BLOCK_ROWS, n - lo)
+            _block_sums(kind, sums, out, lo, m, False)
             for t in range(len(roots)):
                 ut = np.uint64(t)
                 _heap_tree_values(X, np.uint64(lo), m, ut, feature, threshold, missing_left,
                                   depth, slots)
-                for j in range(m):
-                    _at_leaf(nodes, kind, t, leaf[ut, slots[np.uint64(j)] - n_split], roots[t],
-                             lo + j, tree_output, leaf_values, tree_weight, out)
+                _block_leaves(nodes, kind, t, lo, m, slots, n_split, leaf, values, sums, roots,
+                              tree_output, leaf_values, tree_weight, out)
+            _block_sums(kind, sums, out, lo, m, True)
 
 
 @numba.njit(parallel=True, cache=True)
@@ -399,19 +445,22 @@ def _walk_heap_codes(X, nodes, roots, depth, kind, tree_output, leaf_values, tre
     """``_walk_heap_values`` over bin codes."""
     feature, _, bin_threshold, missing_left, leaf = _heap_tables(nodes, roots, depth)
     feature = feature.astype(np.uint64)
+    values = _heap_leaf_values(nodes, leaf, kind)
     n, n_split = X.shape[0], np.uint64(feature.shape[1])
     chunk = HEAP_BLOCK_ROWS * CHUNK_BLOCKS
     for c in numba.prange((n + chunk - 1) // chunk):
         slots = np.empty(HEAP_BLOCK_ROWS, np.uint64)
+        sums = np.empty((out.shape[0] if kind == 0 else 1, HEAP_BLOCK_ROWS))
         for lo in range(c * chunk, min(n, (c + 1) * chunk), HEAP_BLOCK_ROWS):
             m = min(HEAP_BLOCK_ROWS, n - lo)
+            _block_sums(kind, sums, out, lo, m, False)
             for t in range(len(roots)):
                 ut = np.uint64(t)
                 _heap_tree_codes(X, np.uint64(lo), m, ut, feature, bin_threshold, missing_left,
                                  depth, slots)
-                for j in range(m):
-                    _at_leaf(nodes, kind, t, leaf[ut, slots[np.uint64(j)] - n_split], roots[t],
-                             lo + j, tree_output, leaf_values, tree_weight, out)
+                _block_leaves(nodes, kind, t, lo, m, slots, n_split, leaf, values, sums, roots,
+                              tree_output, leaf_values, tree_weight, out)
+            _block_sums(kind, sums, out, lo, m, True)
 
 
 def _walk_heap(X, raw, nodes, roots, depth, kind, tree_output, leaf_values, tree_weight, out):
