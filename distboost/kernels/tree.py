@@ -338,11 +338,17 @@ def _heap_tables(nodes, roots, depth):
 def _heap_tree_values(X, lo, m, t, feature, threshold, missing_left, depth, slots):
     """Rows lo .. lo+m-1 of raw values walk tree ``t`` in heap order: each
     step one feature load, one comparison (NaN: the learned direction) and the
-    next slot computed (``2s + 2 - left``), no branch."""
+    next slot computed (``2s + 2 - left``), no branch. Every row starts at
+    the root, whose split is loaded once for the block."""
     two, one, zero = np.uint64(2), np.uint64(1), np.uint64(0)
-    for j in range(m):
-        slots[np.uint64(j)] = zero
-    for _ in range(depth):
+    root_feature, root_threshold, root_missing = feature[t, zero], threshold[t, zero], \
+        missing_left[t, zero]
+    for jj in range(m):  # the root: one split for every row, loaded once
+        j = np.uint64(jj)
+        x = X[lo + j, root_feature]
+        left = (x <= root_threshold) | (np.isnan(x) & root_missing)
+        slots[j] = two - (one if left else zero)
+    for _ in range(depth - 1):
         for jj in range(m):
             j = np.uint64(jj)
             s = slots[j]
@@ -356,9 +362,14 @@ def _heap_tree_codes(X, lo, m, t, feature, bin_threshold, missing_left, depth, s
     """``_heap_tree_values`` for bin codes: a split's bin threshold is below
     the missing bin (a chain slot's is the missing bin: every code goes left)."""
     two, one, zero, missing_bin = np.uint64(2), np.uint64(1), np.uint64(0), np.uint64(MISSING_BIN)
-    for j in range(m):
-        slots[np.uint64(j)] = zero
-    for _ in range(depth):
+    root_feature, root_threshold, root_missing = feature[t, zero], bin_threshold[t, zero], \
+        missing_left[t, zero]
+    for jj in range(m):
+        j = np.uint64(jj)
+        code = np.uint64(X[lo + j, root_feature])
+        left = (code <= root_threshold) | ((code == missing_bin) & root_missing)
+        slots[j] = two - (one if left else zero)
+    for _ in range(depth - 1):
         for jj in range(m):
             j = np.uint64(jj)
             s = slots[j]
