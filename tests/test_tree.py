@@ -64,8 +64,9 @@ def test_json_round_trip_is_exact():
 def test_heap_order_walk_reaches_the_leaves_the_links_reach():
     """Every traversal kind, on raw values (NaN included) and bin codes (the
     missing bin included), over trees of depths 1 to 9 (best-first, so
-    leaves sit at every depth): the heap-order kernel (a computed next slot)
-    and the link-following one agree exactly."""
+    leaves sit at every depth): the heap-order kernel (a computed next slot,
+    a block's sums stored once) and the link-following one agree exactly,
+    added to scores already there."""
     import distboost as db
     from distboost.kernels.tree import (
         HEAP_MAX_DEPTH,
@@ -94,7 +95,8 @@ def test_heap_order_walk_reaches_the_leaves_the_links_reach():
     weights, outputs = rng.random(k), np.arange(k) % 3
     for data, raw in ((X, True), (binned, False)):
         for kind, shape in ((0, (3, len(X))), (1, (len(X), 2)), (2, (k, len(X))), (3, (k, len(X)))):
-            a, b = np.zeros(shape), np.zeros(shape)
+            a = rng.normal(size=shape)  # scores add to what is there (a base score)
+            b = a.copy()
             _walk_links(data, raw, nodes, roots, bitsets, kind, outputs, leaf_values, weights, a)
             _walk_heap(data, raw, nodes, roots, depth, kind, outputs, leaf_values, weights, b)
             np.testing.assert_array_equal(a, b)
