@@ -125,6 +125,21 @@ def test_gh_statistics_need_min_samples_leaf_1_and_a_positive_min_child_weight()
     assert not GradientCriterion.counts_needed(SplitParams())
 
 
+def _count_level_waves(monkeypatch) -> list:
+    """A list whose last entry counts the level waves sent from now on (the
+    caller appends a 0 to start each count)."""
+    from distboost.engine.waves import Engine
+
+    waves, level = [], Engine.level
+
+    def counted(self, *args):
+        waves[-1] += 1
+        return level(self, *args)
+
+    monkeypatch.setattr(Engine, "level", counted)
+    return waves
+
+
 @pytest.mark.parametrize("make", [
     lambda db: db.GradientBoostingClassifier(n_estimators=3, max_depth=None, max_leaf_nodes=12),
     lambda db: db.GradientBoostingClassifier(n_estimators=3, max_depth=5, max_leaf_nodes=12,
@@ -138,7 +153,6 @@ def test_best_first_expanding_several_leaves_per_wave_grows_the_one_split_trees(
     """Leaves expanded speculatively and taken in best-first order give the very
     trees of one split per wave (ids, values, counts), in fewer waves."""
     import distboost as db
-    from distboost.engine.waves import Engine
     from distboost.kernels import grower
 
     rng = np.random.default_rng(11)
@@ -146,14 +160,7 @@ def test_best_first_expanding_several_leaves_per_wave_grows_the_one_split_trees(
     X[rng.random(X.shape) < 0.02] = np.nan
     y = (np.nan_to_num(X[:, 0]) + np.nan_to_num(X[:, 1]) ** 2 > 0.8).astype(int)
     y = y + (np.nan_to_num(X[:, 2]) > 1)  # three classes
-    waves = []
-    level = Engine.level
-
-    def counted(self, *args):
-        waves[-1] += 1
-        return level(self, *args)
-
-    monkeypatch.setattr(Engine, "level", counted)
+    waves = _count_level_waves(monkeypatch)
     trees = {}
     for k in (1, 4, 64):
         monkeypatch.setattr(grower, "SPECULATIVE_SPLITS", k)
@@ -173,20 +180,12 @@ def test_best_first_with_room_to_expand_every_known_split_takes_one_wave_per_lev
     the children's splits known from earlier waves make that possible: with
     the leaves alone, a branch the order goes back to waits for its parent."""
     import distboost as db
-    from distboost.engine.waves import Engine
     from distboost.kernels import grower
 
     rng = np.random.default_rng(3)
     X = rng.normal(size=(3000, 4))
     y = (X[:, 0] * X[:, 1] + np.sin(3 * X[:, 2]) + 0.5 * rng.normal(size=3000) > 0).astype(int)
-    waves = []
-    level = Engine.level
-
-    def counted(self, *args):
-        waves[-1] += 1
-        return level(self, *args)
-
-    monkeypatch.setattr(Engine, "level", counted)
+    waves = _count_level_waves(monkeypatch)
     monkeypatch.setattr(grower, "SPECULATIVE_SPLITS", 10**6)
     params = {"n_estimators": 4, "max_depth": 5, "min_samples_leaf": 5}
     predictions = []
