@@ -270,12 +270,13 @@ class TreeGrower:
 
     def _take_best_first(self, t) -> list:
         """Take tree ``t``'s splits in best-first order (largest gain, then
-        smallest id) as long as the best leaf is expanded; return the leaves
+        smallest id) as long as the best leaf is expanded; return the nodes
         to expand in the next wave (none: the tree is done).
 
-        The next wave expands the best leaf and, speculatively, the next
-        best ones, at most ``SPECULATIVE_SPLITS`` and never more than the
-        splits the tree may still take.
+        The next wave expands the best leaf and, speculatively, the nodes
+        the order is likeliest to take next (``_speculate``), at most
+        ``SPECULATIVE_SPLITS`` and never more than the splits the tree may
+        still take.
         """
         frontier, limit = self.candidates[t], self.params.max_leaf_nodes
         while frontier and self.n_leaves[t] < limit:
