@@ -509,6 +509,10 @@ class BinMapper:
         edges = self.bin_edges_[feature]
         return float(edges[bin_index]) if bin_index < len(edges) else np.inf
 
+    def bin_threshold_values(self, features, bins) -> np.ndarray:
+        """``bin_threshold_value`` of each (feature, bin) pair (arrays)."""
+        return self._edges_padded[np.asarray(features, np.int64), np.asarray(bins, np.int64)]
+
     def to_dict(self) -> dict:
         return {
             "max_bins": self.max_bins,

@@ -348,9 +348,12 @@ def test_log_link_models_do_not_depend_on_the_partitioning(loss, partitioned, da
 
 
 def _deferrals(monkeypatch):
-    """Per grower of the next fits, whether it may defer its last level."""
+    """Per grower of the next fits, whether it may defer its last level (the
+    fits grow their trees wave by wave, as on Dask: ``Engine.grows_here``)."""
+    from distboost.engine.waves import Engine
     from distboost.training import loop
 
+    monkeypatch.setattr(Engine, "grows_here", lambda *args: False)
     seen = []
 
     class Spy(loop.TreeGrower):

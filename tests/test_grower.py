@@ -127,9 +127,11 @@ def test_gh_statistics_need_min_samples_leaf_1_and_a_positive_min_child_weight()
 
 def _count_level_waves(monkeypatch) -> list:
     """A list whose last entry counts the level waves sent from now on (the
-    caller appends a 0 to start each count)."""
+    caller appends a 0 to start each count); in process, too, the trees grow
+    wave by wave (not in one compiled call, ``Engine.grows_here``)."""
     from distboost.engine.waves import Engine
 
+    monkeypatch.setattr(Engine, "grows_here", lambda *args: False)
     waves, level = [], Engine.level
 
     def counted(self, *args):

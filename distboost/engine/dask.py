@@ -86,6 +86,10 @@ class DaskExecutor:
     def n_workers(self) -> int:
         return max(1, len(self.workers_info()))
 
+    def single_partition(self, set_key) -> bool:
+        """Never: the rows are on the workers, their levels go in waves."""
+        return False
+
     # ------------------------------------------------------------ tasks
     def map(self, fn, name, per_part, *common, indices=None):
         """One task per partition (``tasks.Tasks.map``)."""

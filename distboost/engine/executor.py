@@ -46,6 +46,10 @@ class Executor(Protocol):
     def n_workers(self) -> int:
         """Workers the partitions are spread over."""
 
+    def single_partition(self, set_key: str) -> bool:
+        """Whether the set's rows are one partition in memory in this process
+        (then its trees may grow in one call where they are)."""
+
     def check_memory(self) -> None:
         """Refuse, before any work, workers too small to train."""
 

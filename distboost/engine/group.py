@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..kernels import exact
+from ..kernels import exact, local_grower
 from ..kernels.common import MAX_BINS, STAT_DTYPE
 from ..kernels.histogram import RowPartition, columns, replay, root_histograms, split_level
 from .buffers import Buffers
@@ -238,7 +238,7 @@ class LevelResult(NamedTuple):
 
 
 def start_round(state: GroupState, learner, update, metric: bool, round_index, features,
-                pending=None):
+                pending=None, histograms=True):
     """Add the previous round's trees, then start the next: stats, root histograms.
 
     Each partition goes through all of it before the next one starts, so that
@@ -247,6 +247,8 @@ def start_round(state: GroupState, learner, update, metric: bool, round_index, f
     ``pending``: the previous round's split history, its last level not
     routed yet (``Engine.start_round``); it is routed and counted first, as
     a ``level`` with no histogram, and the trees are added from there.
+    ``histograms`` False: no root histograms (the round's trees grow here,
+    ``grow``, which makes its own); the result's are None.
 
     Returns
     -------
@@ -263,9 +265,10 @@ def start_round(state: GroupState, learner, update, metric: bool, round_index, f
             sums.append(learner.metric_partials(shard, row))
         st, pos = _row_stats(shard, learner, row, round_index)
         partitions.append(RowPartition.from_positions(pos, shard.buffers))
-        if hist is None:
-            hist = _histogram_memory(state, "root", st.shape[0], st.shape[2])
-        hist = root_histograms(shard.X_binned, st, partitions[-1], features, hist)
+        if histograms:
+            if hist is None:
+                hist = _histogram_memory(state, "root", st.shape[0], st.shape[2])
+            hist = root_histograms(shard.X_binned, st, partitions[-1], features, hist)
         counts = counts + partitions[-1].stop[:, 0]
         stats.append(st)
         positions.append(pos)
@@ -310,6 +313,26 @@ def level(state: GroupState, split_history, n_slots, features):
         counts = counts + cc
     state.memory.remember(state, split_history, partitions)
     return LevelResult(hist, counts, time.perf_counter() - t0)
+
+
+def grow(state: GroupState, criterion, mapper, masks, features, growth, sampling):
+    """The round's trees grown here in one compiled call (``kernels.local_grower``),
+    from the round start's rows; the group is one partition in memory. Its
+    rows stay where the trees sent them, as after the levels of ``level``.
+
+    Returns (state, the ``local_grower.Grown``: the trees' node tables).
+    """
+    (shard,) = state.shards
+    routed = state.memory.routed(state)
+    if routed is None or routed[1]:  # not the round start's roots: make them again
+        partitions = [RowPartition.from_positions(state.positions[0], shard.buffers)]
+    else:
+        partitions = routed[0]
+    grown = local_grower.grow(shard.X_binned, columns(shard.X_binned, shard.buffers),
+                              state.stats[0], partitions[0], criterion, mapper, masks, features,
+                              growth, sampling)
+    state.memory.remember(state, (grown.splits,), partitions)
+    return state, grown
 
 
 def finish(state: GroupState, learner, update, metric: bool):

@@ -42,6 +42,13 @@ class LocalExecutor:
                 out[i].append(small)
         return out
 
+    def single_partition(self, set_key) -> bool:
+        """Whether the set's rows are one partition held in memory here."""
+        if len(self.groups) != 1 or set_key not in self.groups[0].sets:
+            return False
+        shards = self.groups[0].sets[set_key].shards
+        return len(shards) == 1 and not shards[0].buffers.on_disk
+
     def set_round(self, round_index):
         pass
 

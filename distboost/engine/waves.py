@@ -19,7 +19,9 @@ import numpy as np
 
 from ..binning import SAMPLE_ROWS, BinMapper, CandidatePool
 from ..inputs.frames import Schema, merge_categories
-from ..kernels import exact
+from ..kernels import exact, local_grower
+from ..kernels.grower import tree_from_table
+from ..kernels.sampling import NodeFeatureSampler
 from . import group as _group
 from . import spill
 from .executor import Executor
@@ -214,7 +216,8 @@ class Engine:
         self.ex.run(ops, "initial-state")
 
     # ----------------------------------------------------------- the waves
-    def start_round(self, learner, update, train_metric, round_index, features, pending=None):
+    def start_round(self, learner, update, train_metric, round_index, features, pending=None,
+                    histograms=True):
         """Add the previous round's trees everywhere, start round ``round_index``.
 
         One wave: every holder adds the trees to its training rows and builds
@@ -224,6 +227,8 @@ class Engine:
         the grower left it to this wave (``TreeGrower(defer_counts=True)``):
         the holders route the rows through it first, as its own wave would
         have, and count them; the trees then continue from there.
+        ``histograms`` False: no root histograms (``hist`` is None), for a
+        round whose trees grow where the rows are (``grow_here``).
 
         Returns
         -------
@@ -241,12 +246,12 @@ class Engine:
         history = None if pending is None else (*self._split_history, pending)
         self._split_history, self._features = [], features
         op = Op(TRAIN, _group.start_round,
-                (learner, update, train_metric, round_index, features, history),
+                (learner, update, train_metric, round_index, features, history, histograms),
                 BOTH, _group.TreesAdded(learner, update, round_index),
                 _group.CombineRoundStart(learner))
         evals = self._evaluations(learner, update) if update is not None else []
         results, *rest = self.ex.run([op] + evals, "round-start")
-        hist = _sum_histograms([r.histograms for r in results])
+        hist = _sum_histograms([r.histograms for r in results]) if histograms else None
         root_counts = sum(r.root_counts for r in results)
         self.timings["kernels"] += max(r.seconds for r in results)
         tm = _finish_metric([r.metric_sums for r in results], learner) if train_metric else None
@@ -277,6 +282,36 @@ class Engine:
         self.timings["kernels"] += max(r.seconds for r in results)
         self.timings["histograms"] += time.perf_counter() - t0
         return tuple(r.histograms for r in results), counts
+
+    def grows_here(self, criterion, growth, node_features) -> bool:
+        """Whether a round's trees can grow in one compiled call where the rows
+        are (``kernels.local_grower``): in process, the training rows one
+        partition in memory, and a criterion, growth and per-node features it
+        knows. ``dask.config.set({"distboost.local-grower": False})`` grows
+        them level by level as on Dask (the same trees)."""
+        import dask.config
+
+        return (dask.config.get("distboost.local-grower", True) is not False
+                and self.ex.single_partition(TRAIN)
+                and local_grower.pack_criterion(criterion) is not None
+                and growth.monotonic_cst is None and growth.interaction_cst is None
+                and (node_features is None or isinstance(node_features, NodeFeatureSampler)))
+
+    def grow_here(self, spec, growth) -> list:
+        """The round's trees, grown where the rows are (``grows_here``); the
+        round was started without root histograms."""
+        t0 = time.perf_counter()
+        sampler = spec.node_features
+        sampling = None
+        if sampler is not None and sampler.max_features is not None \
+                and sampler.max_features < self.schema.n_features:
+            sampling = (sampler.max_features, sampler.seed, sampler.first_tree)
+        (grown,) = self.apply(_group.grow, "grow", spec.criterion, self.mapper, spec.masks,
+                              spec.features, growth, sampling)
+        trees = [tree_from_table(t, spec.criterion, self.mapper, growth.learning_rate)
+                 for t in grown.tables]
+        self.timings["kernels"] += time.perf_counter() - t0
+        return trees
 
     def finish(self, learner, update, train_metric):
         """Add the last round's trees; metrics of the final model."""

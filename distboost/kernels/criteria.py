@@ -103,6 +103,8 @@ def _scan(hist_f, order, total, kind, min_count, parent, cst, bounds):
     cl = np.empty(n_classes, np.float64)
     cr = np.empty(n_classes, np.float64)
     for p in range(len(order) - 1):
+        if p > 0 and hist_f[order[p], n_classes] == 0:
+            continue  # an empty bin: the candidate before it again (``splitting._scan_order``)
         left += hist_f[order[p]]
         for missing_left in (False, True):
             if missing_left and miss[n_classes] == 0:
@@ -271,6 +273,31 @@ class ImpurityCriterion:
             p1 = min(max(p[1], lower), upper)
             p = np.array([1.0 - p1, p1])
         return p
+
+    def node_vectors(self, totals, lower=None, upper=None) -> np.ndarray:
+        """``node_vector`` of every row of ``totals`` (n_nodes, K + 1), with the
+        nodes' bounds when given (arrays; +-inf: unbounded)."""
+        c = totals[:, : self.n_classes].astype(np.float64)
+        s = c.sum(axis=1, keepdims=True)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            p = np.where(s > 0, c / s, 1.0 / self.n_classes)
+        if lower is not None:
+            bounded = (lower > -np.inf) | (upper < np.inf)
+            p1 = np.minimum(np.maximum(p[:, 1], lower), upper)
+            p = np.where(bounded[:, None], np.stack([1.0 - p1, p1], axis=1), p)
+        return p
+
+    def node_values(self, totals, lower=None, upper=None) -> np.ndarray:
+        """``node_value`` of every row of ``totals``: the majority class's code."""
+        if lower is None:
+            return np.argmax(totals[:, : self.n_classes], axis=1).astype(np.float64)
+        bounded = (lower > -np.inf) | (upper < np.inf)
+        return np.where(bounded, np.argmax(self.node_vectors(totals, lower, upper), axis=1),
+                        np.argmax(totals[:, : self.n_classes], axis=1)).astype(np.float64)
+
+    def covers(self, totals) -> np.ndarray:
+        """``cover`` of every row of ``totals``."""
+        return totals[:, : self.n_classes].sum(axis=1) / self.scale
 
     def bound_value(self, totals) -> float:
         """The value monotone constraints order: the frequency of class 1."""

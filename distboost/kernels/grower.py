@@ -103,6 +103,65 @@ class GrowthParams:
     interaction_cst: np.ndarray | None = None
 
 
+@dataclass
+class NodeTable:
+    """One grown tree's nodes in id order, as arrays (``tree_from_table``).
+
+    ``feature``, ``split_bin``, ``missing_left``, ``gain``, ``left`` and
+    ``right`` (children's ids) are read where ``split`` is True; a categorical
+    split's directions are row ``categories[k]`` of ``directions`` (256
+    bools). ``lower`` and ``upper``: the nodes' bounds under monotone
+    constraints, or None.
+    """
+
+    totals: np.ndarray
+    count: np.ndarray
+    depth: np.ndarray
+    split: np.ndarray
+    feature: np.ndarray
+    split_bin: np.ndarray
+    missing_left: np.ndarray
+    gain: np.ndarray
+    left: np.ndarray
+    right: np.ndarray
+    categories: np.ndarray
+    directions: np.ndarray
+    lower: np.ndarray | None = None
+    upper: np.ndarray | None = None
+
+
+def tree_from_table(table: NodeTable, criterion, mapper, learning_rate: float) -> Tree:
+    """The ``Tree`` of a node table: values (times the learning rate), covers,
+    and vectors from the criterion; thresholds from the bins."""
+    n = len(table.totals)
+    bounds = (table.lower, table.upper)
+    rec = np.zeros(n, NODE_DTYPE)
+    rec["value"] = learning_rate * criterion.node_values(table.totals, *bounds)
+    rec["count"] = table.count
+    rec["cover"] = criterion.covers(table.totals)
+    rec["depth"] = table.depth
+    rec["is_leaf"] = ~table.split
+    rec["feature"] = rec["left"] = rec["right"] = rec["cat_index"] = -1
+    at = np.flatnonzero(table.split)
+    for name in ("feature", "left", "right", "gain", "missing_left"):
+        rec[name][at] = getattr(table, name)[at]
+    is_cat = mapper.is_categorical_[table.feature[at]]
+    categorical, numeric = at[is_cat], at[~is_cat]
+    rec["is_categorical"][categorical] = 1
+    rec["cat_index"][categorical] = np.arange(len(categorical))
+    bits = np.array([bitset_from_mask(table.directions[table.categories[k]]) for k in categorical],
+                    np.uint64).reshape(-1, N_BITSET_WORDS)
+    rec["bin_threshold"][numeric] = table.split_bin[numeric]
+    rec["threshold"][numeric] = mapper.bin_threshold_values(table.feature[numeric],
+                                                            table.split_bin[numeric])
+    vectors = criterion.node_vectors(table.totals, *bounds) \
+        if hasattr(criterion, "node_vectors") else None
+    tree = Tree(rec, bits, vectors)
+    if table.lower is not None:  # for the line search, which sets the leaves again within bounds
+        tree.bounds = np.column_stack([table.lower, table.upper])
+    return tree
+
+
 class LevelBlocks:
     """Memory for the children's histograms of depth-wise levels, reused
     from level to level and round to round.
@@ -524,36 +583,23 @@ class TreeGrower:
         """Tree ``t``'s nodes in id order; an expansion never taken stays a leaf."""
         made = self.nodes[t]
         nodes = sorted((n for n in made if n.exact >= 0), key=lambda n: n.exact)
-        crit, lr, mapper = self.criterion, self.params.learning_rate, self.mapper
-        rec = np.zeros(len(nodes), NODE_DTYPE)
+        split = [n.adopted for n in nodes]
+        categorical = [n.goes_left for n in nodes if n.adopted and n.goes_left is not None]
         bounded = self.params.monotonic_cst is not None
-        bounds = [(n.lower, n.upper) if bounded else () for n in nodes]
-        rec["value"] = [lr * crit.node_value(n.totals, *b) for n, b in zip(nodes, bounds)]
-        rec["count"] = [-1 if n.count is None else n.count for n in nodes]  # -1: deferred
-        rec["cover"] = [crit.cover(n.totals) for n in nodes]
-        rec["depth"] = [n.depth for n in nodes]
-        rec["is_leaf"] = [not n.adopted for n in nodes]
-        rec["feature"] = rec["left"] = rec["right"] = rec["cat_index"] = -1
-        split = [n for n in nodes if n.adopted]
-        at = [n.exact for n in split]
-        rec["feature"][at] = [n.feature for n in split]
-        rec["left"][at] = [made[n.left].exact for n in split]
-        rec["right"][at] = [made[n.right].exact for n in split]
-        rec["gain"][at] = [n.gain for n in split]
-        rec["missing_left"][at] = [n.missing_left for n in split]
-        categorical = [n for n in split if mapper.is_categorical_[n.feature]]
-        numeric = [n for n in split if not mapper.is_categorical_[n.feature]]
-        rec["is_categorical"][[n.exact for n in categorical]] = 1
-        rec["cat_index"][[n.exact for n in categorical]] = np.arange(len(categorical))
-        bitsets = [bitset_from_mask(n.goes_left) for n in categorical]
-        rec["bin_threshold"][[n.exact for n in numeric]] = [n.split_bin for n in numeric]
-        rec["threshold"][[n.exact for n in numeric]] = [
-            mapper.bin_threshold_value(n.feature, n.split_bin) for n in numeric]
-        bits = np.array(bitsets, np.uint64).reshape(-1, N_BITSET_WORDS)
-        vectors = None
-        if hasattr(crit, "node_vector"):  # e.g. class frequencies of classification trees
-            vectors = np.stack([crit.node_vector(n.totals, *b) for n, b in zip(nodes, bounds)])
-        tree = Tree(rec, bits, vectors)
-        if bounded:  # for the line search, which sets the leaves again within bounds
-            tree.bounds = np.array([(n.lower, n.upper) for n in nodes]).reshape(-1, 2)
-        return tree
+        table = NodeTable(
+            totals=np.stack([n.totals for n in nodes]),
+            count=np.array([-1 if n.count is None else n.count for n in nodes], np.int64),
+            depth=np.array([n.depth for n in nodes], np.int64),
+            split=np.array(split, bool),
+            feature=np.array([n.feature for n in nodes], np.int64),
+            split_bin=np.array([n.split_bin for n in nodes], np.int64),
+            missing_left=np.array([n.missing_left for n in nodes], bool),
+            gain=np.array([n.gain for n in nodes]),
+            left=np.array([made[n.left].exact if n.adopted else -1 for n in nodes], np.int64),
+            right=np.array([made[n.right].exact if n.adopted else -1 for n in nodes], np.int64),
+            categories=np.cumsum([n.adopted and n.goes_left is not None for n in nodes]) - 1,
+            directions=np.array(categorical, bool).reshape(-1, MAX_BINS),
+            lower=np.array([n.lower for n in nodes]) if bounded else None,
+            upper=np.array([n.upper for n in nodes]) if bounded else None,
+        )
+        return tree_from_table(table, self.criterion, self.mapper, self.params.learning_rate)

@@ -12,10 +12,16 @@ so ranges stay in ascending row order and memory reads stay nearly sequential)
 and adds the rows of the child being built to its histogram; the other child's
 histogram is the parent's minus this one (histogram subtraction).
 
-Work is cut into chunks of at most ``CHUNK_ROWS`` rows and the chunks into one
-block per thread, each block with its own histogram buffer, summed at the end
-(XGBoost's per-thread buffers). Statistics are int64, so the sums are exact
-and do not depend on how rows were cut into chunks, blocks or partitions.
+Work is cut into chunks of at most ``CHUNK_ROWS`` rows, in node order, and
+the chunks into one block per thread, each a contiguous run of about the same
+number of rows. A block writes straight into the histograms of the nodes it
+alone touches; only a node whose chunks straddle blocks (at most the first and
+the last of each block) is summed in per-block buffers and added up afterwards
+(XGBoost's per-thread buffers, kept to the nodes that need them: at 16 threads
+and 32 nodes a level fills 2 x 16 node buffers, not 16 x 32). Each block zeroes
+what it writes, so no pass over the output comes first. Statistics are int64,
+so the sums are exact and do not depend on how rows were cut into chunks,
+blocks or partitions.
 """
 
 from __future__ import annotations
@@ -31,11 +37,6 @@ from .intrinsics import add_pair, prefetch
 CHUNK_ROWS = 16384
 """Rows per unit of work: small enough to balance threads, large enough that
 the per-chunk bookkeeping does not show."""
-
-NODES_PER_THREAD = 4
-"""From this many built nodes per thread on, threads split the nodes (each
-writing its own nodes' histograms) instead of the rows (each filling a full
-copy of every histogram, summed afterwards)."""
 
 PREFETCH_AHEAD = 16
 """Rows between asking for a row's codes and statistics and reading them."""
@@ -78,9 +79,7 @@ class RowPartition:
             order = buffers.get("partition-order", (n_trees, n_rows), np.int32)
             scratch = buffers.get("partition-scratch", (n_trees, n_rows), np.int32)
         start = np.zeros((n_trees, 1), np.int64)
-        stop = np.zeros((n_trees, 1), np.int64)
-        for t in range(n_trees):
-            stop[t, 0] = _in_bag_rows(positions[t], order[t])
+        stop = _in_bag_rows(positions, order).reshape(n_trees, 1)
         return cls(order, start, stop, scratch)
 
     def copy(self) -> RowPartition:
@@ -100,15 +99,31 @@ class RowPartition:
         return self.order[tree, self.start[tree, node]: self.stop[tree, node]]
 
 
-@numba.njit(cache=True)
+@numba.njit(parallel=True, cache=True)
 def _in_bag_rows(positions, out):
-    """Write the rows with positions >= 0 into out, ascending; return how many."""
-    n = 0
-    for i in range(len(positions)):
-        if positions[i] >= 0:
-            out[n] = i
-            n += 1
-    return n
+    """Per tree t, write the rows with positions[t] >= 0 into out[t], ascending;
+    return how many, shape (n_trees,). Chunks of rows are counted, then
+    written at their running offsets, both in parallel."""
+    n_trees, n_rows = positions.shape
+    n_chunks = (n_rows + CHUNK_ROWS - 1) // CHUNK_ROWS
+    at = np.zeros((n_trees, n_chunks + 1), np.int64)
+    for q in numba.prange(n_trees * n_chunks):
+        t, c = q // n_chunks, q % n_chunks
+        k = 0
+        for i in range(c * CHUNK_ROWS, min(n_rows, (c + 1) * CHUNK_ROWS)):
+            k += positions[t, i] >= 0
+        at[t, c + 1] = k
+    for t in range(n_trees):
+        for c in range(n_chunks):
+            at[t, c + 1] += at[t, c]
+    for q in numba.prange(n_trees * n_chunks):
+        t, c = q // n_chunks, q % n_chunks
+        k = at[t, c]
+        for i in range(c * CHUNK_ROWS, min(n_rows, (c + 1) * CHUNK_ROWS)):
+            if positions[t, i] >= 0:
+                out[t, k] = i
+                k += 1
+    return at[:, n_chunks].copy()
 
 
 @dataclass
@@ -184,10 +199,9 @@ def _add_row(X, r, features, st, hs):
 
 
 @numba.njit(cache=True)
-def _plan(owner_lo, owner_hi, n_blocks, whole_owners=False):
+def _plan(owner_lo, owner_hi, n_blocks):
     """Cut ranges [lo[i], hi[i]) into chunks; give each block a contiguous run
-    of chunks with about the same number of rows (with ``whole_owners``, every
-    range's chunks in one block, so that blocks write disjoint outputs).
+    of chunks with about the same number of rows.
 
     Returns (chunk_owner, chunk_lo, chunk_hi, block_start).
     """
@@ -210,8 +224,6 @@ def _plan(owner_lo, owner_hi, n_blocks, whole_owners=False):
     done, b = 0, 1
     for c in range(n_chunks):
         done += chi[c] - clo[c]
-        if whole_owners and c + 1 < n_chunks and owner[c + 1] == owner[c]:
-            continue
         while b < n_blocks and done * n_blocks >= total * b:
             block_start[b] = c + 1
             b += 1
@@ -219,11 +231,42 @@ def _plan(owner_lo, owner_hi, n_blocks, whole_owners=False):
     return owner, clo, chi, block_start
 
 
+@numba.njit(cache=True)
+def _sharing(owner, block_start, n_owners):
+    """Which owners (nodes) more than one block writes, and where each block's go.
+
+    Returns
+    -------
+    shared : ndarray (n_owners,), bool
+        True for an owner whose chunks straddle blocks, or that has none (its
+        histogram is then made by ``_reduce_shared``, zero or a sum of buffers).
+    first_block, last_block : ndarray (n_owners,), int64
+        The blocks holding the owner's first and last chunk (-1: no chunk).
+    """
+    first_block = np.full(n_owners, -1, np.int64)
+    last_block = np.full(n_owners, -1, np.int64)
+    for b in range(len(block_start) - 1):
+        for c in range(block_start[b], block_start[b + 1]):
+            if first_block[owner[c]] < 0:
+                first_block[owner[c]] = b
+            last_block[owner[c]] = b
+    shared = (first_block < 0) | (first_block != last_block)
+    return shared, first_block, last_block
+
+
+@numba.njit(cache=True, inline="always")
+def _zero(a):
+    for i in range(len(a)):
+        a[i] = 0
+
+
 @numba.njit(parallel=True, cache=True)
 def _accumulate(X, stats, order, owner_tree, owner_slot, owner, clo, chi, block_start, features,
-                out):
-    """out[block, slot] += the statistics of every row of each chunk (all
-    blocks write into out[0] when ``out`` has one block: disjoint slots).
+                out, private, shared, zero):
+    """out[slot] += the statistics of every row of each chunk; a shared
+    owner's sums go to its block's buffer ``private[block, 0]`` (the block's
+    first owner) or ``private[block, 1]`` (its last) instead. With ``zero``
+    every histogram a block writes starts from zero.
 
     Rows are read ``PREFETCH_AHEAD`` iterations after asking for them, except
     in chunks of consecutive rows, which stream.
@@ -231,9 +274,22 @@ def _accumulate(X, stats, order, owner_tree, owner_slot, owner, clo, chi, block_
     n_features, n_stats = X.shape[1], stats.shape[2]
     flat_X = X.reshape(-1)
     for blk in numba.prange(len(block_start) - 1):
-        for c in range(block_start[blk], block_start[blk + 1]):
-            t = owner_tree[owner[c]]
-            hs = out[np.int64(blk) if out.shape[0] > 1 else 0, owner_slot[owner[c]]].reshape(-1)
+        c0, c1 = block_start[blk], block_start[blk + 1]
+        if c0 == c1:
+            continue
+        first, last = owner[c0], owner[c1 - 1]
+        for o in range(first, last + 1):
+            if shared[o]:
+                _zero(private[blk, 0 if o == first else 1].reshape(-1))
+            elif zero:
+                _zero(out[owner_slot[o]].reshape(-1))
+        for c in range(c0, c1):
+            o = owner[c]
+            if shared[o]:
+                hs = private[blk, 0 if o == first else 1].reshape(-1)
+            else:
+                hs = out[owner_slot[o]].reshape(-1)
+            t = owner_tree[o]
             st, rows = stats[t], order[t]
             flat_st = st.reshape(-1)
             lo, hi = clo[c], chi[c]
@@ -248,6 +304,23 @@ def _accumulate(X, stats, order, owner_tree, owner_slot, owner, clo, chi, block_
                     prefetch(flat_X, ahead * n_features + n_features - 1)
                     prefetch(flat_st, ahead * n_stats)
                 _add_row(X, rows[k], features, st, hs)
+
+
+@numba.njit(parallel=True, cache=True)
+def _reduce_shared(out, private, owner, owner_slot, block_start, shared, first_block, last_block,
+                   zero):
+    """out[slot] (+)= the block buffers of every shared owner, one (owner,
+    feature) pair per work item; an owner with no chunk gets zeros."""
+    n_features = out.shape[1]
+    todo = np.flatnonzero(shared)
+    for q in numba.prange(len(todo) * n_features):
+        o, f = todo[q // n_features], q % n_features
+        dst = out[owner_slot[o], f]
+        if zero:
+            dst[...] = 0
+        for b in range(max(first_block[o], 0), last_block[o] + 1):
+            k = 0 if owner[block_start[b]] == o else 1
+            dst += private[b, k, f]
 
 
 @numba.njit(parallel=True, cache=True)
@@ -281,33 +354,42 @@ def _route(X_columns, order, tmp, owner, clo, chi, block_start, tree, feature, g
             n_left[c] = nl
 
 
+@numba.njit(cache=True)
+def _destinations(owner, clo, chi, n_left, lo, n_owners):
+    """Where each chunk's left and right rows go: a node's left parts, in
+    chunk order, from its start; then its right parts. Returns (left_at,
+    right_at, the left child's rows per owner)."""
+    left_at = np.empty(len(owner), np.int64)
+    right_at = np.empty(len(owner), np.int64)
+    n_left_of = np.zeros(n_owners, np.int64)
+    for c in range(len(owner)):
+        n_left_of[owner[c]] += n_left[c]
+    at = lo.copy()
+    right = lo + n_left_of
+    for c in range(len(owner)):
+        o = owner[c]
+        left_at[c] = at[o]
+        at[o] += n_left[c]
+        right_at[c] = right[o]
+        right[o] += chi[c] - clo[c] - n_left[c]
+    return left_at, right_at, n_left_of
+
+
 @numba.njit(parallel=True, cache=True)
-def _assemble(order, tmp, owner_start, clo, chi, n_left, tree, node, left, right, start, stop):
-    """Write each split node's chunks back: all left parts, then all right parts."""
-    for s in numba.prange(len(tree)):
-        t = tree[s]
+def _assemble(order, tmp, tree, owner, clo, chi, n_left, left_at, right_at):
+    """Write the chunks back in parallel: each chunk's left rows at
+    ``left_at``, its right rows (stored from its end down) at ``right_at``."""
+    for c in numba.prange(len(owner)):
+        t = tree[owner[c]]
         rows, buf = order[t], tmp[t]
-        k = start[t, node[s]]
-        for c in range(owner_start[s], owner_start[s + 1]):
-            for i in range(clo[c], clo[c] + n_left[c]):
-                rows[k] = buf[i]
-                k += 1
-        start[t, left[s]], stop[t, left[s]] = start[t, node[s]], k
-        start[t, right[s]] = k
-        for c in range(owner_start[s], owner_start[s + 1]):
-            for i in range(chi[c] - 1, clo[c] + n_left[c] - 1, -1):
-                rows[k] = buf[i]
-                k += 1
-        stop[t, right[s]] = k
-
-
-@numba.njit(parallel=True, cache=True)
-def _sum_blocks(blocks, out):
-    n_blocks, n_slots, n_features = blocks.shape[:3]
-    for q in numba.prange(n_slots * n_features):
-        i, j = q // n_features, q % n_features
-        for b in range(n_blocks):
-            out[i, j] += blocks[b, i, j]
+        k = left_at[c]
+        for i in range(clo[c], clo[c] + n_left[c]):
+            rows[k] = buf[i]
+            k += 1
+        k = right_at[c]
+        for i in range(chi[c] - 1, clo[c] + n_left[c] - 1, -1):
+            rows[k] = buf[i]
+            k += 1
 
 
 @numba.njit(parallel=True, cache=True)
@@ -368,30 +450,39 @@ def siblings(parts, slot, parent, built, other):
 
 
 # ------------------------------------------------------------------- passes
+@numba.njit(cache=True)
+def fill_histograms(X_binned, stats, order, tree, slot, lo, hi, features, out, zero, n_blocks):
+    """out[slot[i]] (+)= statistics of rows order[tree[i], lo[i]:hi[i]]: the
+    plan, the blocks' pass and the sums of straddling nodes (``zero``: the
+    named slots start from zero). Callable from compiled code."""
+    owner, clo, chi, block_start = _plan(lo, hi, n_blocks)
+    shared, first_block, last_block = _sharing(owner, block_start, len(lo))
+    n_private = n_blocks if shared.any() else 0
+    private = np.empty((n_private, 2) + out.shape[1:], out.dtype)
+    _accumulate(X_binned, stats, order, tree, slot, owner, clo, chi, block_start, features, out,
+                private, shared, zero)
+    if n_private:
+        _reduce_shared(out, private, owner, slot, block_start, shared, first_block, last_block,
+                       zero)
+
+
 def _histograms(X_binned, stats, order, tree, slot, lo, hi, n_slots, features, out=None):
     """hist[slot[i]] = statistics of rows order[tree[i], lo[i]:hi[i]], summed;
     added to ``out`` when given (the histograms of a worker's other partitions),
-    which is then returned."""
-    n_threads = numba.get_num_threads()
-    # with many nodes, each thread takes whole nodes: no per-thread copies to sum
-    shared = n_threads > 1 and len(lo) >= NODES_PER_THREAD * n_threads
-    owner, clo, chi, block_start = _plan(lo, hi, n_threads, shared)
+    which is then returned. Every slot is written (a slot no range names is zero)."""
     shape = (n_slots, X_binned.shape[1], MAX_BINS, stats.shape[2])
     features = np.asarray(features, np.int64)
     if len(features) == X_binned.shape[1] and (features == np.arange(len(features))).all():
         features = features[:0]  # every feature: the kernel's unrolled case
-    if shared or len(block_start) == 2:  # one buffer: accumulate straight into the output
-        if out is None:
-            out = np.zeros(shape, STAT_DTYPE)
-        _accumulate(X_binned, stats, order, tree, slot, owner, clo, chi, block_start, features,
-                    out[None])
-        return out
-    blocks = np.zeros((len(block_start) - 1, *shape), STAT_DTYPE)
-    _accumulate(X_binned, stats, order, tree, slot, owner, clo, chi, block_start, features,
-                blocks)
-    if out is None:
-        out = np.zeros(shape, STAT_DTYPE)
-    _sum_blocks(blocks, out)
+    zero = out is None
+    if zero:
+        out = np.empty(shape, STAT_DTYPE)
+        unnamed = np.ones(n_slots, bool)
+        unnamed[slot] = False
+        out[unnamed] = 0
+    fill_histograms(X_binned, stats, order, np.asarray(tree, np.int64),
+                    np.asarray(slot, np.int64), np.asarray(lo, np.int64),
+                    np.asarray(hi, np.int64), features, out, zero, numba.get_num_threads())
     return out
 
 
@@ -418,6 +509,20 @@ def root_histograms(X_binned, stats, partition: RowPartition, features, out=None
                        partition.stop[:, 0], len(trees), features, out)
 
 
+@numba.njit(cache=True)
+def route_rows(X_columns, order, tmp, tree, feature, goes_left, lo, hi, n_blocks):
+    """Move the rows of ranges order[tree[i], lo[i]:hi[i]] to the left part of
+    their range where ``goes_left[i]`` takes their code of ``feature[i]``, the
+    others after them, both in ascending row order; return the left rows per
+    range. Callable from compiled code."""
+    owner, clo, chi, block_start = _plan(lo, hi, n_blocks)
+    n_left = np.empty(len(owner), np.int64)
+    _route(X_columns, order, tmp, owner, clo, chi, block_start, tree, feature, goes_left, n_left)
+    left_at, right_at, left = _destinations(owner, clo, chi, n_left, lo, len(lo))
+    _assemble(order, tmp, tree, owner, clo, chi, n_left, left_at, right_at)
+    return left
+
+
 def route(X_columns, partition: RowPartition, splits: LevelSplits) -> np.ndarray:
     """Move the rows of every split node into its children's ranges (in place).
 
@@ -427,16 +532,12 @@ def route(X_columns, partition: RowPartition, splits: LevelSplits) -> np.ndarray
     partition.ensure_nodes(splits.n_nodes)
     lo = partition.start[splits.tree, splits.node]
     hi = partition.stop[splits.tree, splits.node]
-    owner, clo, chi, block_start = _plan(lo, hi, numba.get_num_threads())
-    owner_start = np.searchsorted(owner, np.arange(len(lo) + 1))
-    n_left = np.empty(len(owner), np.int64)
-    tmp = partition.scratch
-    _route(X_columns, partition.order, tmp, owner, clo, chi, block_start, splits.tree,
-           splits.feature, splits.goes_left, n_left)
-    _assemble(partition.order, tmp, owner_start, clo, chi, n_left, splits.tree, splits.node,
-              splits.left, splits.right, partition.start, partition.stop)
-    left = np.zeros(len(lo), np.int64)
-    np.add.at(left, owner, n_left)
+    left = route_rows(X_columns, partition.order, partition.scratch, splits.tree, splits.feature,
+                      splits.goes_left, lo, hi, numba.get_num_threads())
+    partition.start[splits.tree, splits.left] = lo
+    partition.stop[splits.tree, splits.left] = lo + left
+    partition.start[splits.tree, splits.right] = lo + left
+    partition.stop[splits.tree, splits.right] = hi
     return np.stack([left, hi - lo - left], axis=1)
 
 

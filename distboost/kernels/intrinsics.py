@@ -1,4 +1,4 @@
-"""Two machine operations numba does not emit by itself, for the histogram kernels.
+"""Three operations numba does not emit by itself (in code it can cache), for the kernels.
 
 * ``prefetch`` (LLVM's ``llvm.prefetch``): histogram passes over a node's rows
   read rows that are sorted but far apart (one node's rows are spread over
@@ -9,6 +9,10 @@
   pair as one 128-bit vector (one load and one store instead of two each)
   makes the innermost histogram loop about a fifth faster. Integer addition,
   so the sums are the same to the bit.
+* ``set_threads``: ``numba.set_num_threads`` inside compiled code, which
+  numba itself calls through a ctypes pointer, so that no function using it
+  can be cached; here the threading layer's own function is called by name,
+  resolved when the code is linked (``launch_threads`` first).
 """
 
 from llvmlite import ir
@@ -65,3 +69,28 @@ def add_pair(typingctx, array, index, a, b):
         return context.get_dummy_value()
 
     return types.void(array, index, types.int64, types.int64), codegen
+
+
+def launch_threads() -> None:
+    """Start numba's threading layer (once): what ``set_threads`` calls must exist."""
+    from numba.np.ufunc.parallel import _launch_threads
+
+    _launch_threads()
+
+
+@intrinsic
+def set_threads(typingctx, n):
+    """Parallel regions this thread starts from now on use ``n`` threads
+    (1 <= n <= the pool numba started with; not checked)."""
+    if not isinstance(n, types.Integer):
+        return None
+    launch_threads()
+
+    def codegen(context, builder, signature, args):
+        i32 = ir.IntType(32)
+        fn = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(ir.VoidType(), [i32]), "set_num_threads")
+        builder.call(fn, [builder.trunc(args[0], i32)])
+        return context.get_dummy_value()
+
+    return types.void(n), codegen

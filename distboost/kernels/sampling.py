@@ -100,24 +100,50 @@ def tree_feature_masks(n_trees, n_features, k, seed, bootstrap_features=False) -
     return masks
 
 
+@numba.njit(cache=True, inline="always")
+def node_key(seed, tree, node):
+    """The uint64 key of (global tree index, node id): its random stream for features."""
+    mixed = (np.uint64(seed) * np.uint64(0x9E3779B1) + np.uint64(tree) * np.uint64(0x85EBCA77)
+             + np.uint64(node) * np.uint64(0xC2B2AE3D) + np.uint64(0x27D4EB2F))
+    return splitmix64(mixed)
+
+
+@numba.njit(cache=True)
+def _node_keys(seed, trees, nodes):
+    keys = np.empty(len(trees), np.uint64)
+    for k in range(len(trees)):
+        keys[k] = node_key(seed, trees[k], nodes[k])
+    return keys
+
+
 def node_keys(seed: int, nodes) -> np.ndarray:
     """One uint64 key per (tree, node) pair: its random stream for features."""
-    keys = np.empty(len(nodes), np.uint64)
-    for k, (tree, node) in enumerate(nodes):
-        mixed = (seed * 0x9E3779B1 + tree * 0x85EBCA77 + node * 0xC2B2AE3D + 0x27D4EB2F) % 2**64
-        keys[k] = splitmix64(np.uint64(mixed))
-    return keys
+    pairs = np.asarray(nodes, np.int64).reshape(-1, 2)
+    return _node_keys(seed, pairs[:, 0].copy(), pairs[:, 1].copy())
+
+
+@numba.njit(cache=True, inline="always")
+def node_permutation(key, perm):
+    """``perm`` (length n_features) becomes the node's random permutation of
+    the features, a function of its key only (Fisher-Yates on SplitMix64)."""
+    z = key
+    for j in range(len(perm)):
+        perm[j] = j
+    for j in range(len(perm) - 1, 0, -1):
+        z = splitmix64(z + np.uint64(0x9E3779B97F4A7C15))
+        r = np.int64(z % np.uint64(j + 1))
+        perm[j], perm[r] = perm[r], perm[j]
 
 
 @numba.njit(cache=True)
 def draw_node_features(keys, allowed, non_constant, max_features):
     """Random feature subsets of the nodes of a forest (seed 001, step 2).
 
-    Each node walks its own random permutation of the features (a function of
-    its key only) and keeps the first ``max_features`` that are allowed and
-    not constant in the node; constant features do not count, as in
-    scikit-learn, so a node with an informative feature is never left without
-    one to split on.
+    Each node walks its own random permutation of the features
+    (``node_permutation``) and keeps the first ``max_features`` that are
+    allowed and not constant in the node; constant features do not count, as
+    in scikit-learn, so a node with an informative feature is never left
+    without one to split on.
 
     Parameters
     ----------
@@ -133,13 +159,7 @@ def draw_node_features(keys, allowed, non_constant, max_features):
     masks = np.zeros((n_nodes, n_features), np.bool_)
     perm = np.empty(n_features, np.int64)
     for node in range(n_nodes):
-        z = keys[node]
-        for j in range(n_features):
-            perm[j] = j
-        for j in range(n_features - 1, 0, -1):  # Fisher-Yates
-            z = splitmix64(z + np.uint64(0x9E3779B97F4A7C15))
-            r = np.int64(z % np.uint64(j + 1))
-            perm[j], perm[r] = perm[r], perm[j]
+        node_permutation(keys[node], perm)
         taken = 0
         for j in range(n_features):
             f = perm[j]

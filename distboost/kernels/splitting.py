@@ -114,6 +114,9 @@ def _scan_order(hist_f, order, n_order, total, scale_g, scale_h, lam, mcw, min_c
     cl = np.int64(0)
     for k in range(n_order - 1):
         b = k if order is None else order[k]
+        if k > 0 and hist_f[b, P] == 0:
+            continue  # an empty bin: the candidate before it again (the first one, missing
+            # values alone on the left, is tried whatever bin 0 holds)
         gl += hist_f[b, G]
         hl += hist_f[b, H]
         cl += hist_f[b, P]
@@ -341,6 +344,22 @@ class GradientCriterion:
         value = leaf_value(totals[G] / self.scale_g, totals[H] / self.scale_h,
                            self.params.reg_lambda)
         return min(max(value, lower), upper) if lower > -np.inf or upper < np.inf else value
+
+    def node_values(self, totals, lower=None, upper=None) -> np.ndarray:
+        """``node_value`` of every row of ``totals`` (n_nodes, n_stats), with
+        the nodes' bounds when given (arrays; +-inf: unbounded)."""
+        g, h = totals[:, G] / self.scale_g, totals[:, H] / self.scale_h
+        denom = h + self.params.reg_lambda
+        with np.errstate(divide="ignore", invalid="ignore"):
+            value = np.where(denom > 0, -g / denom, 0.0)
+        if lower is None:
+            return value
+        bounded = (lower > -np.inf) | (upper < np.inf)
+        return np.where(bounded, np.minimum(np.maximum(value, lower), upper), value)
+
+    def covers(self, totals) -> np.ndarray:
+        """``cover`` of every row of ``totals``."""
+        return totals[:, H] / self.scale_h
 
     def bound_value(self, totals) -> float:
         """The value monotone constraints order: the Newton value."""

@@ -8,7 +8,9 @@ and bagged trees (forests, bagging, pasting) are all rounds of
    histograms of this round's learner are built (``Engine.start_round``);
    metrics of the model so far come back with it;
 2. the round's trees grow level by level from the histograms
-   (``TreeGrower``, one wave per level);
+   (``TreeGrower``, one wave per level); or, with every row in this
+   process, in one compiled call where the rows are (``Engine.grow_here``,
+   ``kernels.local_grower``: the same trees);
 3. the ensemble turns the trees into the next update.
 
 An ``Ensemble`` says what changes: each round's learner, criterion and
@@ -122,23 +124,28 @@ def train(engine, ensemble: Ensemble, rounds: range) -> TrainLog:
         spec = ensemble.begin(r, update)
         index = r if spec.round_index is None else spec.round_index
         measured = spec.measure and r > rounds.start
+        here = engine.grows_here(spec.criterion, ensemble.growth, spec.node_features)
         root, root_counts, tm, evals, counts = engine.start_round(
             spec.learner, update, measured, index, spec.features,
-            None if pending is None else pending[1].deferred_splits)
+            None if pending is None else pending[1].deferred_splits, histograms=not here)
         if pending is not None:
             ensemble.completed(pending[0], pending[1].complete(counts))
             pending = None
         if r > rounds.start and ensemble.measured(r - 1, tm, evals):
             log.stopped = True
             break
-        t1, waves = time.perf_counter(), engine.timings["histograms"]
-        grower = TreeGrower(root, engine.level, engine.mapper, ensemble.growth, spec.criterion,
-                            spec.masks, spec.node_features, root_counts, blocks, spec.defer_counts)
-        trees = grower.grow()
-        engine.timings["split_finding"] += (time.perf_counter() - t1
-                                            - (engine.timings["histograms"] - waves))
-        if grower.deferred is not None:
-            pending = (r, grower)
+        if here:
+            trees = engine.grow_here(spec, ensemble.growth)
+        else:
+            t1, waves = time.perf_counter(), engine.timings["histograms"]
+            grower = TreeGrower(root, engine.level, engine.mapper, ensemble.growth,
+                                spec.criterion, spec.masks, spec.node_features, root_counts,
+                                blocks, spec.defer_counts)
+            trees = grower.grow()
+            engine.timings["split_finding"] += (time.perf_counter() - t1
+                                                - (engine.timings["histograms"] - waves))
+            if grower.deferred is not None:
+                pending = (r, grower)
         update = ensemble.grown(r, trees)
         log.n_rounds += 1
         engine.timings["train"] += time.perf_counter() - t0

@@ -1,0 +1,670 @@
+"""Grow whole trees where the rows are, in compiled code.
+
+``grower.TreeGrower`` grows trees on the driver, one wave of work on the
+partitions per level, because on Dask the rows are spread over workers. In
+process every row is in one place, so the same trees grow here in one
+compiled call per round, with no Python per level or node: the fixed cost of
+a level is a few parallel regions, and of a small node a few loops.
+
+The algorithm is the grower's, step for step, and gives the same trees to
+the bit (``tests/test_local_grower.py`` holds them against ``TreeGrower``):
+nodes are searched as ``node_search`` says; depth-wise growth splits every
+leaf with a positive gain at once, level by level, children numbered in
+their parents' order; best-first growth (ESL 10.11's J leaves) splits the
+leaf with the largest gain (then the smallest id), children numbered in the
+order splits are taken. A node of at least ``DENSE_MIN_ROWS`` rows is
+searched from a histogram of every feature, the smaller child's built from
+its rows and the larger one's subtracted from the parent's (the grower's
+way); a smaller node, and every node of a forest that draws features per
+node, from its rows: a node of a few rows costs a few rows, not 256 bins per
+feature, and a forest's node gathers only the features it drew.
+
+Work is parallel over chunks of rows while nodes are few and large (routing,
+histograms, as ``histogram``'s kernels do), over (node, feature) pairs for
+dense searches, and over nodes for searches from rows; a batch of nodes whose
+rows x features are fewer than ``PARALLEL_MIN_WORK`` runs on one thread,
+where waking others would cost more than it gives.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from .common import MAX_BINS, MISSING_BIN
+from .histogram import fill_histograms, route_rows
+from .intrinsics import launch_threads, set_threads
+from .node_search import (
+    COUNT_STAT,
+    GAMMA,
+    GRADIENT,
+    KIND,
+    drawn_features,
+    final_gain,
+    gather,
+    node_terms,
+    pack_criterion,
+    release,
+    scan_feature,
+    search_rows,
+    split_directions,
+    splittable,
+)
+from .sampling import node_key
+
+DENSE_MIN_ROWS = 1024
+"""Nodes of this many rows or more are searched from histograms of every
+feature (built, or subtracted from their parent's); smaller ones from their
+rows."""
+
+PARALLEL_MIN_WORK = 1 << 18
+"""Rows x features of a batch of nodes from which its work is shared among
+threads; below, one thread does it (a parallel region costs a few
+microseconds, more on a loaded machine, and a small node's work less)."""
+
+HISTOGRAM_BUDGET = 256 * 2**20
+"""Bytes of node histograms held at once; a node that finds no room is
+searched from its rows (the same split)."""
+
+# the node table: one row of ints per node
+(TREE, ID, PARENT, DEPTH, FEATURE, BIN, MISSING_LEFT, HAS_MISSING, LEFT, RIGHT, SPLIT, LO, HI,
+ COUNT, HIST, CATEGORIES, N_FIELDS) = range(17)
+
+
+# ------------------------------------------------------------------- nodes
+@numba.njit(cache=True)
+def _new_node(ni, gain, tot, g, tree, node_id, parent, depth):
+    ni[g, :] = -1
+    ni[g, TREE], ni[g, ID], ni[g, PARENT], ni[g, DEPTH] = tree, node_id, parent, depth
+    ni[g, SPLIT] = 0
+    gain[g] = -np.inf
+    tot[g] = 0
+
+
+@numba.njit(cache=True)
+def _room(ni, gain, tot, ltot, need):
+    """The node table, with room for ``need`` rows (doubled when short)."""
+    if need <= len(gain):
+        return ni, gain, tot, ltot
+    size = max(need, 2 * len(gain))
+    ni2 = np.empty((size, N_FIELDS), np.int64)
+    gain2 = np.empty(size)
+    tot2 = np.empty((size, tot.shape[1]), np.int64)
+    ltot2 = np.empty((size, tot.shape[1]), np.int64)
+    n = len(gain)
+    ni2[:n], gain2[:n], tot2[:n], ltot2[:n] = ni, gain, tot, ltot
+    return ni2, gain2, tot2, ltot2
+
+
+@numba.njit(cache=True)
+def _cat_room(cat, need):
+    if need <= len(cat):
+        return cat
+    out = np.zeros((max(need, 2 * len(cat)), MAX_BINS), np.bool_)
+    out[:len(cat)] = cat
+    return out
+
+
+# ------------------------------------------------------------- evaluation
+@numba.njit(parallel=True, cache=True)
+def _search_dense(nodes, ni, tot, pool, masks, n_bins, is_cat, fp, ip, res_gain, res_bin,
+                  res_ml):
+    """Every (node, feature) pair's best split, from the nodes' histograms."""
+    n_features = pool.shape[1]
+    bins = np.arange(MAX_BINS)
+    for q in numba.prange(len(nodes) * n_features):
+        i, f = q // n_features, q % n_features
+        g = nodes[i]
+        res_gain[q] = -np.inf
+        if not masks[ni[g, TREE], f]:
+            continue
+        parent, majority, _ = node_terms(tot[g], fp, ip)
+        hist_f = pool[ni[g, HIST], f]
+        gain, b, ml = scan_feature(hist_f, bins, n_bins[f], True, is_cat[f], n_bins[f], tot[g], fp, ip,
+                            parent, majority)
+        res_gain[q], res_bin[q], res_ml[q] = gain, b, ml
+
+
+@numba.njit(parallel=True, cache=True)
+def _search_sparse(nodes, ni, tot, Xc, order, stats, masks, n_bins, is_cat, fp, ip, sampling,
+                   res_gain, res_f, res_bin, res_ml, n_blocks):
+    """Every node's best split from its rows, nodes shared among blocks by rows."""
+    n_features = Xc.shape[0]
+    max_features, seed, first_tree = sampling
+    bounds = _balanced(nodes, ni, n_blocks)
+    for blk in numba.prange(n_blocks):
+        buf = np.zeros((MAX_BINS, stats.shape[2]), np.int64)
+        present = np.zeros(4, np.uint64)
+        bins = np.empty(MAX_BINS + 1, np.int64)
+        perm = np.empty(n_features, np.int64)
+        every = np.arange(n_features)
+        for i in range(bounds[blk], bounds[blk + 1]):
+            g = nodes[i]
+            t = ni[g, TREE]
+            rows = order[t, ni[g, LO]:ni[g, HI]]
+            features = every
+            if max_features >= 0:
+                key = node_key(seed, first_tree + t, ni[g, ID])
+                features = drawn_features(Xc, rows, masks[t], key, max_features, perm)
+            res_gain[i], res_f[i], res_bin[i], res_ml[i] = search_rows(
+                Xc, rows, stats[t], tot[g], masks[t], n_bins, is_cat, fp, ip, buf, present, bins,
+                features)
+
+
+@numba.njit(cache=True)
+def _balanced(nodes, ni, n_blocks):
+    """Cut ``nodes`` into ``n_blocks`` runs of about the same number of rows."""
+    total = 0
+    for g in nodes:
+        total += ni[g, HI] - ni[g, LO]
+    bounds = np.full(n_blocks + 1, len(nodes), np.int64)
+    bounds[0] = 0
+    done, b = 0, 1
+    for i in range(len(nodes)):
+        done += ni[nodes[i], HI] - ni[nodes[i], LO]
+        while b < n_blocks and done * n_blocks >= total * b:
+            bounds[b] = i + 1
+            b += 1
+    return bounds
+
+
+@numba.njit(cache=True)
+def _set_split(g, gain, f, b, ml, hist_f, ni, gains, tot, ltot, cat, n_cat, is_cat, fp, ip,
+               goes_left):
+    """Keep node g's best split, its left child's statistics and, for a
+    categorical split, its categories; returns the categories' row count."""
+    gains[g] = gain
+    ni[g, FEATURE], ni[g, BIN], ni[g, MISSING_LEFT] = f, b, ml
+    left, has_missing = split_directions(hist_f, is_cat[f], b, ml, tot[g], fp, ip, goes_left)
+    ltot[g] = left
+    ni[g, HAS_MISSING] = has_missing
+    if is_cat[f]:
+        cat[n_cat] = goes_left
+        ni[g, CATEGORIES] = n_cat
+        return n_cat + 1
+    return n_cat
+
+
+@numba.njit(cache=True)
+def _evaluate(nodes, ni, gains, tot, ltot, cat, n_cat, pool, Xc, order, stats, masks, n_bins,
+              is_cat, fp, ip, sampling, n_threads):
+    """Best split of each node of ``nodes`` (splittable ones), kept in the
+    node table when its gain is positive. Returns (cat, n_cat)."""
+    n_features = Xc.shape[0]
+    dense = nodes[ni[nodes, HIST] >= 0]
+    sparse = nodes[ni[nodes, HIST] < 0]
+    cat = _cat_room(cat, n_cat + len(nodes))
+    goes_left = np.empty(MAX_BINS, np.bool_)
+    buf = np.zeros((MAX_BINS, stats.shape[2]), np.int64)
+    present = np.zeros(4, np.uint64)
+    if len(dense):
+        res_gain = np.empty(len(dense) * n_features)
+        res_bin = np.empty(len(dense) * n_features, np.int64)
+        res_ml = np.empty(len(dense) * n_features, np.bool_)
+        _search_dense(dense, ni, tot, pool, masks, n_bins, is_cat, fp, ip, res_gain, res_bin,
+                      res_ml)
+        for i in range(len(dense)):
+            g = dense[i]
+            best, best_q = -np.inf, -1
+            for q in range(i * n_features, (i + 1) * n_features):
+                gain = res_gain[q] - fp[GAMMA] if ip[KIND] == GRADIENT else res_gain[q]
+                if gain > best:
+                    best, best_q = gain, q
+            best = final_gain(best, tot[g], node_terms(tot[g], fp, ip)[2], fp, ip)
+            if np.isfinite(best) and best > 0:
+                f = best_q - i * n_features
+                n_cat = _set_split(g, best, f, res_bin[best_q], res_ml[best_q],
+                                   pool[ni[g, HIST], f], ni, gains, tot, ltot, cat, n_cat, is_cat,
+                                   fp, ip, goes_left)
+    if len(sparse):
+        res_gain = np.empty(len(sparse))
+        res_f = np.empty(len(sparse), np.int64)
+        res_bin = np.empty(len(sparse), np.int64)
+        res_ml = np.empty(len(sparse), np.bool_)
+        n_blocks = n_threads if n_threads > 1 and len(sparse) > 1 else 1
+        _search_sparse(sparse, ni, tot, Xc, order, stats, masks, n_bins, is_cat, fp, ip, sampling,
+                       res_gain, res_f, res_bin, res_ml, n_blocks)
+        for i in range(len(sparse)):
+            g = sparse[i]
+            best = final_gain(res_gain[i], tot[g], node_terms(tot[g], fp, ip)[2], fp, ip)
+            if np.isfinite(best) and best > 0:
+                f = res_f[i]
+                t = ni[g, TREE]
+                gather(Xc[f], order[t, ni[g, LO]:ni[g, HI]], stats[t], buf, present)
+                n_cat = _set_split(g, best, f, res_bin[i], res_ml[i], buf, ni, gains, tot, ltot,
+                                   cat, n_cat, is_cat, fp, ip, goes_left)
+                release(buf, present)
+    return cat, n_cat
+
+
+# --------------------------------------------------------------- expansion
+@numba.njit(cache=True)
+def _threads_for(work, n_threads):
+    return n_threads if work >= PARALLEL_MIN_WORK else 1
+
+
+@numba.njit(cache=True)
+def _directions(batch, ni, cat):
+    """The routing table of the batch's splits: (n, 256) bools."""
+    out = np.zeros((len(batch), MAX_BINS), np.bool_)
+    for i in range(len(batch)):
+        g = batch[i]
+        if ni[g, CATEGORIES] >= 0:
+            out[i] = cat[ni[g, CATEGORIES]]
+        else:
+            out[i, :ni[g, BIN] + 1] = True
+            out[i, MISSING_BIN] = ni[g, MISSING_LEFT] == 1
+    return out
+
+
+@numba.njit(cache=True)
+def _children(batch, ni, gains, tot, ltot, n_nodes, next_id, fp, ip, max_depth):
+    """Two new nodes per split of ``batch``, numbered per tree in batch order."""
+    for g in batch:
+        t = ni[g, TREE]
+        for side in range(2):
+            c = n_nodes + side
+            _new_node(ni, gains, tot, c, t, next_id[t] + side, g, ni[g, DEPTH] + 1)
+        tot[n_nodes] = ltot[g]
+        tot[n_nodes + 1] = tot[g] - ltot[g]
+        ni[g, LEFT], ni[g, RIGHT], ni[g, SPLIT] = n_nodes, n_nodes + 1, 1
+        next_id[t] += 2
+        n_nodes += 2
+    return n_nodes
+
+
+@numba.njit(cache=True)
+def _route_batch(batch, ni, cat, Xc, order, tmp, n_threads):
+    """Move each split node's rows into its children; set their row ranges."""
+    n = len(batch)
+    trees, features = ni[batch, TREE].copy(), ni[batch, FEATURE].copy()
+    lo, hi = ni[batch, LO].copy(), ni[batch, HI].copy()
+    left = route_rows(Xc, order, tmp, trees, features, _directions(batch, ni, cat), lo, hi,
+                      n_threads)
+    for i in range(n):
+        g = batch[i]
+        lc, rc = ni[g, LEFT], ni[g, RIGHT]
+        ni[lc, LO], ni[lc, HI], ni[lc, COUNT] = lo[i], lo[i] + left[i], left[i]
+        ni[rc, LO], ni[rc, HI], ni[rc, COUNT] = lo[i] + left[i], hi[i], hi[i] - lo[i] - left[i]
+
+
+@numba.njit(cache=True)
+def _settle_counts(batch, ni, tot, cat, ip):
+    """Children's counts: the criterion's (rows with multiplicity) when its
+    statistics hold them, else the rows routed; without a count statistic, a
+    split with no missing values sends them to the child with more rows."""
+    for g in batch:
+        lc, rc = ni[g, LEFT], ni[g, RIGHT]
+        if ip[COUNT_STAT] >= 0:
+            ni[lc, COUNT], ni[rc, COUNT] = tot[lc, ip[COUNT_STAT]], tot[rc, ip[COUNT_STAT]]
+        elif not ni[g, HAS_MISSING]:
+            ml = ni[lc, COUNT] >= ni[rc, COUNT]
+            ni[g, MISSING_LEFT] = ml
+            if ni[g, CATEGORIES] >= 0:
+                cat[ni[g, CATEGORIES], MISSING_BIN] = ml
+
+
+@numba.njit(cache=True)
+def _take_slot(free, n_free):
+    if n_free == 0:
+        return -1, 0
+    return free[n_free - 1], n_free - 1
+
+
+@numba.njit(cache=True)
+def _histograms(batch, ni, tot, pool, free, n_free, X, stats, order, features, fp, ip, max_depth,
+                dense_rows, n_threads):
+    """Histograms of the batch's children that are searched dense: the smaller
+    of a pair built from its rows, the larger subtracted from the parent (or
+    built too, where the parent has none); the parents' slots freed.
+    Returns the free count."""
+    n = len(batch)
+    build_tree = np.empty(2 * n, np.int64)
+    build_slot = np.empty(2 * n, np.int64)
+    build_lo = np.empty(2 * n, np.int64)
+    build_hi = np.empty(2 * n, np.int64)
+    sub = np.empty((n, 3), np.int64)  # (into, parent, built)
+    n_build = n_sub = 0
+    spare = np.empty(n, np.int64)  # slots of built histograms only subtracted
+    n_spare = 0
+    for g in batch:
+        lc, rc = ni[g, LEFT], ni[g, RIGHT]
+        small, large = (lc, rc) if ni[lc, HI] - ni[lc, LO] <= ni[rc, HI] - ni[rc, LO] else (rc, lc)
+        want_small = _wants_dense(small, ni, tot, fp, ip, max_depth, dense_rows)
+        want_large = _wants_dense(large, ni, tot, fp, ip, max_depth, dense_rows)
+        if want_large and ni[g, HIST] >= 0:
+            slot, n_free = _take_slot(free, n_free)
+            if slot >= 0:
+                # the larger child by subtraction: the smaller one built, kept or not
+                small_slot, n_free = _take_slot(free, n_free)
+                if small_slot < 0:
+                    free[n_free] = slot
+                    n_free += 1
+                else:
+                    ni[large, HIST] = slot
+                    build_tree[n_build], build_slot[n_build] = ni[g, TREE], small_slot
+                    build_lo[n_build], build_hi[n_build] = ni[small, LO], ni[small, HI]
+                    n_build += 1
+                    sub[n_sub] = (slot, ni[g, HIST], small_slot)
+                    n_sub += 1
+                    if want_small:
+                        ni[small, HIST] = small_slot
+                    else:
+                        spare[n_spare] = small_slot
+                        n_spare += 1
+                    want_large = want_small = False
+        for side in range(2):
+            c = small if side == 0 else large
+            if (want_small if side == 0 else want_large):
+                slot, n_free = _take_slot(free, n_free)
+                if slot >= 0:
+                    ni[c, HIST] = slot
+                    build_tree[n_build], build_slot[n_build] = ni[g, TREE], slot
+                    build_lo[n_build], build_hi[n_build] = ni[c, LO], ni[c, HI]
+                    n_build += 1
+    if n_build:
+        work = 0
+        for i in range(n_build):
+            work += build_hi[i] - build_lo[i]
+        fill_histograms(X, stats, order, build_tree[:n_build], build_slot[:n_build],
+                        build_lo[:n_build], build_hi[:n_build], features, pool, True,
+                        _threads_for(work * X.shape[1], n_threads))
+    if n_sub:
+        _subtract(pool, sub[:n_sub])
+    for g in batch:
+        if ni[g, HIST] >= 0:
+            free[n_free] = ni[g, HIST]
+            n_free += 1
+            ni[g, HIST] = -1
+    for i in range(n_spare):
+        free[n_free] = spare[i]
+        n_free += 1
+    return n_free
+
+
+@numba.njit(cache=True, inline="always")
+def _wants_dense(c, ni, tot, fp, ip, max_depth, dense_rows):
+    return (dense_rows >= 0 and ni[c, HI] - ni[c, LO] >= dense_rows
+            and (max_depth < 0 or ni[c, DEPTH] < max_depth) and splittable(tot[c], fp, ip))
+
+
+@numba.njit(parallel=True, cache=True)
+def _subtract(pool, sub):
+    """pool[into] = pool[parent] - pool[built], one (pair, feature) per work item."""
+    n_features = pool.shape[1]
+    for q in numba.prange(len(sub) * n_features):
+        i, f = q // n_features, q % n_features
+        into, parent, built = sub[i]
+        dst, a, b = pool[into, f], pool[parent, f], pool[built, f]
+        for j in range(dst.shape[0]):
+            for s in range(dst.shape[1]):
+                dst[j, s] = a[j, s] - b[j, s]
+
+
+@numba.njit(cache=True)
+def _searchable(children, ni, tot, fp, ip, max_depth):
+    """The children that may split (depth and criterion)."""
+    keep = np.zeros(len(children), np.bool_)
+    for i in range(len(children)):
+        c = children[i]
+        keep[i] = (max_depth < 0 or ni[c, DEPTH] < max_depth) and splittable(tot[c], fp, ip)
+    return children[keep]
+
+
+# -------------------------------------------------------------------- loops
+@numba.njit(cache=True)
+def _grow(X, Xc, stats, order, tmp, root_lo, root_hi, masks, features, n_bins, is_cat, fp, ip,
+          sampling, max_depth, max_leaves, n_threads, dense_rows, pool_slots):
+    n_trees, n_stats = stats.shape[0], stats.shape[2]
+    cap = 64 * n_trees
+    ni = np.empty((cap, N_FIELDS), np.int64)
+    gains = np.empty(cap)
+    tot = np.empty((cap, n_stats), np.int64)
+    ltot = np.empty((cap, n_stats), np.int64)
+    cat = np.zeros((8, MAX_BINS), np.bool_)
+    n_cat = 0
+    pool = np.empty((pool_slots, X.shape[1], MAX_BINS, n_stats), np.int64)
+    free = np.arange(pool_slots)[::-1].copy()
+    n_free = pool_slots
+    next_id = np.ones(n_trees, np.int64)
+    for t in range(n_trees):
+        _new_node(ni, gains, tot, t, t, 0, -1, 0)
+        ni[t, LO], ni[t, HI] = root_lo[t], root_hi[t]
+        tot[t] = _sum_rows(order[t, root_lo[t]:root_hi[t]], stats[t], n_threads)
+        ni[t, COUNT] = tot[t, ip[COUNT_STAT]] if ip[COUNT_STAT] >= 0 else root_hi[t] - root_lo[t]
+    n_nodes = n_trees
+    roots = _searchable(np.arange(n_trees), ni, tot, fp, ip, max_depth)
+    work = 0
+    for g in roots:
+        work += ni[g, HI] - ni[g, LO]
+    set_threads(_threads_for(work * X.shape[1], n_threads))
+    n_free = _root_histograms(roots, ni, tot, pool, free, n_free, X, stats, order, features, fp, ip,
+                              max_depth, dense_rows, n_threads)
+    cat, n_cat = _evaluate(roots, ni, gains, tot, ltot, cat, n_cat, pool, Xc, order, stats, masks,
+                           n_bins, is_cat, fp, ip, sampling, n_threads)
+    if max_leaves > 0:
+        for t in range(n_trees):
+            ni, gains, tot, ltot, cat, n_cat, n_nodes, n_free = _best_first(
+                t, ni, gains, tot, ltot, cat, n_cat, n_nodes, next_id, pool, free, n_free, X, Xc,
+                stats, order, tmp, masks, features, n_bins, is_cat, fp, ip, sampling, max_depth,
+                max_leaves, n_threads, dense_rows)
+        return ni[:n_nodes], gains[:n_nodes], tot[:n_nodes], cat[:n_cat]
+    batch = roots[gains[roots] > 0]
+    while len(batch):
+        ni, gains, tot, ltot = _room(ni, gains, tot, ltot, n_nodes + 2 * len(batch))
+        cat, n_cat, n_nodes, n_free, batch = _expand(
+            batch, ni, gains, tot, ltot, cat, n_cat, n_nodes, next_id, pool, free, n_free, X, Xc,
+            stats, order, tmp, masks, features, n_bins, is_cat, fp, ip, sampling, max_depth,
+            n_threads, dense_rows)
+    return ni[:n_nodes], gains[:n_nodes], tot[:n_nodes], cat[:n_cat]
+
+
+@numba.njit(parallel=True, cache=True)
+def _sum_rows(rows, stats, n_threads):
+    """The statistics of ``rows`` summed (exact: integers), by chunks in parallel."""
+    n_chunks = max(1, min(n_threads, len(rows) // 65536))
+    parts = np.zeros((n_chunks, stats.shape[1]), np.int64)
+    step = (len(rows) + n_chunks - 1) // n_chunks
+    for c in numba.prange(n_chunks):
+        for r in rows[c * step: min(len(rows), (c + 1) * step)]:
+            parts[c] += stats[r]
+    return parts.sum(axis=0)
+
+
+@numba.njit(cache=True)
+def _root_histograms(roots, ni, tot, pool, free, n_free, X, stats, order, features, fp, ip,
+                     max_depth, dense_rows, n_threads):
+    """Histograms of the roots searched dense."""
+    n = 0
+    slots = np.empty(len(roots), np.int64)
+    for g in roots:
+        if _wants_dense(g, ni, tot, fp, ip, max_depth, dense_rows):
+            slot, n_free = _take_slot(free, n_free)
+            if slot >= 0:
+                ni[g, HIST] = slot
+                slots[n] = g
+                n += 1
+    if n:
+        built = slots[:n]
+        work = 0
+        for g in built:
+            work += ni[g, HI] - ni[g, LO]
+        fill_histograms(X, stats, order, ni[built, TREE].copy(), ni[built, HIST].copy(),
+                        ni[built, LO].copy(), ni[built, HI].copy(), features, pool, True,
+                        _threads_for(work * X.shape[1], n_threads))
+    return n_free
+
+
+@numba.njit(cache=True)
+def _expand(batch, ni, gains, tot, ltot, cat, n_cat, n_nodes, next_id, pool, free, n_free, X,
+            Xc, stats, order, tmp, masks, features, n_bins, is_cat, fp, ip, sampling, max_depth,
+            n_threads, dense_rows):
+    """Split every node of ``batch``: children made, rows routed, histograms
+    built, children searched. Returns the children with a positive gain."""
+    work = 0
+    for g in batch:
+        work += ni[g, HI] - ni[g, LO]
+    nt = _threads_for(work * X.shape[1], n_threads)
+    set_threads(nt)
+    first = n_nodes
+    n_nodes = _children(batch, ni, gains, tot, ltot, n_nodes, next_id, fp, ip, max_depth)
+    _route_batch(batch, ni, cat, Xc, order, tmp, nt)
+    _settle_counts(batch, ni, tot, cat, ip)
+    n_free = _histograms(batch, ni, tot, pool, free, n_free, X, stats, order, features, fp, ip,
+                         max_depth, dense_rows, nt)
+    children = _searchable(np.arange(first, n_nodes), ni, tot, fp, ip, max_depth)
+    cat, n_cat = _evaluate(children, ni, gains, tot, ltot, cat, n_cat, pool, Xc, order, stats,
+                           masks, n_bins, is_cat, fp, ip, sampling, nt)
+    return cat, n_cat, n_nodes, n_free, children[gains[children] > 0]
+
+
+@numba.njit(cache=True)
+def _best_first(t, ni, gains, tot, ltot, cat, n_cat, n_nodes, next_id, pool, free, n_free, X, Xc,
+                stats, order, tmp, masks, features, n_bins, is_cat, fp, ip, sampling, max_depth,
+                max_leaves, n_threads, dense_rows):
+    """Tree t, best-first: split the leaf with the largest gain (then the
+    smallest id) until ``max_leaves`` leaves or no positive gain."""
+    frontier = np.empty(2 * max_leaves + 2, np.int64)
+    n_frontier = 0
+    if gains[t] > 0:
+        frontier[0] = t
+        n_frontier = 1
+    n_leaves = 1
+    while n_frontier and n_leaves < max_leaves:
+        k = 0
+        for j in range(1, n_frontier):
+            a, b = frontier[j], frontier[k]
+            if gains[a] > gains[b] or (gains[a] == gains[b] and ni[a, ID] < ni[b, ID]):
+                k = j
+        best = frontier[k]
+        frontier[k] = frontier[n_frontier - 1]
+        n_frontier -= 1
+        ni, gains, tot, ltot = _room(ni, gains, tot, ltot, n_nodes + 2)
+        batch = np.array([best])
+        cat, n_cat, n_nodes, n_free, children = _expand(
+            batch, ni, gains, tot, ltot, cat, n_cat, n_nodes, next_id, pool, free, n_free, X, Xc,
+            stats, order, tmp, masks, features, n_bins, is_cat, fp, ip, sampling, max_depth,
+            n_threads, dense_rows)
+        n_leaves += 1
+        for c in children:
+            frontier[n_frontier] = c
+            n_frontier += 1
+    for j in range(n_frontier):  # leaves never split: their histograms go back
+        g = frontier[j]
+        if ni[g, HIST] >= 0:
+            free[n_free] = ni[g, HIST]
+            n_free += 1
+            ni[g, HIST] = -1
+    return ni, gains, tot, ltot, cat, n_cat, n_nodes, n_free
+
+
+# ------------------------------------------------------------------ python
+def pool_slots(n_features, n_stats, n_trees, max_depth, max_leaves, n_rows, dense_rows):
+    """Histograms held at once, within ``HISTOGRAM_BUDGET``: enough for two
+    levels of the widest batch (depth-wise) or the frontier (best-first)."""
+    per = n_features * MAX_BINS * n_stats * 8
+    if dense_rows < 0:
+        return 0
+    widest = max(1, n_rows // max(dense_rows, 1))
+    if max_depth is not None:
+        widest = min(widest, 2 ** max_depth)
+    need = n_trees * (2 * min(widest, max_leaves or widest) + 2)
+    return int(max(0, min(need, HISTOGRAM_BUDGET // per)))
+
+
+class Grown:
+    """What ``grow`` returns: per tree a ``grower.NodeTable``, and the splits
+    in the order they were made, as one ``histogram.LevelSplits`` (the rows'
+    way through them, for adding the trees from where the rows are)."""
+
+    def __init__(self, tables, splits):
+        self.tables, self.splits = tables, splits
+
+
+def grow(X_binned, X_columns, stats, partition, criterion, mapper, masks, features, growth,
+         sampling=None, n_threads=None) -> Grown:
+    """Grow a batch of trees on rows held here (see the module docstring).
+
+    Parameters
+    ----------
+    X_binned, X_columns : ndarray (n_rows, n_features) and (n_features, n_rows), uint8
+        The codes row-major and feature-major (``histogram.columns``).
+    stats : ndarray (n_trees, n_rows, n_stats), int64
+    partition : histogram.RowPartition
+        Every tree's root range; on return, the rows of every node (ids as
+        in the tables), its ``order`` rearranged in place.
+    criterion : a criterion ``pack_criterion`` knows
+    mapper : BinMapper
+    masks : ndarray (n_trees, n_features), bool
+        Features each tree may split on.
+    features : ndarray of int
+        Features any tree may use (the histograms').
+    growth : grower.GrowthParams
+        Without monotone or interaction constraints.
+    sampling : (max_features, seed, first_tree) or None
+        A forest's per-node feature subsets (``sampling.NodeFeatureSampler``).
+    n_threads : int, optional
+        Threads at most (numba's setting by default).
+    """
+    from .histogram import LevelSplits
+
+    fp, ip = pack_criterion(criterion)
+    n_trees, n_rows, n_stats = stats.shape
+    n_features = X_binned.shape[1]
+    features = np.asarray(features, np.int64)
+    if len(features) == n_features and (features == np.arange(n_features)).all():
+        features = features[:0]
+    dense_rows = -1 if sampling is not None else DENSE_MIN_ROWS
+    max_depth = -1 if growth.max_depth is None else int(growth.max_depth)
+    max_leaves = -1 if growth.max_leaf_nodes is None else int(growth.max_leaf_nodes)
+    slots = pool_slots(n_features, n_stats, n_trees, growth.max_depth, growth.max_leaf_nodes,
+                       n_rows, dense_rows)
+    launch_threads()
+    saved = numba.get_num_threads()
+    n_threads = saved if n_threads is None else max(1, min(int(n_threads), saved))
+    try:
+        ni, gains, tot, cat = _grow(
+            X_binned, X_columns, stats, partition.order, partition.scratch,
+            partition.start[:, 0].copy(), partition.stop[:, 0].copy(), masks, features,
+            mapper.n_bins_non_missing_.astype(np.int64), mapper.is_categorical_,
+            fp, ip, (-1, 0, 0) if sampling is None else tuple(int(v) for v in sampling),
+            max_depth, max_leaves, n_threads, dense_rows, slots)
+    finally:
+        numba.set_num_threads(saved)
+    tables = [_table(ni, gains, tot, cat, t) for t in range(n_trees)]
+    width = int(ni[:, ID].max()) + 1
+    partition.start = np.zeros((n_trees, width), np.int64)
+    partition.stop = np.zeros((n_trees, width), np.int64)
+    partition.start[ni[:, TREE], ni[:, ID]] = ni[:, LO]
+    partition.stop[ni[:, TREE], ni[:, ID]] = ni[:, HI]
+    split = np.flatnonzero(ni[:, SPLIT] == 1)
+    directions = np.zeros((len(split), MAX_BINS), bool)
+    for k, g in enumerate(split):
+        if ni[g, CATEGORIES] >= 0:
+            directions[k] = cat[ni[g, CATEGORIES]]
+        else:
+            directions[k, :ni[g, BIN] + 1] = True
+            directions[k, MISSING_BIN] = ni[g, MISSING_LEFT] == 1
+    ids = ni[:, ID]
+    splits = LevelSplits(ni[split, TREE].copy(), ids[split].copy(), ni[split, FEATURE].copy(),
+                         directions, ids[ni[split, LEFT]].copy(), ids[ni[split, RIGHT]].copy(),
+                         np.ones(len(split), bool), np.full(len(split), -1, np.int64))
+    return Grown(tables, splits)
+
+
+def _table(ni, gains, tot, cat, t):
+    """Tree t's node table, in id order."""
+    from .grower import NodeTable
+
+    rows = np.flatnonzero(ni[:, TREE] == t)
+    rows = rows[np.argsort(ni[rows, ID], kind="stable")]
+    sub = ni[rows]
+    split = sub[:, SPLIT] == 1
+    ids = ni[:, ID]
+    left = np.where(split, ids[np.maximum(sub[:, LEFT], 0)], -1)
+    right = np.where(split, ids[np.maximum(sub[:, RIGHT], 0)], -1)
+    return NodeTable(totals=tot[rows], count=sub[:, COUNT].copy(), depth=sub[:, DEPTH].copy(),
+                     split=split, feature=sub[:, FEATURE].copy(), split_bin=sub[:, BIN].copy(),
+                     missing_left=sub[:, MISSING_LEFT] == 1, gain=gains[rows].copy(),
+                     left=left, right=right, categories=sub[:, CATEGORIES].copy(),
+                     directions=cat)

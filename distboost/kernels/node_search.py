@@ -1,0 +1,271 @@
+"""Best splits of single nodes, for the compiled grower (``local_grower``).
+
+A node's best split is the criterion's scan of each allowed feature
+(``splitting._scan_order`` for XGBoost's regularized gain, Chen & Guestrin
+2016 eq. 7; ``criteria._scan`` for the impurity decrease, ESL eq. 9.17), the
+first of the largest gains winning; here the criterion comes packed into two
+arrays (``pack_criterion``) so that compiled code can take any of them.
+
+A feature is scanned from its histogram over the node's rows (``dense``:
+all 256 bins) or from the node's rows themselves (``search_rows``): the
+rows' statistics gathered by code into a small buffer, and only bin 0 and
+the non-empty bins scanned, in order. An empty bin adds nothing, so its
+candidate is the one before it again and never the larger (the scans skip
+them too), and both ways find the same split. A forest's node draws its
+features first (``drawn_features``), from its own stream.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from .common import MAX_BINS, MISSING_BIN
+from .criteria import (
+    _RELATIVE_TOLERANCE,
+    ImpurityCriterion,
+    VarianceCriterion,
+    _weighted_impurity,
+    class_category_order,
+)
+from .criteria import _scan as _impurity_scan
+from .sampling import node_permutation
+from .splitting import G, GradientCriterion, H, _scan_order, _score, category_order
+
+# the criterion, packed: kinds, and positions in the float and int parameter arrays
+GRADIENT, IMPURITY = 0, 1
+SCALE_G, SCALE_H, LAMBDA, GAMMA, MIN_CHILD_WEIGHT, NOISE, GAIN_SCALE = range(7)
+KIND, MIN_COUNT, PRESENT, N_CLASSES, IMPURITY_KIND, COUNT_STAT, VARIANCE = range(7)
+
+
+# ------------------------------------------------------------------ criterion
+def pack_criterion(criterion):
+    """The criterion's parameters as (float64, int64) arrays for the kernels,
+    or None for a criterion they do not know."""
+    fp, ip = np.zeros(7), np.zeros(7, np.int64)
+    if isinstance(criterion, ImpurityCriterion):
+        ip[[KIND, MIN_COUNT, PRESENT, N_CLASSES, IMPURITY_KIND, COUNT_STAT]] = (
+            IMPURITY, criterion.min_samples_leaf, criterion.n_classes, criterion.n_classes,
+            criterion.kind, criterion.n_classes)
+        fp[NOISE], fp[GAIN_SCALE] = _RELATIVE_TOLERANCE, criterion.scale
+        return fp, ip
+    if isinstance(criterion, GradientCriterion):
+        p = criterion.params
+        fp[[SCALE_G, SCALE_H, LAMBDA, GAMMA, MIN_CHILD_WEIGHT]] = (
+            criterion.scale_g, criterion.scale_h, p.reg_lambda, p.gamma, p.min_child_weight)
+        variance = isinstance(criterion, VarianceCriterion)
+        fp[NOISE] = _RELATIVE_TOLERANCE if variance else 0.0
+        ip[[KIND, MIN_COUNT, PRESENT, COUNT_STAT, VARIANCE]] = (
+            GRADIENT, p.min_samples_leaf, criterion.P, 2 if criterion.n_stats == 3 else -1,
+            variance)
+        return fp, ip
+    return None
+
+
+@numba.njit(cache=True, inline="always")
+def splittable(tot, fp, ip):
+    """The criterion's ``splittable``: enough rows (and hessian, or classes) to split."""
+    if ip[KIND] == GRADIENT:
+        return (tot[ip[PRESENT]] >= 2 * ip[MIN_COUNT]
+                and tot[H] / fp[SCALE_H] >= 2 * fp[MIN_CHILD_WEIGHT])
+    k = ip[N_CLASSES]
+    if tot[k] < 2 * ip[MIN_COUNT]:
+        return False
+    present = 0
+    for c in range(k):
+        present += tot[c] != 0
+    return present > 1
+
+
+@numba.njit(cache=True)
+def node_terms(tot, fp, ip):
+    """What every feature's scan of a node shares: the parent's score (gradient)
+    or weighted impurity, its majority class and class weight (impurity)."""
+    if ip[KIND] == GRADIENT:
+        return _score(tot[G] / fp[SCALE_G], tot[H] / fp[SCALE_H], fp[LAMBDA]), 0, 0.0
+    k = ip[N_CLASSES]
+    c = np.empty(k, np.float64)
+    w = 0.0
+    majority = 0
+    for j in range(k):
+        c[j] = tot[j]
+        w += c[j]
+        if c[j] > c[majority]:
+            majority = j
+    return _weighted_impurity(c, ip[IMPURITY_KIND]), majority, w
+
+
+_NO_BOUNDS = (-np.inf, np.inf, False)
+
+
+@numba.njit(cache=True)
+def scan_feature(hist_f, order, n_order, dense, is_cat, n_bins_f, tot, fp, ip, parent, majority):
+    """One feature's best split: (gain before gamma, split bin, missing goes left).
+
+    ``dense``: ``hist_f`` holds every bin and is scanned whole (``order`` is
+    ``0 .. 255``); otherwise only the bins ``order[:n_order - 1]`` (bin 0 and
+    the non-empty ones, ascending, then one more) hold rows. The split bin is the last left bin (numeric)
+    or the length of the left prefix of the sorted categories.
+    """
+    if ip[KIND] == GRADIENT:
+        if is_cat:
+            cats = category_order(hist_f, n_bins_f, fp[SCALE_G], fp[SCALE_H], fp[LAMBDA],
+                                  ip[PRESENT])
+            gain, k, ml = _scan_order(hist_f, cats, len(cats), tot, fp[SCALE_G], fp[SCALE_H],
+                                      fp[LAMBDA], fp[MIN_CHILD_WEIGHT], ip[MIN_COUNT], parent,
+                                      ip[PRESENT], 0, _NO_BOUNDS)
+            return gain, k + 1, ml
+        if dense:
+            return _scan_order(hist_f, None, n_bins_f, tot, fp[SCALE_G], fp[SCALE_H], fp[LAMBDA],
+                               fp[MIN_CHILD_WEIGHT], ip[MIN_COUNT], parent, ip[PRESENT], 0,
+                               _NO_BOUNDS)
+        gain, k, ml = _scan_order(hist_f, order, n_order, tot, fp[SCALE_G], fp[SCALE_H],
+                                  fp[LAMBDA], fp[MIN_CHILD_WEIGHT], ip[MIN_COUNT], parent,
+                                  ip[PRESENT], 0, _NO_BOUNDS)
+        return gain, order[k] if k >= 0 else -1, ml
+    if is_cat:
+        cats = class_category_order(hist_f, n_bins_f, majority)
+        return _impurity_scan(hist_f, cats, tot, ip[IMPURITY_KIND], ip[MIN_COUNT], parent, 0,
+                              _NO_BOUNDS)
+    gain, length, ml = _impurity_scan(hist_f, order[:n_order], tot, ip[IMPURITY_KIND],
+                                      ip[MIN_COUNT], parent, 0, _NO_BOUNDS)
+    return gain, order[length - 1] if length > 0 else -1, ml
+
+
+@numba.njit(cache=True)
+def final_gain(best, tot, w, fp, ip):
+    """The node's gain as the grower keeps it: impurity decreases at most a
+    rounding noise of W count as none and are scaled back from fixed point;
+    variance reductions below their noise count as none (``criteria``)."""
+    if ip[KIND] == IMPURITY:
+        if best <= fp[NOISE] * w:
+            return -np.inf
+        return best / fp[GAIN_SCALE]
+    if ip[VARIANCE]:
+        noise = fp[NOISE] * abs(tot[G] / fp[SCALE_G]) ** 2 / max(tot[H] / fp[SCALE_H],
+                                                                  np.finfo(np.float64).tiny)
+        return best if best > noise else -np.inf
+    return best
+
+
+@numba.njit(cache=True)
+def split_directions(hist_f, is_cat, split_bin, missing_left, tot, fp, ip, out):
+    """The split's direction of every bin into ``out`` (256 bools); the left
+    child's statistics and whether the node has missing values."""
+    out[:] = False
+    if is_cat:
+        if ip[KIND] == GRADIENT:
+            cats = category_order(hist_f, MISSING_BIN, fp[SCALE_G], fp[SCALE_H], fp[LAMBDA],
+                                  ip[PRESENT])
+        else:
+            cats = class_category_order(hist_f, MISSING_BIN, np.argmax(tot[:ip[N_CLASSES]]))
+        for j in range(split_bin):
+            out[cats[j]] = True
+    else:
+        out[:split_bin + 1] = True
+    out[MISSING_BIN] = missing_left
+    left = np.zeros(hist_f.shape[1], np.int64)
+    for b in range(MAX_BINS):
+        if out[b]:
+            left += hist_f[b]
+    return left, hist_f[MISSING_BIN, ip[PRESENT]] > 0
+
+
+# ------------------------------------------------------- searches from rows
+@numba.njit(cache=True)
+def gather(codes, rows, stats, buf, present):
+    """buf[code] += statistics of each row; ``present`` (4 words) marks the codes."""
+    present[:] = 0
+    for r in rows:
+        c = codes[r]
+        present[c >> 6] |= np.uint64(1) << np.uint64(c & 63)
+        buf[c] += stats[r]
+
+
+@numba.njit(cache=True)
+def release(buf, present):
+    """Zero the bins ``gather`` wrote."""
+    for w in range(4):
+        word = present[w]
+        while word:
+            low = word & (~word + np.uint64(1))
+            buf[w * 64 + _bit_index(low)] = 0
+            word ^= low
+
+
+@numba.njit(cache=True, inline="always")
+def _bit_index(single):
+    i = 0
+    while single > np.uint64(1):
+        single >>= np.uint64(1)
+        i += 1
+    return i
+
+
+@numba.njit(cache=True)
+def _bin_order(present, n_bins_f, order):
+    """Bin 0 and the non-empty bins below the feature's last, ascending, then
+    the last: the bins a dense numeric scan's candidates differ at. Returns
+    how many entries of ``order`` are set."""
+    n = 0
+    if n_bins_f < 2:
+        order[0] = n_bins_f - 1
+        return 1
+    for b in range(n_bins_f - 1):
+        if b == 0 or present[b >> 6] & (np.uint64(1) << np.uint64(b & 63)):
+            order[n] = b
+            n += 1
+    order[n] = n_bins_f - 1
+    return n + 1
+
+
+@numba.njit(cache=True)
+def _non_constant(codes, rows):
+    """Whether the rows take more than one code (missing counts as one)."""
+    if len(rows) == 0:
+        return False
+    first = codes[rows[0]]
+    for r in rows:
+        if codes[r] != first:
+            return True
+    return False
+
+
+@numba.njit(cache=True)
+def search_rows(Xc, rows, stats, tot, allowed, n_bins, is_cat, fp, ip, buf, present, order,
+                 features):
+    """Best split of a node from its rows, over ``features`` (ascending):
+    (gain, feature, split bin, missing left), gamma subtracted."""
+    parent, majority, _ = node_terms(tot, fp, ip)
+    best, best_f, best_b, best_m = -np.inf, -1, -1, False
+    for f in features:
+        if not allowed[f]:
+            continue
+        gather(Xc[f], rows, stats, buf, present)
+        n_order = 0 if is_cat[f] else _bin_order(present, n_bins[f], order)
+        gain, b, ml = scan_feature(buf, order, n_order, False, is_cat[f], n_bins[f], tot, fp, ip, parent,
+                            majority)
+        release(buf, present)
+        if ip[KIND] == GRADIENT:
+            gain -= fp[GAMMA]
+        if gain > best:
+            best, best_f, best_b, best_m = gain, f, b, ml
+    return best, best_f, best_b, best_m
+
+
+@numba.njit(cache=True)
+def drawn_features(Xc, rows, allowed, key, max_features, perm):
+    """A forest node's features: the first ``max_features`` of its permutation
+    that are allowed and not constant on its rows, ascending
+    (``sampling.NodeFeatureSampler``)."""
+    node_permutation(key, perm)
+    taken = np.empty(min(max_features, len(perm)), np.int64)
+    n = 0
+    for j in range(len(perm)):
+        if n >= max_features:
+            break
+        f = perm[j]
+        if allowed[f] and _non_constant(Xc[f], rows):
+            taken[n] = f
+            n += 1
+    return np.sort(taken[:n])
