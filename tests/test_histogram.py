@@ -222,3 +222,59 @@ def test_siblings_add_the_partial_sums_and_subtract_them_from_the_parent(n_parts
     assert (built == total).all() and (other == 10 - total).all()
     for a, b in zip(parts + [parent], kept):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("n_blocks", [1, 2, 3, 7, 16])
+@pytest.mark.parametrize("zero", [True, False])
+def test_blocks_write_their_own_nodes_and_sum_the_straddling_ones(n_blocks, zero):
+    """Nodes of many sizes (empty, within one chunk, over several blocks) cut
+    into 1 to 16 blocks, whatever the threads: each node's histogram is the
+    definition, added to what ``out`` held unless zeroed; slots nobody names
+    stay as they were."""
+    from distboost.kernels.histogram import fill_histograms
+
+    rng = np.random.default_rng(n_blocks)
+    n = 5 * CHUNK_ROWS + 123
+    X = rng.integers(0, 256, size=(n, 3)).astype(np.uint8)
+    stats = rng.integers(-(2**40), 2**40, size=(2, n, 2)).astype(np.int64)
+    order = np.stack([rng.permutation(n), rng.permutation(n)]).astype(np.int32)
+    cuts = np.sort(rng.choice(n, 6, replace=False))
+    lo = np.array([0, cuts[0], cuts[1], cuts[1], cuts[3], 0, cuts[5]], np.int64)
+    hi = np.array([cuts[0], cuts[1], cuts[1], cuts[3], cuts[5], n, cuts[5] + 5], np.int64)
+    tree = np.array([0, 0, 0, 1, 1, 0, 1], np.int64)
+    slot = np.array([6, 0, 2, 3, 1, 5, 7], np.int64)  # slot 4 named by nobody
+    before = rng.integers(-9, 9, size=(8, 3, 256, 2)).astype(np.int64)
+    out = before.copy()
+    fill_histograms(X, stats, order, tree, slot, lo, hi, np.arange(0), out, zero, n_blocks)
+    for i in range(len(lo)):
+        rows = np.sort(order[tree[i], lo[i]:hi[i]])
+        expected = _reference(X, stats[tree[i]], rows, range(3))
+        np.testing.assert_array_equal(out[slot[i]], expected + (0 if zero else before[slot[i]]))
+    np.testing.assert_array_equal(out[4], before[4])
+
+
+@pytest.mark.parametrize("n_blocks", [1, 3, 16])
+def test_routing_in_parallel_keeps_each_side_in_ascending_order(n_blocks):
+    """Chunks written back at their running offsets: the left rows of each
+    range, then its right rows, both ascending, whatever the blocks."""
+    from distboost.kernels.histogram import route_rows
+
+    rng = np.random.default_rng(9)
+    n = 4 * CHUNK_ROWS + 7
+    X_columns = rng.integers(0, 256, size=(2, n)).astype(np.uint8)
+    order = np.stack([np.arange(n), rng.permutation(n)]).astype(np.int32)
+    order[1, : n // 2].sort()
+    order[1, n // 2:].sort()
+    tmp = np.empty_like(order)
+    goes_left = rng.random((3, 256)) < 0.5
+    tree, feature = np.array([0, 1, 1]), np.array([1, 0, 1])
+    lo, hi = np.array([0, 0, n // 2]), np.array([n, n // 2, n])
+    expected = []
+    for i in range(3):
+        rows = order[tree[i], lo[i]:hi[i]].copy()
+        left = goes_left[i][X_columns[feature[i], rows]]
+        expected.append(np.concatenate([rows[left], rows[~left]]))
+    n_left = route_rows(X_columns, order, tmp, tree, feature, goes_left, lo, hi, n_blocks)
+    for i in range(3):
+        np.testing.assert_array_equal(order[tree[i], lo[i]:hi[i]], expected[i])
+        assert n_left[i] == goes_left[i][X_columns[feature[i], expected[i]]].sum()

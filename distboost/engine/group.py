@@ -21,6 +21,7 @@ import numpy as np
 from ..kernels import exact, local_grower
 from ..kernels.common import MAX_BINS, STAT_DTYPE
 from ..kernels.histogram import RowPartition, columns, replay, root_histograms, split_level
+from ..kernels.threads import for_rows
 from .buffers import Buffers
 
 
@@ -99,10 +100,12 @@ def each_shard(shards, *per_shard):
 
     Shards kept on disk hand their mapped pages back to the operating system
     (``Shard.release``) once the loop body is done with them, so a pass over
-    a worker's rows holds one block in memory at a time.
+    a worker's rows holds one block in memory at a time. While the body runs
+    on a small shard, its kernels run on one thread (``threads.for_rows``).
     """
     for items in zip(shards, *per_shard):
-        yield items
+        with for_rows(items[0].n_rows):
+            yield items
         items[0].release()
 
 

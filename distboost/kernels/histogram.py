@@ -319,6 +319,8 @@ def _reduce_shared(out, private, owner, owner_slot, block_start, shared, first_b
         if zero:
             dst[...] = 0
         for b in range(max(first_block[o], 0), last_block[o] + 1):
+            if block_start[b] == block_start[b + 1]:
+                continue  # an empty block wrote nothing
             k = 0 if owner[block_start[b]] == o else 1
             dst += private[b, k, f]
 

@@ -28,6 +28,8 @@ where waking others would cost more than it gives.
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import numba
 import numpy as np
 
@@ -606,8 +608,6 @@ def grow(X_binned, X_columns, stats, partition, criterion, mapper, masks, featur
     n_threads : int, optional
         Threads at most (numba's setting by default).
     """
-    from .histogram import LevelSplits
-
     fp, ip = pack_criterion(criterion)
     n_trees, n_rows, n_stats = stats.shape
     n_features = X_binned.shape[1]
@@ -631,40 +631,44 @@ def grow(X_binned, X_columns, stats, partition, criterion, mapper, masks, featur
             max_depth, max_leaves, n_threads, dense_rows, slots)
     finally:
         numba.set_num_threads(saved)
-    tables = [_table(ni, gains, tot, cat, t) for t in range(n_trees)]
+    ids = ni[:, ID]  # the id of the node in each row (children are given by row)
+    ni = np.column_stack([ni, np.arange(len(ni))])[np.lexsort((ni[:, ID], ni[:, TREE]))]
+    bounds = np.searchsorted(ni[:, TREE], np.arange(n_trees + 1))
+    return Grown([_table(ni[a:b], ids, gains, tot, cat) for a, b in pairwise(bounds)],
+                 _splits(ni, ids, cat, partition, n_trees))
+
+
+def _splits(ni, ids, cat, partition, n_trees):
+    """The rows of every node into ``partition`` (by tree and id), and the
+    splits as one ``LevelSplits`` in the order they were made."""
+    from .histogram import LevelSplits
+
     width = int(ni[:, ID].max()) + 1
     partition.start = np.zeros((n_trees, width), np.int64)
     partition.stop = np.zeros((n_trees, width), np.int64)
     partition.start[ni[:, TREE], ni[:, ID]] = ni[:, LO]
     partition.stop[ni[:, TREE], ni[:, ID]] = ni[:, HI]
-    split = np.flatnonzero(ni[:, SPLIT] == 1)
-    directions = np.zeros((len(split), MAX_BINS), bool)
-    for k, g in enumerate(split):
-        if ni[g, CATEGORIES] >= 0:
-            directions[k] = cat[ni[g, CATEGORIES]]
-        else:
-            directions[k, :ni[g, BIN] + 1] = True
-            directions[k, MISSING_BIN] = ni[g, MISSING_LEFT] == 1
-    ids = ni[:, ID]
-    splits = LevelSplits(ni[split, TREE].copy(), ids[split].copy(), ni[split, FEATURE].copy(),
-                         directions, ids[ni[split, LEFT]].copy(), ids[ni[split, RIGHT]].copy(),
-                         np.ones(len(split), bool), np.full(len(split), -1, np.int64))
-    return Grown(tables, splits)
+    split = ni[ni[:, SPLIT] == 1]
+    split = split[np.argsort(split[:, LEFT], kind="stable")]  # made in this order
+    directions = np.arange(MAX_BINS)[None, :] <= split[:, BIN][:, None]
+    directions[:, MISSING_BIN] = split[:, MISSING_LEFT] == 1
+    categorical = split[:, CATEGORIES] >= 0
+    directions[categorical] = cat[split[categorical, CATEGORIES]]
+    return LevelSplits(split[:, TREE].copy(), split[:, ID].copy(), split[:, FEATURE].copy(),
+                       directions, ids[split[:, LEFT]], ids[split[:, RIGHT]],
+                       np.ones(len(split), bool), np.full(len(split), -1, np.int64))
 
 
-def _table(ni, gains, tot, cat, t):
-    """Tree t's node table, in id order."""
+def _table(ni, ids, gains, tot, cat):
+    """One tree's node table, from its rows of the node table (in id order,
+    each with its former row last)."""
     from .grower import NodeTable
 
-    rows = np.flatnonzero(ni[:, TREE] == t)
-    rows = rows[np.argsort(ni[rows, ID], kind="stable")]
-    sub = ni[rows]
-    split = sub[:, SPLIT] == 1
-    ids = ni[:, ID]
-    left = np.where(split, ids[np.maximum(sub[:, LEFT], 0)], -1)
-    right = np.where(split, ids[np.maximum(sub[:, RIGHT], 0)], -1)
-    return NodeTable(totals=tot[rows], count=sub[:, COUNT].copy(), depth=sub[:, DEPTH].copy(),
-                     split=split, feature=sub[:, FEATURE].copy(), split_bin=sub[:, BIN].copy(),
-                     missing_left=sub[:, MISSING_LEFT] == 1, gain=gains[rows].copy(),
-                     left=left, right=right, categories=sub[:, CATEGORIES].copy(),
-                     directions=cat)
+    split = ni[:, SPLIT] == 1
+    rows = ni[:, N_FIELDS]
+    return NodeTable(totals=tot[rows], count=ni[:, COUNT].copy(), depth=ni[:, DEPTH].copy(),
+                     split=split, feature=ni[:, FEATURE].copy(), split_bin=ni[:, BIN].copy(),
+                     missing_left=ni[:, MISSING_LEFT] == 1, gain=gains[rows],
+                     left=np.where(split, ids[np.maximum(ni[:, LEFT], 0)], -1),
+                     right=np.where(split, ids[np.maximum(ni[:, RIGHT], 0)], -1),
+                     categories=ni[:, CATEGORIES].copy(), directions=cat)

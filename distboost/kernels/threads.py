@@ -32,3 +32,17 @@ class numba_threads:
 
     def __exit__(self, *exc):
         numba.set_num_threads(self.saved)
+
+
+PARALLEL_MIN_ROWS = 1 << 15
+"""Rows from which a pass over them (gradients, margins, row partitions) is
+shared among threads. Below, one thread does it: such a pass takes tens of
+microseconds, less than waking the other threads costs, and on a machine
+shared with other processes a woken thread that is not given a core holds
+the whole pass at its end."""
+
+
+def for_rows(n_rows: int):
+    """Context: passes over ``n_rows`` rows run on one thread when they are
+    fewer than ``PARALLEL_MIN_ROWS``; otherwise the setting stays as it is."""
+    return numba_threads(1) if n_rows < PARALLEL_MIN_ROWS else numba_threads(None)

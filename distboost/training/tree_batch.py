@@ -94,7 +94,9 @@ class _Forest:
         self.engine, self.spec, self.events = engine, spec, events
         self.growth = spec.growth
         self.scales = _scales(engine, spec)
-        self.batch = spec.trees_per_pass or auto_trees_per_pass(engine, spec)
+        here = engine.grows_here(_criterion(spec, self.scales), spec.growth,
+                                 _node_features(spec, 0))
+        self.batch = spec.trees_per_pass or auto_trees_per_pass(engine, spec, here)
         self.trees, self.oob, self.learner, self.first = [], None, None, 0
 
     def begin(self, b, update) -> RoundSpec:
@@ -125,11 +127,19 @@ class _Forest:
             self.oob = _out_of_bag(self.engine, self.spec.n_classes is None)
 
 
-def auto_trees_per_pass(engine, spec: ForestSpec) -> int:
-    """Largest batch whose statistics and widest level fit the budgets."""
+def auto_trees_per_pass(engine, spec: ForestSpec, here: bool = False) -> int:
+    """Largest batch whose statistics and widest level fit the budgets.
+
+    ``here``: the trees grow where the rows are (``Engine.grows_here``), whose
+    histograms stay within a budget of their own (``kernels.local_grower``;
+    none at all with per-node features): the statistics alone bound the batch.
+    """
     n_stats = 3 if spec.n_classes is None else spec.n_classes + 1
     rows = engine.n_rows / max(1, len(engine.groups))
     per_tree_stats = rows * (8 * n_stats + 4)
+    if here:
+        return int(max(1, min(STATS_BUDGET // per_tree_stats, MAX_TREES_PER_PASS,
+                              spec.n_estimators)))
     g = spec.growth
     widest = 2 ** (g.max_depth - 1) if g.max_depth is not None else np.inf
     if g.max_leaf_nodes is not None:
