@@ -96,8 +96,7 @@ def test_a_split_with_missing_values_alone_on_the_left_by_hand():
                                      parent, 0)
     best = node_search.search_rows(codes[None, :], np.arange(6), stats, tot, np.ones(1, bool),
                                    np.array([3]), np.zeros(1, bool), fp, ip,
-                                   np.zeros((256, 2), np.int64), np.zeros(4, np.uint64),
-                                   np.empty(257, np.int64), np.arange(1))
+                                   node_search.scratch(2), np.arange(1))
     assert dense == (pytest.approx((64 / 3 + 16 / 5 - 16 / 7) / 2), 0, True)
     assert best == (dense[0], 0, 0, True)
 

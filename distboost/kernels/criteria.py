@@ -105,7 +105,8 @@ def _scan(hist_f, order, total, kind, min_count, parent, cst, bounds):
     for p in range(len(order) - 1):
         if p > 0 and hist_f[order[p], n_classes] == 0:
             continue  # an empty bin: the candidate before it again (``splitting._scan_order``)
-        left += hist_f[order[p]]
+        for k in range(n_classes + 1):
+            left[k] += hist_f[order[p], k]
         for missing_left in (False, True):
             if missing_left and miss[n_classes] == 0:
                 continue

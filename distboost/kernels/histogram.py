@@ -38,6 +38,14 @@ CHUNK_ROWS = 16384
 """Rows per unit of work: small enough to balance threads, large enough that
 the per-chunk bookkeeping does not show."""
 
+PAD_BINS = 4
+"""Bins of padding after each feature's 256 in histograms a kernel keeps to
+itself (``local_grower``'s): unpadded, the same bin of every feature lies a
+multiple of 4 KiB apart, and a row's additions to features that share a
+common code (zero-inflated, low-cardinality columns) then look to the
+processor as if each might read what the one before wrote (4K aliasing),
+which made such rows several times slower to add."""
+
 PREFETCH_AHEAD = 16
 """Rows between asking for a row's codes and statistics and reading them."""
 
@@ -161,10 +169,11 @@ class LevelSplits:
 
 # ------------------------------------------------------------------ kernels
 @numba.njit(cache=True, inline="always")
-def _add_row(X, r, features, st, hs):
+def _add_row(X, r, features, st, hs, stride):
     """hs[j, X[r, j]] += st[r] for every feature j.
 
-    ``hs`` is one node's histogram flattened, (feature, bin, stat) in C order.
+    ``hs`` is one node's histogram flattened, (feature, bin, stat) in C order,
+    ``stride`` bins per feature (256, or more in padded memory: ``PAD_BINS``).
     The common cases are unrolled: two or three statistics, and every feature
     (an empty ``features``), which spares the loop an index load per feature.
     """
@@ -173,27 +182,27 @@ def _add_row(X, r, features, st, hs):
         g, h = st[r, 0], st[r, 1]
         if len(features) == 0:
             for j in range(X.shape[1]):
-                add_pair(hs, (j * MAX_BINS + np.int64(X[r, j])) * 2, g, h)
+                add_pair(hs, (j * stride + np.int64(X[r, j])) * 2, g, h)
         else:
             for k in range(len(features)):
-                add_pair(hs, (features[k] * MAX_BINS + np.int64(X[r, features[k]])) * 2, g, h)
+                add_pair(hs, (features[k] * stride + np.int64(X[r, features[k]])) * 2, g, h)
     elif n_stats == 3:
         g, h, c = st[r, 0], st[r, 1], st[r, 2]
         if len(features) == 0:
             for j in range(X.shape[1]):
-                i = (j * MAX_BINS + np.int64(X[r, j])) * 3
+                i = (j * stride + np.int64(X[r, j])) * 3
                 add_pair(hs, i, g, h)
                 hs[i + 2] += c
         else:
             for k in range(len(features)):
-                i = (features[k] * MAX_BINS + np.int64(X[r, features[k]])) * 3
+                i = (features[k] * stride + np.int64(X[r, features[k]])) * 3
                 add_pair(hs, i, g, h)
                 hs[i + 2] += c
     else:
         n = X.shape[1] if len(features) == 0 else len(features)
         for k in range(n):
             j = k if len(features) == 0 else features[k]
-            i = (j * MAX_BINS + np.int64(X[r, j])) * n_stats
+            i = (j * stride + np.int64(X[r, j])) * n_stats
             for s in range(n_stats):
                 hs[i + s] += st[r, s]
 
@@ -271,7 +280,7 @@ def _accumulate(X, stats, order, owner_tree, owner_slot, owner, clo, chi, block_
     Rows are read ``PREFETCH_AHEAD`` iterations after asking for them, except
     in chunks of consecutive rows, which stream.
     """
-    n_features, n_stats = X.shape[1], stats.shape[2]
+    n_features, n_stats, stride = X.shape[1], stats.shape[2], out.shape[2]
     flat_X = X.reshape(-1)
     for blk in numba.prange(len(block_start) - 1):
         c0, c1 = block_start[blk], block_start[blk + 1]
@@ -295,7 +304,7 @@ def _accumulate(X, stats, order, owner_tree, owner_slot, owner, clo, chi, block_
             lo, hi = clo[c], chi[c]
             if rows[hi - 1] - rows[lo] == hi - 1 - lo:  # consecutive rows (a root): stream them
                 for r in range(rows[lo], rows[hi - 1] + 1):
-                    _add_row(X, r, features, st, hs)
+                    _add_row(X, r, features, st, hs, stride)
                 continue
             for k in range(lo, hi):
                 if k + PREFETCH_AHEAD < hi:
@@ -303,7 +312,7 @@ def _accumulate(X, stats, order, owner_tree, owner_slot, owner, clo, chi, block_
                     prefetch(flat_X, ahead * n_features)
                     prefetch(flat_X, ahead * n_features + n_features - 1)
                     prefetch(flat_st, ahead * n_stats)
-                _add_row(X, rows[k], features, st, hs)
+                _add_row(X, rows[k], features, st, hs, stride)
 
 
 @numba.njit(parallel=True, cache=True)
@@ -456,7 +465,8 @@ def siblings(parts, slot, parent, built, other):
 def fill_histograms(X_binned, stats, order, tree, slot, lo, hi, features, out, zero, n_blocks):
     """out[slot[i]] (+)= statistics of rows order[tree[i], lo[i]:hi[i]]: the
     plan, the blocks' pass and the sums of straddling nodes (``zero``: the
-    named slots start from zero). Callable from compiled code."""
+    named slots start from zero). ``out`` is (n_slots, n_features, 256 or
+    more bins, n_stats) (padded: ``PAD_BINS``). Callable from compiled code."""
     owner, clo, chi, block_start = _plan(lo, hi, n_blocks)
     shared, first_block, last_block = _sharing(owner, block_start, len(lo))
     n_private = n_blocks if shared.any() else 0

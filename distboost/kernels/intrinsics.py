@@ -1,4 +1,4 @@
-"""Three operations numba does not emit by itself (in code it can cache), for the kernels.
+"""Four operations numba does not emit by itself (in code it can cache), for the kernels.
 
 * ``prefetch`` (LLVM's ``llvm.prefetch``): histogram passes over a node's rows
   read rows that are sorted but far apart (one node's rows are spread over
@@ -9,6 +9,8 @@
   pair as one 128-bit vector (one load and one store instead of two each)
   makes the innermost histogram loop about a fifth faster. Integer addition,
   so the sums are the same to the bit.
+* ``trailing_zeros`` (LLVM's ``llvm.cttz``): the position of a word's lowest
+  set bit, one instruction, for walking the bins a node's rows fill.
 * ``set_threads``: ``numba.set_num_threads`` inside compiled code, which
   numba itself calls through a ctypes pointer, so that no function using it
   can be cached; here the threading layer's own function is called by name,
@@ -94,3 +96,18 @@ def set_threads(typingctx, n):
         return context.get_dummy_value()
 
     return types.void(n), codegen
+
+
+@intrinsic
+def trailing_zeros(typingctx, word):
+    """The number of zero bits below the lowest set bit of a uint64 (64 for 0)."""
+    if word != types.uint64:
+        return None
+
+    def codegen(context, builder, signature, args):
+        i64, i1 = ir.IntType(64), ir.IntType(1)
+        fn = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(i64, [i64, i1]), "llvm.cttz.i64")
+        return builder.call(fn, [args[0], i1(0)])
+
+    return types.int64(word), codegen

@@ -29,6 +29,8 @@ from .criteria import (
     class_category_order,
 )
 from .criteria import _scan as _impurity_scan
+from .histogram import PAD_BINS
+from .intrinsics import trailing_zeros
 from .sampling import node_permutation
 from .splitting import G, GradientCriterion, H, _scan_order, _score, category_order
 
@@ -167,39 +169,67 @@ def split_directions(hist_f, is_cat, split_bin, missing_left, tot, fp, ip, out):
     left = np.zeros(hist_f.shape[1], np.int64)
     for b in range(MAX_BINS):
         if out[b]:
-            left += hist_f[b]
+            for k in range(len(left)):
+                left[k] += hist_f[b, k]
     return left, hist_f[MISSING_BIN, ip[PRESENT]] > 0
 
 
 # ------------------------------------------------------- searches from rows
+LANES = 4
+"""Buffers a node's rows are gathered into in turn: many rows share a code
+(the zeros of a sparse column), and additions into one bin wait each for
+the one before; four bins in turn overlap four such chains."""
+
+
 @numba.njit(cache=True)
-def gather(codes, rows, stats, buf, present):
-    """buf[code] += statistics of each row; ``present`` (4 words) marks the codes."""
-    present[:] = 0
-    for r in rows:
+def scratch(n_stats):
+    """What gathering a feature's rows needs: (lanes, seen, listed, present,
+    order); lanes padded as ``histogram``'s kernels pad (``PAD_BINS``), or
+    the same bin of each lane would be 4 KiB apart."""
+    return (np.zeros((LANES, MAX_BINS + PAD_BINS, n_stats), np.int64), np.zeros(MAX_BINS, np.uint8),
+            np.empty(MAX_BINS, np.int64), np.zeros(4, np.uint64),
+            np.empty(MAX_BINS + 1, np.int64))
+
+
+@numba.njit(cache=True)
+def gather(codes, rows, stats, sc):
+    """``sc``'s first lane becomes the histogram of the rows' ``codes``
+    (statistics summed per code), its bitmap ``present`` marks the codes;
+    returns how many codes are listed (for ``release``)."""
+    lanes, seen, listed, present, _ = sc
+    mask = LANES - 1 if len(rows) >= 16 * LANES else 0  # lanes are a power of two
+    n_stats = stats.shape[1]
+    n_listed = 0
+    for i in range(len(rows)):
+        r = rows[i]
         c = codes[r]
+        if not seen[c]:
+            seen[c] = 1
+            listed[n_listed] = c
+            n_listed += 1
+        lane = i & mask
+        lanes[lane, c, 0] += stats[r, 0]
+        lanes[lane, c, 1] += stats[r, 1]
+        for k in range(2, n_stats):
+            lanes[lane, c, k] += stats[r, k]
+    present[:] = 0
+    for j in range(n_listed):
+        c = listed[j]
         present[c >> 6] |= np.uint64(1) << np.uint64(c & 63)
-        buf[c] += stats[r]
+        for lane in range(1, mask + 1):
+            for k in range(n_stats):
+                lanes[0, c, k] += lanes[lane, c, k]
+                lanes[lane, c, k] = 0
+    return n_listed
 
 
 @numba.njit(cache=True)
-def release(buf, present):
-    """Zero the bins ``gather`` wrote."""
-    for w in range(4):
-        word = present[w]
-        while word:
-            low = word & (~word + np.uint64(1))
-            buf[w * 64 + _bit_index(low)] = 0
-            word ^= low
-
-
-@numba.njit(cache=True, inline="always")
-def _bit_index(single):
-    i = 0
-    while single > np.uint64(1):
-        single >>= np.uint64(1)
-        i += 1
-    return i
+def release(sc, n_listed):
+    """Zero what ``gather`` wrote."""
+    lanes, seen, listed, _, _ = sc
+    for j in range(n_listed):
+        lanes[0, listed[j]] = 0
+        seen[listed[j]] = 0
 
 
 @numba.njit(cache=True)
@@ -207,15 +237,20 @@ def _bin_order(present, n_bins_f, order):
     """Bin 0 and the non-empty bins below the feature's last, ascending, then
     the last: the bins a dense numeric scan's candidates differ at. Returns
     how many entries of ``order`` are set."""
-    n = 0
-    if n_bins_f < 2:
-        order[0] = n_bins_f - 1
-        return 1
-    for b in range(n_bins_f - 1):
-        if b == 0 or present[b >> 6] & (np.uint64(1) << np.uint64(b & 63)):
-            order[n] = b
-            n += 1
-    order[n] = n_bins_f - 1
+    last = n_bins_f - 1
+    order[0] = 0
+    n = 1 if last > 0 else 0
+    for w in range(4):
+        word = present[w]
+        while word:
+            b = w * 64 + trailing_zeros(word)
+            word &= word - np.uint64(1)
+            if b >= last:
+                break
+            if b > 0:
+                order[n] = b
+                n += 1
+    order[n] = last
     return n + 1
 
 
@@ -232,20 +267,21 @@ def _non_constant(codes, rows):
 
 
 @numba.njit(cache=True)
-def search_rows(Xc, rows, stats, tot, allowed, n_bins, is_cat, fp, ip, buf, present, order,
-                 features):
+def search_rows(Xc, rows, stats, tot, allowed, n_bins, is_cat, fp, ip, sc, features):
     """Best split of a node from its rows, over ``features`` (ascending):
-    (gain, feature, split bin, missing left), gamma subtracted."""
+    (gain, feature, split bin, missing left), gamma subtracted. ``sc``:
+    ``scratch``'s buffers."""
     parent, majority, _ = node_terms(tot, fp, ip)
     best, best_f, best_b, best_m = -np.inf, -1, -1, False
+    hist_f, order = sc[0][0], sc[4]
     for f in features:
         if not allowed[f]:
             continue
-        gather(Xc[f], rows, stats, buf, present)
-        n_order = 0 if is_cat[f] else _bin_order(present, n_bins[f], order)
-        gain, b, ml = scan_feature(buf, order, n_order, False, is_cat[f], n_bins[f], tot, fp, ip, parent,
-                            majority)
-        release(buf, present)
+        n_listed = gather(Xc[f], rows, stats, sc)
+        n_order = 0 if is_cat[f] else _bin_order(sc[3], n_bins[f], order)
+        gain, b, ml = scan_feature(hist_f, order, n_order, False, is_cat[f], n_bins[f], tot, fp,
+                                   ip, parent, majority)
+        release(sc, n_listed)
         if ip[KIND] == GRADIENT:
             gain -= fp[GAMMA]
         if gain > best:
