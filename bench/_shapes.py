@@ -1,7 +1,8 @@
 """The benchmark's shapes: which W1 variant, which trees, and each library's parameters.
 
 docs/benchmarks.md asks for W1 (binary, depth 6) and three shapes users bring:
-best-first growth to 63 leaves, 10 classes, and 500 features. A `Shape` holds
+best-first growth to 63 leaves, 10 classes, and 500 features; ``shallow`` (many
+rounds of depth-3 trees) exposes the fixed cost of a round on Dask. A `Shape` holds
 the data set (rows, partitions, task, extra features), the default number of
 rounds, the tree shape, and turns them into each library's parameters, so
 that every system trains the same model. Common to all: learning rate 0.1,
@@ -22,7 +23,6 @@ LEARNING_RATE = 0.1
 N_BINS = 256
 REG_LAMBDA = 1.0
 LABEL = "label"
-LIGHTGBM_LEAVES = 63
 
 
 @dataclass(frozen=True)
@@ -98,11 +98,18 @@ class Shape:
             params["objective"] = "binary:logistic"
         return params
 
+    @property
+    def lightgbm_leaves(self) -> int:
+        """LightGBM's ``num_leaves``: the best-first leaf count, or 2^depth − 1 (63 at
+        depth 6, 7 at depth 3)."""
+        return self.max_leaves or 2 ** self.max_depth - 1
+
     def lightgbm_params(self, rounds: int) -> dict[str, Any]:
-        """Keyword arguments of ``lightgbm.DaskLGBMClassifier``: 63 leaves, depth unlimited,
-        LightGBM's natural shape for every tree shape here."""
+        """Keyword arguments of ``lightgbm.LGBMClassifier`` and ``DaskLGBMClassifier``:
+        ``lightgbm_leaves`` leaves, depth unlimited, LightGBM's natural (best-first) shape
+        nearest to every tree shape here."""
         return {"n_estimators": rounds, "learning_rate": LEARNING_RATE,
-                "num_leaves": LIGHTGBM_LEAVES, "max_bin": N_BINS - 1,
+                "num_leaves": self.lightgbm_leaves, "max_bin": N_BINS - 1,
                 "reg_lambda": REG_LAMBDA, "verbose": -1}
 
     def sklearn_params(self, rounds: int) -> dict[str, Any]:
@@ -119,6 +126,8 @@ SHAPES = {shape.name: shape for shape in [
     Shape("multiclass", "W1 with 10 classes (softmax / multinomial deviance)", 300_000, 8, 30,
           task="multiclass"),
     Shape("wide", "Wide W1: 500 features", 100_000, 8, 50, extra_features=472),
+    Shape("shallow", "W1, many rounds of shallow trees (depth 3)", 1_000_000, 8, 300,
+          max_depth=3),
 ]}
 
 METRICS = {

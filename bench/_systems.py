@@ -26,6 +26,7 @@ import logging
 import numbers
 import os
 import resource
+import sys
 import time
 import traceback
 from collections.abc import Callable, Iterator
@@ -56,6 +57,7 @@ class Setup:
     rounds: int
     memory_limit: str = "auto"
     lazy: bool = False
+    threads_per_worker: int = 1
 
 
 @dataclass
@@ -107,14 +109,16 @@ def timer() -> Iterator[list[float]]:
 
 
 @contextmanager
-def local_cluster(workers: int, memory_limit: str = "auto") -> Iterator[Any]:
-    """Yield a Client on ``LocalCluster(workers, threads_per_worker=1, memory_limit)``,
+def local_cluster(workers: int, memory_limit: str = "auto",
+                  threads_per_worker: int = 1) -> Iterator[Any]:
+    """Yield a Client on ``LocalCluster(workers, threads_per_worker, memory_limit)``,
     dashboard off."""
     from distributed import Client, LocalCluster
 
     with (
-        LocalCluster(n_workers=workers, threads_per_worker=1, dashboard_address=None,
-                     memory_limit=memory_limit, silence_logs=logging.ERROR) as cluster,
+        LocalCluster(n_workers=workers, threads_per_worker=threads_per_worker,
+                     dashboard_address=None, memory_limit=memory_limit,
+                     silence_logs=logging.ERROR) as cluster,
         Client(cluster) as client,
     ):
         yield client
@@ -182,7 +186,7 @@ def run_xgboost_dask(setup: Setup) -> Outcome:
     xgb = _import_peer("xgboost")
     xgb_dask = _import_peer("xgboost.dask")
     features, params = setup.shape.features, setup.shape.xgboost_params()
-    with local_cluster(setup.workers, setup.memory_limit) as client:
+    with local_cluster(setup.workers, setup.memory_limit, setup.threads_per_worker) as client:
         pids = _worker_pids(client)
         with timer() as read:
             frame = persisted_parquet(client, setup.train_dir)
@@ -206,15 +210,18 @@ def run_xgboost_dask(setup: Setup) -> Outcome:
                    worker_peak_rss_mb=workers_rss, notes=[XGBOOST_DASK_NOTE, *restarts])
 
 
-LIGHTGBM_NOTE = ("whole fit = fit, which holds LightGBM's binning (Dataset construction); "
-                 "num_leaves 63, depth unlimited")
+def lightgbm_note(shape: Shape) -> str:
+    """What LightGBM's whole fit holds, and the tree shape it is told."""
+    return ("whole fit = fit, which holds LightGBM's binning (Dataset construction); "
+            f"num_leaves {shape.lightgbm_leaves}, depth unlimited")
 
 
 def run_lightgbm_dask(setup: Setup) -> Outcome:
-    """lightgbm.dask DaskLGBMClassifier (63 leaves) on a LocalCluster, persisted Parquet."""
+    """lightgbm.dask DaskLGBMClassifier (the shape's leaves) on a LocalCluster, persisted
+    Parquet."""
     lgb = _import_peer("lightgbm")
     features = setup.shape.features
-    with local_cluster(setup.workers, setup.memory_limit) as client:
+    with local_cluster(setup.workers, setup.memory_limit, setup.threads_per_worker) as client:
         pids = _worker_pids(client)
         with timer() as read:
             frame = persisted_parquet(client, setup.train_dir)
@@ -224,9 +231,23 @@ def run_lightgbm_dask(setup: Setup) -> Outcome:
         workers_rss = _workers_peak_rss_mb(client)
         restarts = _restarts(client, pids)
     proba = model.booster_.predict(setup.X_test, num_threads=setup.threads)
-    notes = [LIGHTGBM_NOTE, *restarts]
+    notes = [lightgbm_note(setup.shape), *restarts]
     return Outcome(lgb.__version__, whole[0], proba, read_s=read[0],
                    worker_peak_rss_mb=workers_rss, notes=notes)
+
+
+def run_lightgbm(setup: Setup) -> Outcome:
+    """LightGBM in memory: ``LGBMClassifier`` (the shape's leaves), ``num_threads=threads``."""
+    lgb = _import_peer("lightgbm")
+    with timer() as read:
+        X, y = read_numpy(setup.train_dir, setup.shape.features)
+    model = lgb.LGBMClassifier(**setup.shape.lightgbm_params(setup.rounds),
+                               num_threads=setup.threads)
+    with timer() as whole:
+        model.fit(X, y)
+    proba = model.predict_proba(setup.X_test)
+    return Outcome(lgb.__version__, whole[0], proba, read_s=read[0],
+                   notes=[lightgbm_note(setup.shape)])
 
 
 def run_sklearn(setup: Setup) -> Outcome:
@@ -285,7 +306,7 @@ def run_distboost_dask(setup: Setup, out_of_core: Any = "auto") -> Outcome:
 
     db = importlib.import_module("distboost")
     features = setup.shape.features
-    with local_cluster(setup.workers, setup.memory_limit) as client:
+    with local_cluster(setup.workers, setup.memory_limit, setup.threads_per_worker) as client:
         pids = _worker_pids(client)
         with timer() as read:
             frame = (dd.read_parquet(setup.train_dir) if setup.lazy
@@ -335,15 +356,32 @@ SYSTEMS: dict[str, Callable[[Setup], Outcome]] = {
     "xgboost": run_xgboost,
     "lightgbm.dask": run_lightgbm_dask,
     "sklearn": run_sklearn,
+    "lightgbm": run_lightgbm,
 }
+DEFAULT_SYSTEMS = [name for name in SYSTEMS if name != "lightgbm"]
+"""run.py's systems unless ``--systems`` says otherwise (LightGBM in memory is asked for by
+name, as ``threads.py`` does)."""
+
+
+def command_line(system: str, shape: str, data_dir: Path, *, threads: int, workers: int,
+                 rounds: int, memory_limit: str = "auto", lazy: bool = False,
+                 threads_per_worker: int = 1) -> list[str]:
+    """The command that runs ``system`` once in a fresh process (``python bench/_systems.py
+    SYSTEM ...``, options as in `run`) and prints its JSON record."""
+    return [sys.executable, str(Path(__file__).resolve()), system, "--shape", shape,
+            "--data", str(data_dir), "--threads", str(threads), "--workers", str(workers),
+            "--threads-per-worker", str(threads_per_worker), "--rounds", str(rounds),
+            "--memory-limit", memory_limit, *(["--lazy"] if lazy else [])]
 
 
 def run(system: str, shape: Shape, data_dir: Path, threads: int, workers: int, rounds: int,
-        memory_limit: str = "auto", lazy: bool = False) -> dict[str, Any]:
+        memory_limit: str = "auto", lazy: bool = False,
+        threads_per_worker: int = 1) -> dict[str, Any]:
     """Run one system on the shape's W1 folder ``data_dir``; return its JSON-able record.
 
     ``lazy``: distboost's Dask systems fit the lazy ``dd.read_parquet`` frame
     (for data larger than the workers' memory); the others ignore it.
+    ``threads_per_worker``: of every Dask system's LocalCluster (default 1).
 
     ``status`` is "ok", "skipped" (peer not installed) or "failed" (any error,
     with ``error`` and ``traceback``). An "ok" record has the `Outcome`'s fields
@@ -353,7 +391,7 @@ def run(system: str, shape: Shape, data_dir: Path, threads: int, workers: int, r
     try:
         X_test, y_test = read_numpy(data_dir / "test", shape.features)
         setup = Setup(shape, data_dir / "train", X_test, threads, workers, rounds, memory_limit,
-                      lazy)
+                      lazy, threads_per_worker)
         outcome = SYSTEMS[system](setup)
         record.update(task_metrics(shape.task, y_test, outcome.proba))
     except Skipped as error:
@@ -374,7 +412,9 @@ def _parse_args() -> argparse.Namespace:
     parser.add_argument("--shape", choices=list(SHAPES), default="w1")
     parser.add_argument("--data", type=Path, required=True, help="W1 folder (train/, test/)")
     parser.add_argument("--threads", type=int, default=2, help="threads of in-memory systems")
-    parser.add_argument("--workers", type=int, default=2, help="Dask workers (1 thread each)")
+    parser.add_argument("--workers", type=int, default=2, help="Dask workers")
+    parser.add_argument("--threads-per-worker", type=int, default=1,
+                        help="threads of each Dask worker (default 1)")
     parser.add_argument("--rounds", type=int, default=None,
                         help="boosting rounds (default: the shape's)")
     parser.add_argument("--memory-limit", default="auto", help="memory_limit of each Dask worker")
@@ -387,4 +427,5 @@ if __name__ == "__main__":
     args = _parse_args()
     shape = SHAPES[args.shape]
     print(json.dumps(run(args.system, shape, args.data, args.threads, args.workers,
-                         args.rounds or shape.rounds, args.memory_limit, args.lazy)), flush=True)
+                         args.rounds or shape.rounds, args.memory_limit, args.lazy,
+                         args.threads_per_worker)), flush=True)

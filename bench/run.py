@@ -8,7 +8,7 @@ parts, peak memory, test metrics, ratios to distboost, distboost's time
 breakdown and the shape's targets.
 
     python bench/run.py                                   # W1: 1M rows, 8 partitions
-    python bench/run.py --shape best-first                # also multiclass, wide
+    python bench/run.py --shape best-first                # also multiclass, wide, shallow
     python bench/run.py --rows 50000 --partitions 4 --repeats 1 --systems xgboost,sklearn
     python bench/run.py --out                             # also write bench/results/
 """
@@ -28,7 +28,7 @@ from typing import Any
 
 from _report import Record, render, summarize
 from _shapes import METRICS, SHAPES, Shape
-from _systems import SYSTEMS
+from _systems import DEFAULT_SYSTEMS, SYSTEMS, command_line
 
 BENCH_DIR = Path(__file__).resolve().parent
 REPO_ROOT = BENCH_DIR.parent
@@ -43,6 +43,12 @@ def _child_environment(threads: int) -> dict[str, str]:
     return env
 
 
+def thread_environment(threads: int) -> dict[str, str]:
+    """Environment of a process that is to run ``threads`` threads and start no more:
+    OpenMP's and numba's thread pools of that size too."""
+    return {**_child_environment(threads), "NUMBA_NUM_THREADS": str(threads)}
+
+
 def _parse_record(system: str, returncode: int, stdout: str, stderr: str) -> Record:
     """The last JSON line of a system's stdout, or a failure record with stderr's tail."""
     for line in reversed(stdout.splitlines()):
@@ -52,23 +58,29 @@ def _parse_record(system: str, returncode: int, stdout: str, stderr: str) -> Rec
     return {"system": system, "status": "failed", "error": f"exit code {returncode}: {tail}"}
 
 
-def run_once(system: str, data_dir: Path, args: argparse.Namespace) -> Record:
-    """Run one system in a fresh process (its own session, so a timeout kills its workers)."""
-    command = [sys.executable, str(BENCH_DIR / "_systems.py"), system, "--shape", args.shape,
-               "--data", str(data_dir),
-               "--threads", str(args.threads), "--workers", str(args.workers),
-               "--rounds", str(args.rounds), "--memory-limit", args.memory_limit,
-               *(["--lazy"] if args.lazy else [])]
+def run_command(system: str, command: list[str], env: dict[str, str],
+                timeout: float) -> Record:
+    """Run ``command``, which prints ``system``'s JSON record, in a fresh process (its own
+    session, so a timeout kills its Dask workers too); return the record, or a failure
+    record."""
     with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                          env=_child_environment(args.threads), start_new_session=True) as child:
+                          env=env, start_new_session=True) as child:
         try:
-            stdout, stderr = child.communicate(timeout=args.timeout)
+            stdout, stderr = child.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
             os.killpg(child.pid, signal.SIGKILL)
             child.communicate()
             return {"system": system, "status": "failed",
-                    "error": f"timed out after {args.timeout:.0f} s"}
+                    "error": f"timed out after {timeout:.0f} s"}
     return _parse_record(system, child.returncode, stdout, stderr)
+
+
+def run_once(system: str, data_dir: Path, args: argparse.Namespace) -> Record:
+    """Run one system in a fresh process (its own session, so a timeout kills its workers)."""
+    command = command_line(system, args.shape, data_dir, threads=args.threads,
+                           workers=args.workers, rounds=args.rounds,
+                           memory_limit=args.memory_limit, lazy=args.lazy)
+    return run_command(system, command, _child_environment(args.threads), args.timeout)
 
 
 def _progress(record: Record, repeat: int, repeats: int) -> None:
@@ -173,14 +185,15 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     """Command-line options; see ``python bench/run.py --help``."""
     parser = argparse.ArgumentParser(description="Side-by-side benchmark on a shape of W1.")
     parser.add_argument("--shape", choices=list(SHAPES), default="w1",
-                        help="w1 (default), best-first, multiclass or wide")
+                        help="w1 (default), best-first, multiclass, wide or shallow")
     parser.add_argument("--rows", type=int, default=None,
                         help="training rows (default: the shape's)")
     parser.add_argument("--partitions", type=int, default=None,
                         help="training Parquet files (default: the shape's)")
     parser.add_argument("--repeats", type=int, default=3, help="runs per system")
-    parser.add_argument("--systems", type=_system_list, default=list(SYSTEMS),
-                        help=f"comma-separated subset of {','.join(SYSTEMS)}")
+    parser.add_argument("--systems", type=_system_list, default=list(DEFAULT_SYSTEMS),
+                        help=f"comma-separated subset of {','.join(SYSTEMS)} (default: all "
+                             "but lightgbm)")
     parser.add_argument("--threads", type=int, default=2, help="threads of in-memory systems")
     parser.add_argument("--workers", type=int, default=2, help="Dask workers, 1 thread each")
     parser.add_argument("--timeout", type=float, default=3600.0, help="seconds per run")

@@ -1,5 +1,5 @@
-"""Checks of bench/: the W1 generator, the shapes, timings, the report, and real runs of
-run.py (every shape) and predict.py on tiny data.
+"""Checks of bench/: the W1 and spam-like generators, the shapes, timings, the reports, and
+real runs of run.py (every shape), predict.py, threads.py and small.py on tiny data.
 
 The real runs start together (``runs`` fixture) and the tests read their outputs:
 on a 2-core machine most of a tiny run is processes and Dask workers starting up,
@@ -8,9 +8,11 @@ which overlap.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import importlib.util
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -35,6 +37,9 @@ def bench() -> SimpleNamespace:
             report=importlib.import_module("_report"),
             systems=importlib.import_module("_systems"),
             shapes=importlib.import_module("_shapes"),
+            threads=importlib.import_module("threads"),
+            small=importlib.import_module("small"),
+            spam_like=importlib.import_module("spam_like"),
         )
 
 
@@ -124,7 +129,7 @@ def test_simple_model_is_good_but_not_perfect(tiny: Path) -> None:
 
 def test_shape_parameters(bench: SimpleNamespace) -> None:
     shapes = bench.shapes.SHAPES
-    assert list(shapes) == ["w1", "best-first", "multiclass", "wide"]
+    assert list(shapes) == ["w1", "best-first", "multiclass", "wide", "shallow"]
     assert (shapes["w1"].rows, shapes["w1"].partitions, shapes["w1"].rounds) == (1_000_000, 8, 100)
     best = shapes["best-first"]
     assert best.rounds == 50
@@ -145,6 +150,14 @@ def test_shape_parameters(bench: SimpleNamespace) -> None:
         assert shape.distboost_params(2)["max_depth"] == 6
         assert shape.xgboost_params()["max_depth"] == 6
         assert "grow_policy" not in shape.xgboost_params()
+        assert shape.lightgbm_params(2)["num_leaves"] == 63
+    shallow = shapes["shallow"]
+    assert (shallow.rows, shallow.partitions, shallow.rounds) == (1_000_000, 8, 300)
+    assert shallow.features == shapes["w1"].features and shallow.task == "binary"
+    assert shallow.distboost_params(300) == {**shapes["w1"].distboost_params(300), "max_depth": 3}
+    assert shallow.xgboost_params() == {**shapes["w1"].xgboost_params(), "max_depth": 3}
+    assert shallow.sklearn_params(300) == {**shapes["w1"].sklearn_params(300), "max_depth": 3}
+    assert shallow.lightgbm_params(300) == {**shapes["w1"].lightgbm_params(300), "num_leaves": 7}
 
 
 class _FakeModel:
@@ -241,10 +254,14 @@ SHAPE_SYSTEMS = {
     "best-first": ["distboost.dask", "xgboost.dask"],
     "multiclass": ["distboost", "xgboost", "sklearn", "lightgbm.dask"],
     "wide": ["distboost.dask.disk", "sklearn"],
+    "shallow": ["distboost", "lightgbm"],
 }
 TINY_ROWS, TINY_PARTITIONS, TINY_ROUNDS, REPEATS = 3_000, 2, 2, 2
+THREADS, THREADS_SYSTEMS = (1, 2), ("distboost", "xgboost")
+# One task with two peers (so a best peer); every system fits in process below.
+SMALL_SYSTEMS = ("gb-distboost", "gb-xgboost", "gb-lightgbm")
 PEER_MODULES = {"xgboost": "xgboost", "xgboost.dask": "xgboost", "lightgbm.dask": "lightgbm",
-                "sklearn": "sklearn"}
+                "sklearn": "sklearn", "lightgbm": "lightgbm"}
 
 
 def _installed(system: str) -> bool:
@@ -254,7 +271,8 @@ def _installed(system: str) -> bool:
 
 
 def _commands(cache_dir: Path, results: Path) -> dict[str, list[str]]:
-    """The command line of every real run: one run.py per shape, and predict.py."""
+    """The command line of every real run: one run.py per shape, predict.py, threads.py
+    and small.py."""
     tiny = ["--cache-dir", str(cache_dir), "--results-dir", str(results)]
     commands = {
         shape: [sys.executable, str(BENCH_DIR / "run.py"), "--shape", shape, "--rows",
@@ -268,6 +286,16 @@ def _commands(cache_dir: Path, results: Path) -> dict[str, list[str]]:
                            str(TINY_ROWS), "--train-rows", "1000", "--partitions",
                            str(TINY_PARTITIONS), "--trees", "3", "--repeats", str(REPEATS),
                            "--out", "predict", *tiny]
+    commands["threads"] = [sys.executable, str(BENCH_DIR / "threads.py"), "--threads",
+                           ",".join(map(str, THREADS)), "--systems", ",".join(THREADS_SYSTEMS),
+                           "--rows", str(TINY_ROWS), "--partitions", str(TINY_PARTITIONS),
+                           "--dask", "1x2", "--dask-rows", str(TINY_ROWS), "--dask-partitions",
+                           str(TINY_PARTITIONS), "--rounds", str(TINY_ROUNDS), "--repeats", "1",
+                           "--memory-limit", "2GB", "--budget", "600", "--out", "threads", *tiny]
+    commands["small"] = [sys.executable, str(BENCH_DIR / "small.py"), "--systems",
+                         ",".join(SMALL_SYSTEMS), "--rows-scale", "0.2", "--rounds", "3",
+                         "--trees", "3", "--stumps", "3", "--busy", "0,1", "--repeats", "1",
+                         "--threads", "1", "--out", "small", "--results-dir", str(results)]
     return commands
 
 
@@ -431,3 +459,223 @@ def test_shap_benchmark_on_a_tiny_w1(bench: SimpleNamespace, cache_dir: Path) ->
                                     "xgboost pred_contribs (distboost's trees)"}
     table = module.render(result)
     assert table.count("\n| ") == 4 and "3,000 rows x 10 trees of depth 6" in table
+
+
+def _part(report: str, heading: str) -> str:
+    """The report's text from the ``### HEADING...`` line to the next heading."""
+    start = report.index(f"\n### {heading}")
+    end = report.find("\n### ", start + 1)
+    return report[start:end if end >= 0 else None]
+
+
+def _cells(text: str, *first: str) -> list[str]:
+    """The cells of the table row in ``text`` whose first cells are ``first``."""
+    prefix = "| " + " | ".join(first) + " |"
+    line = next(line for line in text.splitlines() if line.startswith(prefix))
+    return [cell.strip() for cell in line.strip("|").split("|")]
+
+
+def _whole_cell(seconds: float, digits: int = 2) -> str:
+    """Median [min–max] of one run."""
+    return f"{seconds:.{digits}f} [{seconds:.{digits}f}–{seconds:.{digits}f}]"
+
+
+def test_default_thread_counts(bench: SimpleNamespace) -> None:
+    default_threads = bench.threads.default_threads
+    assert default_threads(16) == [1, 2, 4, 8, 16]
+    assert default_threads(12) == [1, 2, 4, 8, 12]
+    assert default_threads(2) == [1, 2] and default_threads(1) == [1]
+
+
+def test_runs_go_repeat_by_repeat_with_systems_rotated(bench: SimpleNamespace) -> None:
+    threads = bench.threads
+    points = [threads.Config("in-process", 100, 1, 1), threads.Config("dask", 100, 1, 2, 4)]
+    runs = threads.plan(points, lambda config: ["a", "b", "c"], 2)
+    assert [(run.repeat, run.config.threads, run.system) for run in runs] == [
+        (0, 1, "a"), (0, 1, "b"), (0, 1, "c"), (0, 2, "a"), (0, 2, "b"), (0, 2, "c"),
+        (1, 1, "b"), (1, 1, "c"), (1, 1, "a"), (1, 2, "b"), (1, 2, "c"), (1, 2, "a")]
+    assert runs[3].describe() == "dask 4 × 2: a, repeat 1"
+
+
+def test_estimates_come_from_the_runs_so_far(bench: SimpleNamespace) -> None:
+    threads = bench.threads
+    one, two = (threads.Config("in-process", 100, 1, t) for t in (1, 2))
+    records = [{"system": "a", **dataclasses.asdict(one), "wall_s": wall} for wall in (4, 20, 6)]
+    assert threads.estimate_s(threads.Run(one, "a", 3), records) == 6  # the point's median
+    assert threads.estimate_s(threads.Run(two, "a", 0), records) == 6  # the section's latest
+    assert threads.estimate_s(threads.Run(two, "b", 0), records) == 0  # nothing to go by
+
+
+def test_budget_skips_the_rest_once_a_run_would_overrun_it(
+    bench: SimpleNamespace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    threads, now = bench.threads, [0.0]
+
+    def execute(run: object, data_dir: Path, args: object, timeout: float) -> dict:
+        """Every run takes 10 s of the fake clock."""
+        now[0] += 10.0
+        return {"system": run.system, "status": "ok", "whole_s": 9.0, "auc": 0.8,
+                **dataclasses.asdict(run.config), "wall_s": 10.0, "timeout": timeout}
+
+    monkeypatch.setattr(threads, "execute", execute)
+    points = [threads.Config("in-process", 100, 1, t) for t in (1, 2)]
+    runs = threads.plan(points, lambda config: ["distboost", "xgboost"], 2)
+    data = threads.Data(None)
+    data.folders[(100, 1)] = Path("unused")
+    records, skipped = threads.run_all(runs, SimpleNamespace(timeout=3600.0), data,
+                                       threads.Budget(35.0, 0.0, lambda: now[0]))
+    # Two first runs (nothing to go by), then distboost at 2 threads (10 s, 15 s left);
+    # xgboost at 2 threads would take 10 s with 5 s left: it and the rest are skipped.
+    assert [(r["system"], r["threads"]) for r in records] == [
+        ("distboost", 1), ("xgboost", 1), ("distboost", 2)]
+    assert [r["timeout"] for r in records] == [35.0, 25.0, 15.0]  # killed when it is spent
+    assert skipped == runs[3:]
+    no_budget = threads.Budget(None, 0.0, lambda: now[0])
+    assert len(threads.run_all(runs, SimpleNamespace(timeout=60.0), data, no_budget)[0]) == 8
+
+
+def test_threads_end_to_end(runs: dict[str, SimpleNamespace]) -> None:
+    pytest.importorskip("xgboost", reason="threads.py compares with xgboost")
+    run = runs["threads"]
+    assert run.returncode == 0, run.stderr
+    assert run.report in run.stdout
+    meta = run.payload["meta"]
+    assert meta["cpu_count"] == os.cpu_count() and meta["skipped"] == []
+    assert {"cpu_model", "usable_cpus", "memory_gb", "commit", "date", "load_average_before",
+            "load_average_after", "generation_s", "settings"} <= set(meta)
+    assert f"{meta['cpu_model']}, {meta['cpu_count']} CPUs" in run.report
+    assert meta["settings"]["threads"] == list(THREADS) and meta["elapsed_s"] < 600
+    records = run.payload["records"]
+    assert all(record["status"] == "ok" for record in records), records
+    whole = {(r["section"], r["workers"], r["threads"], r["system"]): r["whole_s"]
+             for r in records}
+    dask_systems = ("distboost.dask", "xgboost.dask")
+    assert set(whole) == {("in-process", 0, t, s) for t in THREADS for s in THREADS_SYSTEMS} \
+        | {("dask", 1, 2, system) for system in dask_systems}
+    part = _part(run.report, "In process")
+    for threads in THREADS:
+        for system in THREADS_SYSTEMS:
+            seconds = whole[("in-process", 0, threads, system)]
+            speed_up = whole[("in-process", 0, 1, system)] / seconds
+            cells = _cells(part, str(threads), system)
+            assert cells[2:5] == ["ok", "1", _whole_cell(seconds)]
+            assert cells[5:7] == [f"{speed_up:.2f}", f"{speed_up / threads:.2f}"]
+        distboost, xgboost = (whole[("in-process", 0, threads, s)] for s in THREADS_SYSTEMS)
+        assert _cells(part, str(threads), f"{distboost:.2f}")[2:] == [
+            f"{distboost / xgboost:.2f}", "—"]  # distboost ÷ xgboost, ÷ lightgbm (not run)
+    distboost, xgboost = (whole[("dask", 1, 2, system)] for system in dask_systems)
+    part = _part(run.report, "On Dask")
+    cells = _cells(part, "1 × 2", "2", "distboost.dask")
+    assert cells[5] == _whole_cell(distboost) and cells[-1] == f"{distboost / xgboost:.2f}"
+    assert _cells(part, "1 × 2", "2", "xgboost.dask")[-1] == "—"
+    assert "Weak scaling" not in run.report
+
+
+def test_weak_scaling_table(bench: SimpleNamespace) -> None:
+    """Efficiency against the fewest workers; distboost.dask ÷ xgboost.dask at each."""
+    threads = bench.threads
+    points = [threads.Config("weak", 1000 * w, 2 * w, 2, w) for w in (2, 4)]
+    seconds = {(2, "distboost.dask"): 10.0, (2, "xgboost.dask"): 20.0,
+               (4, "distboost.dask"): 12.5, (4, "xgboost.dask"): 40.0}
+    records = [{"system": system, "status": "ok", "version": "0", "whole_s": value,
+                "peak_rss_mb": 1.0, "auc": 0.8, "logloss": 0.5,
+                **dataclasses.asdict(points[workers // 4])}
+               for (workers, system), value in seconds.items()]
+    summaries = threads.summarize(records, points, lambda config: list(threads.ON_DASK))
+    table = "\n".join(threads.weak_table(summaries))
+    assert "| efficiency t(W=2) ÷ t | distboost.dask ÷ xgboost.dask |" in table
+    assert "| 4 × 2 | 4,000 | distboost.dask | ok | 1 | 12.50 [12.50–12.50] | 0.80 | 0.31 |" \
+        in table
+    assert "| 4 × 2 | 4,000 | xgboost.dask | ok | 1 | 40.00 [40.00–40.00] | 0.50 | — |" in table
+    assert "| 2 × 2 | 2,000 | distboost.dask | ok | 1 | 10.00 [10.00–10.00] | 1.00 | 0.50 |" \
+        in table
+
+
+def test_spam_like_data_are_shaped_like_spambase(bench: SimpleNamespace) -> None:
+    spam = bench.spam_like
+    X_train, y_train, X_test, y_test = spam.train_test()
+    assert X_train.shape == (3_065, 57) and X_test.shape == (1_536, 57)
+    names = spam.FEATURES
+    assert sum(name.startswith("word_freq_") for name in names) == 48
+    assert sum(name.startswith("char_freq_") for name in names) == 6
+    X, y = np.vstack([X_train, X_test]), np.concatenate([y_train, y_test])
+    frequencies = X[:, :54]
+    nonzero = (frequencies > 0).mean(axis=0)
+    assert 0.05 <= nonzero.min() and nonzero.max() <= 0.42
+    assert np.array_equal(frequencies, np.round(frequencies, 2)) and frequencies.max() <= 100
+    average, longest, total = X[:, 54:].T
+    assert np.array_equal(average, np.round(average, 3)) and average.min() >= 1
+    assert np.array_equal(longest, np.round(longest)) and np.array_equal(total, np.round(total))
+    assert (longest >= average).all() and (total >= longest).all()
+    assert 0.36 < y.mean() < 0.42
+    again = spam.generate()
+    assert np.array_equal(again[0], X) and np.array_equal(again[1], y)
+    assert [len(part) for part in spam.train_test(0.2)] == [613, 613, 307, 307]
+
+
+def test_spam_like_data_give_boosting_a_test_error_of_5_to_7_percent(
+    bench: SimpleNamespace
+) -> None:
+    ensemble = pytest.importorskip("sklearn.ensemble")
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    X_train, y_train, X_test, y_test = bench.spam_like.train_test()
+    with threadpoolctl.threadpool_limits(limits=1, user_api="openmp"):
+        model = ensemble.HistGradientBoostingClassifier(
+            max_iter=200, max_depth=4, max_leaf_nodes=None, early_stopping=False
+        ).fit(X_train, y_train)
+    assert 0.05 <= 1 - model.score(X_test, y_test) <= 0.07
+
+
+def test_every_small_system_fits_in_process(bench: SimpleNamespace) -> None:
+    for system in bench.small.SYSTEMS:
+        record = bench.small.fit_one(system, 2, 1, 0.05)
+        assert record["status"] in ("ok", "skipped"), record
+        if record["status"] == "ok":
+            assert record["whole_s"] > 0 and 0 <= record["test_error"] <= 1
+            assert (record["train_rows"], record["test_rows"]) == (153, 77)
+
+
+def test_small_end_to_end(runs: dict[str, SimpleNamespace]) -> None:
+    run = runs["small"]
+    assert run.returncode == 0, run.stderr
+    assert run.report in run.stdout
+    meta = run.payload["meta"]
+    assert (meta["train_rows"], meta["test_rows"]) == (613, 307)
+    assert meta["cpu_count"] == os.cpu_count() and "load_average_after" in meta
+    records = run.payload["records"]
+    assert sorted((r["system"], r["busy"]) for r in records) == sorted(
+        (system, busy) for system in SMALL_SYSTEMS for busy in (0, 1))
+    ok = {(r["system"], r["busy"]): r for r in records if r["status"] == "ok"}
+    assert all(_installed(system) for system, _ in ok)  # only missing peers are skipped
+    ratios = {}
+    for busy, heading in ((0, "Quiet"), (1, "Beside 1 busy process")):
+        part = _part(run.report, heading)
+        for (system, level), record in ok.items():
+            task, _, library = system.partition("-")
+            if level != busy:
+                continue
+            distboost = ok[(f"{task}-distboost", busy)]["whole_s"]
+            cells = _cells(part, task, library)
+            assert cells[4:6] == [_whole_cell(record["whole_s"], 3), f"{record['test_error']:.4f}"]
+            ratio = distboost / record["whole_s"]
+            assert cells[6] == ("—" if library == "distboost" else f"{ratio:.2f}")
+            if library != "distboost":
+                ratios[(task, library, busy)] = ratio
+        for task in ("gb",):
+            peers = {lib: r for (t, lib, b), r in ratios.items() if (t, b) == (task, busy)}
+            best = max(peers, key=peers.get)  # the fastest peer: distboost's largest ratio
+            assert f"| {task} | {best} | {peers[best]:.2f} |" in part
+    part = _part(run.report, "Busy 1 ÷ quiet")
+    assert "| gb | best peer (" in part
+    for (task, library, busy), quiet in ratios.items():
+        if busy == 0:
+            loaded = ratios[(task, library, 1)]
+            verdict = "yes" if loaded / quiet <= 1 else "NO"
+            assert f"| {task} | {library} | {quiet:.2f} | {loaded:.2f} | {loaded / quiet:.2f} | " \
+                f"{verdict} |" in part
+    for (system, busy), record in ok.items():
+        if busy == 1:
+            task, _, library = system.partition("-")
+            quiet = ok[(system, 0)]["whole_s"]
+            assert f"| {task} | {library} | {quiet:.3f} | {record['whole_s']:.3f} | " \
+                f"{record['whole_s'] / quiet:.2f} |" in part
