@@ -333,7 +333,9 @@ def grow(state: GroupState, criterion, mapper, masks, features, growth, sampling
         partitions = routed[0]
     grown = local_grower.grow(shard.X_binned, columns(shard.X_binned, shard.buffers),
                               state.stats[0], partitions[0], criterion, mapper, masks, features,
-                              growth, sampling)
+                              growth, sampling,
+                              memory=lambda shape: state.memory.buffers.room("grow", shape,
+                                                                             STAT_DTYPE))
     state.memory.remember(state, (grown.splits,), partitions)
     return state, grown
 

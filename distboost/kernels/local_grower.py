@@ -416,7 +416,7 @@ def _searchable(children, ni, tot, fp, ip, max_depth):
 # -------------------------------------------------------------------- loops
 @numba.njit(cache=True)
 def _grow(X, Xc, stats, order, tmp, root_lo, root_hi, masks, features, n_bins, is_cat, fp, ip,
-          sampling, max_depth, max_leaves, n_threads, dense_rows, pool_slots):
+          sampling, max_depth, max_leaves, n_threads, dense_rows, pool):
     n_trees, n_stats = stats.shape[0], stats.shape[2]
     cap = 64 * n_trees
     ni = np.empty((cap, N_FIELDS), np.int64)
@@ -425,26 +425,26 @@ def _grow(X, Xc, stats, order, tmp, root_lo, root_hi, masks, features, n_bins, i
     ltot = np.empty((cap, n_stats), np.int64)
     cat = np.zeros((8, MAX_BINS), np.bool_)
     n_cat = 0
-    pool = np.empty((pool_slots, X.shape[1], MAX_BINS + PAD_BINS, n_stats), np.int64)
-    free = np.arange(pool_slots)[::-1].copy()
-    n_free = pool_slots
+    free = np.arange(len(pool))[::-1].copy()
+    n_free = len(pool)
     next_id = np.ones(n_trees, np.int64)
-    set_threads(_threads_for((root_hi - root_lo).sum(), n_threads))
+    set_threads(_threads_for((root_hi - root_lo).sum() * X.shape[1], n_threads))
     for t in range(n_trees):
         _new_node(ni, gains, tot, t, t, 0, -1, 0)
         ni[t, LO], ni[t, HI] = root_lo[t], root_hi[t]
-        tot[t] = _sum_rows(order[t, root_lo[t]:root_hi[t]], stats[t], n_threads)
+    n_free = _root_histograms(ni, tot, pool, free, n_free, X, stats, order, features, max_depth,
+                              dense_rows, n_threads)
+    for t in range(n_trees):
         ni[t, COUNT] = tot[t, ip[COUNT_STAT]] if ip[COUNT_STAT] >= 0 else root_hi[t] - root_lo[t]
     n_nodes = n_trees
     roots = _searchable(np.arange(n_trees), ni, tot, fp, ip, max_depth)
-    work = 0
-    for g in roots:
-        work += ni[g, HI] - ni[g, LO]
-    set_threads(_threads_for(work * X.shape[1], n_threads))
-    n_free = _root_histograms(roots, ni, tot, pool, free, n_free, X, stats, order, features, fp, ip,
-                              max_depth, dense_rows, n_threads)
     cat, n_cat = _evaluate(roots, ni, gains, tot, ltot, cat, n_cat, pool, Xc, order, stats, masks,
                            n_bins, is_cat, fp, ip, sampling, n_threads)
+    for t in range(n_trees):  # roots that may not split: their histograms go back
+        if gains[t] <= 0 and ni[t, HIST] >= 0:
+            free[n_free] = ni[t, HIST]
+            n_free += 1
+            ni[t, HIST] = -1
     if max_leaves > 0:
         for t in range(n_trees):
             ni, gains, tot, ltot, cat, n_cat, n_nodes, n_free = _best_first(
@@ -463,39 +463,55 @@ def _grow(X, Xc, stats, order, tmp, root_lo, root_hi, masks, features, n_bins, i
 
 
 @numba.njit(parallel=True, cache=True)
-def _sum_rows(rows, stats, n_threads):
-    """The statistics of ``rows`` summed (exact: integers), by chunks in parallel."""
-    n_chunks = max(1, min(n_threads, len(rows) // 65536))
-    parts = np.zeros((n_chunks, stats.shape[1]), np.int64)
-    step = (len(rows) + n_chunks - 1) // n_chunks
-    for c in numba.prange(n_chunks):
-        for r in rows[c * step: min(len(rows), (c + 1) * step)]:
-            for k in range(stats.shape[1]):
-                parts[c, k] += stats[r, k]
-    return parts.sum(axis=0)
+def _tree_sums(order, stats, lo, hi, trees, tot):
+    """tot[t] = the statistics of tree t's rows order[t, lo[t]:hi[t]] summed
+    (exact: integers), for each t of ``trees``, trees in parallel; each sum
+    into four accumulators in turn (no chain of additions into one place)."""
+    n_stats = stats.shape[2]
+    for q in numba.prange(len(trees)):
+        t = trees[q]
+        acc = np.zeros((4, n_stats), np.int64)
+        for i in range(lo[t], hi[t]):
+            r = order[t, i]
+            for k in range(n_stats):
+                acc[i & 3, k] += stats[t, r, k]
+        for k in range(n_stats):
+            tot[t, k] = acc[0, k] + acc[1, k] + acc[2, k] + acc[3, k]
 
 
 @numba.njit(cache=True)
-def _root_histograms(roots, ni, tot, pool, free, n_free, X, stats, order, features, fp, ip,
-                     max_depth, dense_rows, n_threads):
-    """Histograms of the roots searched dense."""
+def _root_histograms(ni, tot, pool, free, n_free, X, stats, order, features, max_depth,
+                     dense_rows, n_threads):
+    """The roots' statistics, and histograms of those searched dense: a root
+    of ``dense_rows`` rows or more gets one (room allowing), and its
+    statistics are then its histogram's over the bins of one feature (every
+    row is in one of them); the others' are summed from their rows."""
+    n_trees = stats.shape[0]
+    built = np.empty(n_trees, np.int64)
     n = 0
-    slots = np.empty(len(roots), np.int64)
-    for g in roots:
-        if _wants_dense(g, ni, tot, fp, ip, max_depth, dense_rows):
+    for t in range(n_trees):
+        if dense_rows >= 0 and max_depth != 0 and ni[t, HI] - ni[t, LO] >= dense_rows:
             slot, n_free = _take_slot(free, n_free)
             if slot >= 0:
-                ni[g, HIST] = slot
-                slots[n] = g
+                ni[t, HIST] = slot
+                built[n] = t
                 n += 1
     if n:
-        built = slots[:n]
         work = 0
-        for g in built:
-            work += ni[g, HI] - ni[g, LO]
-        fill_histograms(X, stats, order, ni[built, TREE].copy(), ni[built, HIST].copy(),
-                        ni[built, LO].copy(), ni[built, HI].copy(), features, pool, True,
+        for t in built[:n]:
+            work += ni[t, HI] - ni[t, LO]
+        b = built[:n]
+        fill_histograms(X, stats, order, ni[b, TREE].copy(), ni[b, HIST].copy(), ni[b, LO].copy(),
+                        ni[b, HI].copy(), features, pool, True,
                         _threads_for(work * X.shape[1], n_threads))
+    f0 = features[0] if len(features) else 0
+    for t in built[:n]:
+        tot[t] = 0
+        for b in range(MAX_BINS):
+            for k in range(stats.shape[2]):
+                tot[t, k] += pool[ni[t, HIST], f0, b, k]
+    summed = np.flatnonzero(ni[:n_trees, HIST] < 0)
+    _tree_sums(order, stats, ni[:n_trees, LO].copy(), ni[:n_trees, HI].copy(), summed, tot)
     return n_free
 
 
@@ -586,7 +602,7 @@ class Grown:
 
 
 def grow(X_binned, X_columns, stats, partition, criterion, mapper, masks, features, growth,
-         sampling=None, n_threads=None) -> Grown:
+         sampling=None, n_threads=None, memory=None) -> Grown:
     """Grow a batch of trees on rows held here (see the module docstring).
 
     Parameters
@@ -609,6 +625,11 @@ def grow(X_binned, X_columns, stats, partition, criterion, mapper, masks, featur
         A forest's per-node feature subsets (``sampling.NodeFeatureSampler``).
     n_threads : int, optional
         Threads at most (numba's setting by default).
+    memory : callable, optional
+        ``memory(shape)`` -> an int64 array of that shape, for the nodes'
+        histograms: memory kept from round to round (``engine.buffers``)
+        spares the operating system supplying fresh pages every round. By
+        default a new array.
     """
     fp, ip = pack_criterion(criterion)
     n_trees, n_rows, n_stats = stats.shape
@@ -619,8 +640,9 @@ def grow(X_binned, X_columns, stats, partition, criterion, mapper, masks, featur
     dense_rows = -1 if sampling is not None else DENSE_MIN_ROWS
     max_depth = -1 if growth.max_depth is None else int(growth.max_depth)
     max_leaves = -1 if growth.max_leaf_nodes is None else int(growth.max_leaf_nodes)
-    slots = pool_slots(n_features, n_stats, n_trees, growth.max_depth, growth.max_leaf_nodes,
-                       n_rows, dense_rows)
+    shape = (pool_slots(n_features, n_stats, n_trees, growth.max_depth, growth.max_leaf_nodes,
+                        n_rows, dense_rows), n_features, MAX_BINS + PAD_BINS, n_stats)
+    pool = np.empty(shape, np.int64) if memory is None else memory(shape)
     launch_threads()
     saved = numba.get_num_threads()
     n_threads = saved if n_threads is None else max(1, min(int(n_threads), saved))
@@ -630,7 +652,7 @@ def grow(X_binned, X_columns, stats, partition, criterion, mapper, masks, featur
             partition.start[:, 0].copy(), partition.stop[:, 0].copy(), masks, features,
             mapper.n_bins_non_missing_.astype(np.int64), mapper.is_categorical_,
             fp, ip, (-1, 0, 0) if sampling is None else tuple(int(v) for v in sampling),
-            max_depth, max_leaves, n_threads, dense_rows, slots)
+            max_depth, max_leaves, n_threads, dense_rows, pool)
     finally:
         numba.set_num_threads(saved)
     ids = ni[:, ID]  # the id of the node in each row (children are given by row)

@@ -35,12 +35,35 @@ def row_uniforms(seed, stream, first_row, n_rows):
     -------
     u : ndarray of shape (n_rows,), float64
     """
-    key = splitmix64(np.uint64(seed) * _GOLDEN + np.uint64(stream))
+    key = _stream_key(seed, stream)
     out = np.empty(n_rows, dtype=np.float64)
     for i in range(n_rows):
-        z = splitmix64(key ^ (np.uint64(first_row + i) * _GOLDEN))
-        out[i] = (z >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+        out[i] = _uniform(key, first_row + i)
     return out
+
+
+@numba.njit(cache=True, inline="always")
+def _stream_key(seed, stream):
+    return splitmix64(np.uint64(seed) * _GOLDEN + np.uint64(stream))
+
+
+@numba.njit(cache=True, inline="always")
+def _uniform(key, row):
+    """Global row ``row``'s Uniform(0, 1) draw of a stream (``row_uniforms``)."""
+    z = splitmix64(key ^ (np.uint64(row) * _GOLDEN))
+    return (z >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+
+
+@numba.njit(parallel=True, cache=True)
+def sample_positions(w, seed, stream, first_row, subsample, out):
+    """out[t, i] = 0 for rows in the sample (positive weight and, with
+    ``subsample`` < 1, a ``row_uniforms`` draw below it), else -1; every tree
+    t alike. In parallel over rows."""
+    key = _stream_key(seed, stream)
+    for i in numba.prange(len(w)):
+        keep = w[i] > 0 and (subsample >= 1.0 or _uniform(key, first_row + i) < subsample)
+        for t in range(out.shape[0]):
+            out[t, i] = 0 if keep else -1
 
 
 @numba.njit(cache=True)

@@ -577,6 +577,15 @@ def leaf_indices_binned(X_binned, nodes, roots, bitsets, out):
                  np.zeros(0), out)
 
 
+@numba.njit(parallel=True, cache=True)
+def copy_margins(src, dst):
+    """dst[...] = src for (n_outputs, n_rows) arrays, rows in parallel (the
+    margins a round's trees are then added to)."""
+    for i in numba.prange(src.shape[1]):
+        for o in range(src.shape[0]):
+            dst[o, i] = src[o, i]
+
+
 # ------------------------------------------------ trees added to routed rows
 ROUTED_CHUNK = 1 << 14
 """Row positions per parallel work item of ``add_routed``."""

@@ -14,8 +14,8 @@ import numpy as np
 from ..kernels.common import STAT_DTYPE
 from ..kernels.fixed_point import gradient_stats
 from ..kernels.histogram import columns
-from ..kernels.rng import row_uniforms
-from ..kernels.tree import add_routed, pack_trees, predict_binned, routed_places
+from ..kernels.rng import sample_positions
+from ..kernels.tree import add_routed, copy_margins, pack_trees, predict_binned, routed_places
 
 
 class RoundTrees(NamedTuple):
@@ -54,7 +54,7 @@ def add_trees(shard, margin, packed_trees: RoundTrees | None, routed=None):
     names = ("margin-a", "margin-b")
     name = names[1] if shard.buffers.get(names[0], margin.shape, margin.dtype) is margin else names[0]
     out = shard.buffers.get(name, margin.shape, margin.dtype)
-    np.copyto(out, margin)
+    copy_margins(margin, out)
     if routed is not None:
         partition, (held, place) = routed
         nodes, roots, bitsets, outputs = packed_trees
@@ -118,10 +118,8 @@ class GradientLearner:
     def _positions(self, shard, n_trees, round_index):
         """0 (the root) for rows in this round's sample with positive weight, else -1."""
         positions = shard.buffers.get("positions", (n_trees, shard.n_rows), np.int32)
-        active = np.greater(shard.w, 0, out=shard.buffers.get("active", shard.w.shape, bool))
-        if self.subsample < 1.0:
-            active &= row_uniforms(self.seed, round_index, shard.first_row, shard.n_rows) < self.subsample
-        np.subtract(active, np.int32(1), out=positions, dtype=np.int32)  # 0 or -1, no temporary
+        sample_positions(shard.w, self.seed, round_index, shard.first_row,
+                         float(self.subsample), positions)
         return positions
 
     def metric_partials(self, shard, margin) -> list:
