@@ -1,16 +1,21 @@
-"""Where one boosting round's time goes, in process, level by level.
+"""Where one boosting round's time goes, in process, step by step.
 
 Trains W1 (generated into the bench cache if missing) with distboost in this
-process and measures, per round, the CPU time of each step of the engine:
-gradients (per-row statistics), the root histogram, each level's routing and
-histogram building, split finding and the margin update; per level also how
-many rows were routed and built, and ns per built row x feature. Then runs
-xgboost ``hist`` on the same data with the same thread count and reports its
-CPU time per round, for scale. CPU time (not wall time) of the calling thread
-is used for the steps, so a busy machine distorts the figures less.
+process and measures, per round, the time of each step of the engine:
+gradients (per-row statistics), the sample's row partition, the margin
+update, and the trees' growth. In process the trees grow in one compiled call
+(``kernels.local_grower``: one step, "grow"); with ``--waves`` they grow wave
+by wave as a Dask holder grows them (the root histogram, each level's
+routing and histogram building, and the driver's split finding, per level
+also how many rows were routed and built, and ns per built row x feature).
+Then runs xgboost ``hist`` on the same data with the same thread count and
+reports its time per round, for scale. CPU time (not wall time) of the
+calling thread is used for the steps unless ``--clock wall``, so a busy
+machine distorts the figures less.
 
-    python bench/profile.py                       # 1M rows, 20 rounds, 1 thread
-    python bench/profile.py --rows 200000 --rounds 10 --threads 2
+    python bench/profile.py                       # 1M rows, 20 rounds, 1 thread, depth 6
+    python bench/profile.py --rows 200000 --rounds 10 --threads 2 --clock wall
+    python bench/profile.py --rows 500000 --depth 3 --waves   # a Dask holder's shallow rounds
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import sys
 import time
 from pathlib import Path
 
+import dask
 import numpy as np
 import pyarrow.parquet as pq
 
@@ -33,7 +39,7 @@ import w1
 
 import distboost as db
 from distboost.engine import group as _group
-from distboost.kernels import grower, histogram
+from distboost.kernels import grower, histogram, local_grower
 from distboost.learners import gradient as learner
 
 STEPS = collections.defaultdict(float)
@@ -79,11 +85,12 @@ def _timed_level():
 
 def instrument():
     _timed(learner.GradientLearner, "row_stats", "gradients (per-row statistics)")
+    _timed(histogram.RowPartition, "from_positions", "row partition of the sample")
+    _timed(local_grower, "grow", "grow (compiled: every level)")
     _timed(learner.GradientLearner, "update", "margin update (add the round's tree)")
     _timed(learner.GradientLearner, "update_routed", "margin update (add the round's tree)")
     _timed(_group, "root_histograms", "root histogram (every row)")
-    _timed(histogram, "_route", "levels: routing rows")
-    _timed(histogram, "_assemble", "levels: routing rows")
+    _timed(histogram, "route_rows", "levels: routing rows")
     _timed(grower.TreeGrower, "_evaluate", "split finding")
     _timed_level()
 
@@ -99,23 +106,24 @@ def load(rows: int, partitions: int):
     return X, table.column("label").to_numpy()
 
 
-def profile_distboost(X, y, rounds, threads):
-    params = {"learning_rate": 0.1, "max_depth": 6, "reg_lambda": 1.0, "n_jobs": threads}
-    db.GradientBoostingClassifier(n_estimators=2, **params).fit(X[:5000], y[:5000])  # compile
-    instrument()
-    t0 = time.perf_counter()
-    model = db.GradientBoostingClassifier(n_estimators=rounds, **params).fit(X, y)
-    wall = time.perf_counter() - t0
+def profile_distboost(X, y, rounds, threads, depth, waves):
+    params = {"learning_rate": 0.1, "max_depth": depth, "reg_lambda": 1.0, "n_jobs": threads}
+    with dask.config.set({"distboost.local-grower": not waves}):
+        db.GradientBoostingClassifier(n_estimators=2, **params).fit(X[:5000], y[:5000])  # compile
+        instrument()
+        t0 = time.perf_counter()
+        model = db.GradientBoostingClassifier(n_estimators=rounds, **params).fit(X, y)
+        wall = time.perf_counter() - t0
     return model, wall
 
 
-def profile_xgboost(X, y, rounds, threads):
+def profile_xgboost(X, y, rounds, threads, depth):
     try:
         import xgboost as xgb
     except ImportError:
         return None
     data = xgb.QuantileDMatrix(X, y, max_bin=256, nthread=threads)
-    params = {"tree_method": "hist", "max_depth": 6, "eta": 0.1, "lambda": 1.0,
+    params = {"tree_method": "hist", "max_depth": depth, "eta": 0.1, "lambda": 1.0,
               "objective": "binary:logistic", "nthread": threads, "max_bin": 256}
     cpu0 = resource.getrusage(resource.RUSAGE_SELF).ru_utime
     t0 = time.perf_counter()
@@ -123,9 +131,11 @@ def profile_xgboost(X, y, rounds, threads):
     return (time.perf_counter() - t0, resource.getrusage(resource.RUSAGE_SELF).ru_utime - cpu0)
 
 
-def report(rows, rounds, threads, n_features, model, wall, xgb):
+def report(rows, rounds, threads, n_features, model, wall, xgb, depth, waves):
     per = 1e3 / rounds
-    print(f"W1 {rows:,} rows x {n_features} features, {rounds} rounds, depth 6, {threads} thread(s)")
+    how = "wave by wave (as on Dask)" if waves else "in one compiled call"
+    print(f"W1 {rows:,} rows x {n_features} features, {rounds} rounds, depth {depth}, "
+          f"{threads} thread(s), trees grown {how}")
     print(f"distboost: train wall {model.fit_timings_['train'] * per:.1f} ms/round\n")
     unit = "CPU" if CLOCK[0] is time.thread_time else "wall"
     print(f"| step | {unit} ms per round |\n|---|---|")
@@ -133,18 +143,27 @@ def report(rows, rounds, threads, n_features, model, wall, xgb):
         print(f"| {label} | {seconds * per:.1f} |")
     levels = sum(v[2] for v in LEVELS.values())
     routing = STEPS["levels: routing rows"]
-    print(f"| levels: histogram building (smaller children) | {(levels - routing) * per:.1f} |")
+    if waves:
+        print(f"| levels: histogram building (smaller children) | {(levels - routing) * per:.1f} |")
     print(f"| (sum of the steps) | {(sum(STEPS.values()) + levels - routing) * per:.1f} |\n")
+    if not waves:
+        _report_xgboost(xgb, per)
+        return
     print(f"| level (depth of the built children) | rows routed | rows built | {unit} ms "
           "| ns per built row x feature |\n|---|---|---|---|---|")
-    for depth in sorted(LEVELS):
-        routed, built, seconds, calls = LEVELS[depth]
+    for level in sorted(LEVELS):
+        routed, built, seconds, calls = LEVELS[level]
         routed, built, seconds = routed / calls, built / calls, seconds / calls
         ns = f"{seconds / (built * n_features) * 1e9:.2f}" if built else "— (into the leaves)"
-        print(f"| {depth} | {routed / 1e6:.3f} M | {built / 1e6:.3f} M | {seconds * 1e3:.1f} "
+        print(f"| {level} | {routed / 1e6:.3f} M | {built / 1e6:.3f} M | {seconds * 1e3:.1f} "
               f"| {ns} |")
+    print()
+    _report_xgboost(xgb, per)
+
+
+def _report_xgboost(xgb, per):
     if xgb is not None:
-        print(f"\nxgboost hist, same data and threads: train wall {xgb[0] * per:.1f} ms/round, "
+        print(f"xgboost hist, same data and threads: train wall {xgb[0] * per:.1f} ms/round, "
               f"CPU {xgb[1] * per:.1f} ms/round")
 
 
@@ -154,6 +173,9 @@ def main():
     parser.add_argument("--partitions", type=int, default=8)
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--depth", type=int, default=6)
+    parser.add_argument("--waves", action="store_true",
+                        help="grow wave by wave, as a Dask holder does (not in one compiled call)")
     parser.add_argument("--clock", choices=["cpu", "wall"], default="cpu",
                         help="time steps by this thread's CPU time (default) or by wall time "
                              "(use with --threads > 1 to see what does not run in parallel)")
@@ -161,9 +183,10 @@ def main():
     if args.clock == "wall":
         CLOCK[0] = time.perf_counter
     X, y = load(args.rows, args.partitions)
-    model, wall = profile_distboost(X, y, args.rounds, args.threads)
-    xgb = profile_xgboost(X, y, args.rounds, args.threads)
-    report(args.rows, args.rounds, args.threads, X.shape[1], model, wall, xgb)
+    model, wall = profile_distboost(X, y, args.rounds, args.threads, args.depth, args.waves)
+    xgb = profile_xgboost(X, y, args.rounds, args.threads, args.depth)
+    report(args.rows, args.rounds, args.threads, X.shape[1], model, wall, xgb, args.depth,
+           args.waves)
 
 
 if __name__ == "__main__":

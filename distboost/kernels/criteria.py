@@ -28,7 +28,7 @@ import numba
 import numpy as np
 
 from .common import MAX_BINS, MISSING_BIN
-from .splitting import GradientCriterion, SplitParams
+from .splitting import GradientCriterion, SplitParams, stable_order
 
 CRITERIA = {"gini": 0, "entropy": 1, "log_loss": 1, "misclassification": 2}
 _RELATIVE_TOLERANCE = 1e-12  # gains below this fraction of W are rounding noise
@@ -74,8 +74,7 @@ def class_category_order(hist_f, n_categories, majority):
             present[k] = c
             ratio[k] = hist_f[c, majority] / w if w > 0 else 0.0
             k += 1
-    order = np.argsort(ratio[:k], kind="mergesort")
-    return present[:k][order]
+    return present[:k][stable_order(ratio[:k])]
 
 
 @numba.njit(cache=True, inline="always")

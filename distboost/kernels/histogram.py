@@ -326,12 +326,16 @@ def _reduce_shared(out, private, owner, owner_slot, block_start, shared, first_b
         o, f = todo[q // n_features], q % n_features
         dst = out[owner_slot[o], f]
         if zero:
-            dst[...] = 0
+            for i in range(dst.shape[0]):
+                for s in range(dst.shape[1]):
+                    dst[i, s] = 0
         for b in range(max(first_block[o], 0), last_block[o] + 1):
             if block_start[b] == block_start[b + 1]:
                 continue  # an empty block wrote nothing
-            k = 0 if owner[block_start[b]] == o else 1
-            dst += private[b, k, f]
+            src = private[b, 0 if owner[block_start[b]] == o else 1, f]
+            for i in range(dst.shape[0]):
+                for s in range(dst.shape[1]):
+                    dst[i, s] += src[i, s]
 
 
 @numba.njit(parallel=True, cache=True)

@@ -78,13 +78,66 @@ searched from its rows (the same split)."""
 
 
 # ------------------------------------------------------------------- nodes
+# (rows are copied and filled by loops: numba compiles array expressions and
+# slice assignments through its general broadcasting code, slowly)
+@numba.njit(cache=True)
+def _copy_row(dst, i, src, j):
+    """dst[i] = src[j] (rows of 2-D arrays)."""
+    for k in range(dst.shape[1]):
+        dst[i, k] = src[j, k]
+
+
+@numba.njit(cache=True)
+def _take(values, rows):
+    """values[rows] of a 1-D array."""
+    out = np.empty(len(rows), values.dtype)
+    for i in range(len(rows)):
+        out[i] = values[rows[i]]
+    return out
+
+
+@numba.njit(cache=True)
+def _column(ni, rows, field):
+    """ni[rows, field]."""
+    out = np.empty(len(rows), np.int64)
+    for i in range(len(rows)):
+        out[i] = ni[rows[i], field]
+    return out
+
+
+@numba.njit(cache=True)
+def _where(nodes, keep):
+    """nodes[keep]."""
+    n = 0
+    for i in range(len(nodes)):
+        n += keep[i]
+    out = np.empty(n, np.int64)
+    n = 0
+    for i in range(len(nodes)):
+        if keep[i]:
+            out[n] = nodes[i]
+            n += 1
+    return out
+
+
+@numba.njit(cache=True)
+def _positive(nodes, gains):
+    """The nodes with a positive gain."""
+    keep = np.empty(len(nodes), np.bool_)
+    for i in range(len(nodes)):
+        keep[i] = gains[nodes[i]] > 0
+    return _where(nodes, keep)
+
+
 @numba.njit(cache=True)
 def _new_node(ni, gain, tot, g, tree, node_id, parent, depth):
-    ni[g, :] = -1
+    for k in range(N_FIELDS):
+        ni[g, k] = -1
     ni[g, TREE], ni[g, ID], ni[g, PARENT], ni[g, DEPTH] = tree, node_id, parent, depth
     ni[g, SPLIT] = 0
     gain[g] = -np.inf
-    tot[g] = 0
+    for k in range(tot.shape[1]):
+        tot[g, k] = 0
 
 
 @numba.njit(cache=True)
@@ -97,8 +150,11 @@ def _room(ni, gain, tot, ltot, need):
     gain2 = np.empty(size)
     tot2 = np.empty((size, tot.shape[1]), np.int64)
     ltot2 = np.empty((size, tot.shape[1]), np.int64)
-    n = len(gain)
-    ni2[:n], gain2[:n], tot2[:n], ltot2[:n] = ni, gain, tot, ltot
+    for g in range(len(gain)):
+        _copy_row(ni2, g, ni, g)
+        _copy_row(tot2, g, tot, g)
+        _copy_row(ltot2, g, ltot, g)
+        gain2[g] = gain[g]
     return ni2, gain2, tot2, ltot2
 
 
@@ -107,7 +163,8 @@ def _cat_room(cat, need):
     if need <= len(cat):
         return cat
     out = np.zeros((max(need, 2 * len(cat)), MAX_BINS), np.bool_)
-    out[:len(cat)] = cat
+    for i in range(len(cat)):
+        _copy_row(out, i, cat, i)
     return out
 
 
@@ -179,10 +236,12 @@ def _set_split(g, gain, f, b, ml, hist_f, ni, gains, tot, ltot, cat, n_cat, is_c
     gains[g] = gain
     ni[g, FEATURE], ni[g, BIN], ni[g, MISSING_LEFT] = f, b, ml
     left, has_missing = split_directions(hist_f, is_cat[f], b, ml, tot[g], fp, ip, goes_left)
-    ltot[g] = left
+    for k in range(len(left)):
+        ltot[g, k] = left[k]
     ni[g, HAS_MISSING] = has_missing
     if is_cat[f]:
-        cat[n_cat] = goes_left
+        for code in range(MAX_BINS):
+            cat[n_cat, code] = goes_left[code]
         ni[g, CATEGORIES] = n_cat
         return n_cat + 1
     return n_cat
@@ -194,8 +253,8 @@ def _evaluate(nodes, ni, gains, tot, ltot, cat, n_cat, pool, Xc, order, stats, m
     """Best split of each node of ``nodes`` (splittable ones), kept in the
     node table when its gain is positive. Returns (cat, n_cat)."""
     n_features = Xc.shape[0]
-    dense = nodes[ni[nodes, HIST] >= 0]
-    sparse = nodes[ni[nodes, HIST] < 0]
+    has_hist = _column(ni, nodes, HIST) >= 0
+    dense, sparse = _where(nodes, has_hist), _where(nodes, ~has_hist)
     cat = _cat_room(cat, n_cat + len(nodes))
     goes_left = np.empty(MAX_BINS, np.bool_)
     sc = scratch(stats.shape[2])
@@ -251,12 +310,20 @@ def _directions(batch, ni, cat):
     out = np.zeros((len(batch), MAX_BINS), np.bool_)
     for i in range(len(batch)):
         g = batch[i]
-        if ni[g, CATEGORIES] >= 0:
-            out[i] = cat[ni[g, CATEGORIES]]
-        else:
-            out[i, :ni[g, BIN] + 1] = True
-            out[i, MISSING_BIN] = ni[g, MISSING_LEFT] == 1
+        _split_directions(ni, g, cat, out, i)
     return out
+
+
+@numba.njit(cache=True)
+def _split_directions(ni, g, cat, out, i):
+    """out[i] = split g's direction of every bin (its categories, or "bin <=
+    its bin" and the missing bin's side)."""
+    if ni[g, CATEGORIES] >= 0:
+        _copy_row(out, i, cat, ni[g, CATEGORIES])
+    else:
+        for b in range(ni[g, BIN] + 1):
+            out[i, b] = True
+        out[i, MISSING_BIN] = ni[g, MISSING_LEFT] == 1
 
 
 @numba.njit(cache=True)
@@ -267,8 +334,9 @@ def _children(batch, ni, gains, tot, ltot, n_nodes, next_id, fp, ip, max_depth):
         for side in range(2):
             c = n_nodes + side
             _new_node(ni, gains, tot, c, t, next_id[t] + side, g, ni[g, DEPTH] + 1)
-        tot[n_nodes] = ltot[g]
-        tot[n_nodes + 1] = tot[g] - ltot[g]
+        for k in range(tot.shape[1]):
+            tot[n_nodes, k] = ltot[g, k]
+            tot[n_nodes + 1, k] = tot[g, k] - ltot[g, k]
         ni[g, LEFT], ni[g, RIGHT], ni[g, SPLIT] = n_nodes, n_nodes + 1, 1
         next_id[t] += 2
         n_nodes += 2
@@ -279,8 +347,8 @@ def _children(batch, ni, gains, tot, ltot, n_nodes, next_id, fp, ip, max_depth):
 def _route_batch(batch, ni, cat, Xc, order, tmp, n_threads):
     """Move each split node's rows into its children; set their row ranges."""
     n = len(batch)
-    trees, features = ni[batch, TREE].copy(), ni[batch, FEATURE].copy()
-    lo, hi = ni[batch, LO].copy(), ni[batch, HI].copy()
+    trees, features = _column(ni, batch, TREE), _column(ni, batch, FEATURE)
+    lo, hi = _column(ni, batch, LO), _column(ni, batch, HI)
     left = route_rows(Xc, order, tmp, trees, features, _directions(batch, ni, cat), lo, hi,
                       n_threads)
     for i in range(n):
@@ -410,7 +478,7 @@ def _searchable(children, ni, tot, fp, ip, max_depth):
     for i in range(len(children)):
         c = children[i]
         keep[i] = (max_depth < 0 or ni[c, DEPTH] < max_depth) and splittable(tot[c], fp, ip)
-    return children[keep]
+    return _where(children, keep)
 
 
 # -------------------------------------------------------------------- loops
@@ -428,7 +496,10 @@ def _grow(X, Xc, stats, order, tmp, root_lo, root_hi, masks, features, n_bins, i
     free = np.arange(len(pool))[::-1].copy()
     n_free = len(pool)
     next_id = np.ones(n_trees, np.int64)
-    set_threads(_threads_for((root_hi - root_lo).sum() * X.shape[1], n_threads))
+    rows = 0
+    for t in range(n_trees):
+        rows += root_hi[t] - root_lo[t]
+    set_threads(_threads_for(rows * X.shape[1], n_threads))
     for t in range(n_trees):
         _new_node(ni, gains, tot, t, t, 0, -1, 0)
         ni[t, LO], ni[t, HI] = root_lo[t], root_hi[t]
@@ -452,7 +523,7 @@ def _grow(X, Xc, stats, order, tmp, root_lo, root_hi, masks, features, n_bins, i
                 stats, order, tmp, masks, features, n_bins, is_cat, fp, ip, sampling, max_depth,
                 max_leaves, n_threads, dense_rows)
         return ni[:n_nodes], gains[:n_nodes], tot[:n_nodes], cat[:n_cat]
-    batch = roots[gains[roots] > 0]
+    batch = _positive(roots, gains)
     while len(batch):
         ni, gains, tot, ltot = _room(ni, gains, tot, ltot, n_nodes + 2 * len(batch))
         cat, n_cat, n_nodes, n_free, batch = _expand(
@@ -501,17 +572,19 @@ def _root_histograms(ni, tot, pool, free, n_free, X, stats, order, features, max
         for t in built[:n]:
             work += ni[t, HI] - ni[t, LO]
         b = built[:n]
-        fill_histograms(X, stats, order, ni[b, TREE].copy(), ni[b, HIST].copy(), ni[b, LO].copy(),
-                        ni[b, HI].copy(), features, pool, True,
+        fill_histograms(X, stats, order, _column(ni, b, TREE), _column(ni, b, HIST),
+                        _column(ni, b, LO), _column(ni, b, HI), features, pool, True,
                         _threads_for(work * X.shape[1], n_threads))
     f0 = features[0] if len(features) else 0
     for t in built[:n]:
-        tot[t] = 0
+        for k in range(stats.shape[2]):
+            tot[t, k] = 0
         for b in range(MAX_BINS):
             for k in range(stats.shape[2]):
                 tot[t, k] += pool[ni[t, HIST], f0, b, k]
-    summed = np.flatnonzero(ni[:n_trees, HIST] < 0)
-    _tree_sums(order, stats, ni[:n_trees, LO].copy(), ni[:n_trees, HI].copy(), summed, tot)
+    summed = _where(np.arange(n_trees), _column(ni, np.arange(n_trees), HIST) < 0)
+    every = np.arange(n_trees)
+    _tree_sums(order, stats, _column(ni, every, LO), _column(ni, every, HI), summed, tot)
     return n_free
 
 
@@ -535,7 +608,7 @@ def _expand(batch, ni, gains, tot, ltot, cat, n_cat, n_nodes, next_id, pool, fre
     children = _searchable(np.arange(first, n_nodes), ni, tot, fp, ip, max_depth)
     cat, n_cat = _evaluate(children, ni, gains, tot, ltot, cat, n_cat, pool, Xc, order, stats,
                            masks, n_bins, is_cat, fp, ip, sampling, nt)
-    return cat, n_cat, n_nodes, n_free, children[gains[children] > 0]
+    return cat, n_cat, n_nodes, n_free, _positive(children, gains)
 
 
 @numba.njit(cache=True)
@@ -593,12 +666,14 @@ def pool_slots(n_features, n_stats, n_trees, max_depth, max_leaves, n_rows, dens
 
 
 class Grown:
-    """What ``grow`` returns: per tree a ``grower.NodeTable``, and the splits
-    in the order they were made, as one ``histogram.LevelSplits`` (the rows'
-    way through them, for adding the trees from where the rows are)."""
+    """What ``grow`` returns: per tree a ``grower.NodeTable`` (``tables``), and
+    the splits in the order they were made, as one ``histogram.LevelSplits``
+    (``splits``: the rows' way through them, to add the trees from where the
+    rows are)."""
 
-    def __init__(self, tables, splits):
-        self.tables, self.splits = tables, splits
+    def __init__(self, ni, gains, tot, cat, bounds, splits):
+        self.tables = [_table(ni[a:b], gains[a:b], tot[a:b], cat) for a, b in pairwise(bounds)]
+        self.splits = splits
 
 
 def grow(X_binned, X_columns, stats, partition, criterion, mapper, masks, features, growth,
@@ -631,6 +706,8 @@ def grow(X_binned, X_columns, stats, partition, criterion, mapper, masks, featur
         spares the operating system supplying fresh pages every round. By
         default a new array.
     """
+    from .histogram import LevelSplits
+
     fp, ip = pack_criterion(criterion)
     n_trees, n_rows, n_stats = stats.shape
     n_features = X_binned.shape[1]
@@ -655,44 +732,68 @@ def grow(X_binned, X_columns, stats, partition, criterion, mapper, masks, featur
             max_depth, max_leaves, n_threads, dense_rows, pool)
     finally:
         numba.set_num_threads(saved)
-    ids = ni[:, ID]  # the id of the node in each row (children are given by row)
-    ni = np.column_stack([ni, np.arange(len(ni))])[np.lexsort((ni[:, ID], ni[:, TREE]))]
-    bounds = np.searchsorted(ni[:, TREE], np.arange(n_trees + 1))
-    return Grown([_table(ni[a:b], ids, gains, tot, cat) for a, b in pairwise(bounds)],
-                 _splits(ni, ids, cat, partition, n_trees))
+    ni, gains, tot, bounds, start, stop, split_rows, directions = _by_tree(ni, gains, tot, cat,
+                                                                            n_trees)
+    partition.start, partition.stop = start, stop
+    split = ni[split_rows]
+    splits = LevelSplits(split[:, TREE], split[:, ID], split[:, FEATURE], directions,
+                         split[:, LEFT], split[:, RIGHT], np.ones(len(split), bool),
+                         np.full(len(split), -1, np.int64))
+    return Grown(ni, gains, tot, cat, bounds, splits)
 
 
-def _splits(ni, ids, cat, partition, n_trees):
-    """The rows of every node into ``partition`` (by tree and id), and the
-    splits as one ``LevelSplits`` in the order they were made."""
-    from .histogram import LevelSplits
+@numba.njit(cache=True)
+def _by_tree(ni, gains, tot, cat, n_trees):
+    """The node table tree by tree in id order, children given by id; where
+    each tree's nodes begin; every node's rows (start, stop by tree and id);
+    and the split nodes' rows in the order the splits were made, with their
+    directions (256 bools each)."""
+    n = len(ni)
+    bounds = np.zeros(n_trees + 1, np.int64)
+    for g in range(n):
+        bounds[ni[g, TREE] + 1] += 1
+    for t in range(n_trees):
+        bounds[t + 1] += bounds[t]
+    where = np.empty(n, np.int64)
+    width = 0
+    for g in range(n):
+        where[g] = bounds[ni[g, TREE]] + ni[g, ID]
+        width = max(width, ni[g, ID] + 1)
+    out = np.empty_like(ni)
+    out_gains = np.empty_like(gains)
+    out_tot = np.empty_like(tot)
+    start = np.zeros((n_trees, width), np.int64)
+    stop = np.zeros((n_trees, width), np.int64)
+    n_splits = 0
+    for g in range(n):
+        k = where[g]
+        _copy_row(out, k, ni, g)
+        _copy_row(out_tot, k, tot, g)
+        out_gains[k] = gains[g]
+        for side in (LEFT, RIGHT):
+            if ni[g, SPLIT] == 1:
+                out[k, side] = ni[ni[g, side], ID]
+        start[ni[g, TREE], ni[g, ID]], stop[ni[g, TREE], ni[g, ID]] = ni[g, LO], ni[g, HI]
+        n_splits += ni[g, SPLIT] == 1
+    split_rows = np.empty(n_splits, np.int64)
+    directions = np.zeros((n_splits, MAX_BINS), np.bool_)
+    s = 0
+    for c in range(n):  # children come in the order their parents were split
+        p = ni[c, PARENT]
+        if p >= 0 and ni[p, LEFT] == c:
+            split_rows[s] = where[p]
+            _split_directions(ni, p, cat, directions, s)
+            s += 1
+    return out, out_gains, out_tot, bounds, start, stop, split_rows, directions
 
-    width = int(ni[:, ID].max()) + 1
-    partition.start = np.zeros((n_trees, width), np.int64)
-    partition.stop = np.zeros((n_trees, width), np.int64)
-    partition.start[ni[:, TREE], ni[:, ID]] = ni[:, LO]
-    partition.stop[ni[:, TREE], ni[:, ID]] = ni[:, HI]
-    split = ni[ni[:, SPLIT] == 1]
-    split = split[np.argsort(split[:, LEFT], kind="stable")]  # made in this order
-    directions = np.arange(MAX_BINS)[None, :] <= split[:, BIN][:, None]
-    directions[:, MISSING_BIN] = split[:, MISSING_LEFT] == 1
-    categorical = split[:, CATEGORIES] >= 0
-    directions[categorical] = cat[split[categorical, CATEGORIES]]
-    return LevelSplits(split[:, TREE].copy(), split[:, ID].copy(), split[:, FEATURE].copy(),
-                       directions, ids[split[:, LEFT]], ids[split[:, RIGHT]],
-                       np.ones(len(split), bool), np.full(len(split), -1, np.int64))
 
-
-def _table(ni, ids, gains, tot, cat):
-    """One tree's node table, from its rows of the node table (in id order,
-    each with its former row last)."""
+def _table(ni, gains, tot, cat):
+    """One tree's node table, from its rows of the node table (in id order)."""
     from .grower import NodeTable
 
     split = ni[:, SPLIT] == 1
-    rows = ni[:, N_FIELDS]
-    return NodeTable(totals=tot[rows], count=ni[:, COUNT].copy(), depth=ni[:, DEPTH].copy(),
-                     split=split, feature=ni[:, FEATURE].copy(), split_bin=ni[:, BIN].copy(),
-                     missing_left=ni[:, MISSING_LEFT] == 1, gain=gains[rows],
-                     left=np.where(split, ids[np.maximum(ni[:, LEFT], 0)], -1),
-                     right=np.where(split, ids[np.maximum(ni[:, RIGHT], 0)], -1),
-                     categories=ni[:, CATEGORIES].copy(), directions=cat)
+    return NodeTable(totals=tot, count=ni[:, COUNT], depth=ni[:, DEPTH], split=split,
+                     feature=ni[:, FEATURE], split_bin=ni[:, BIN],
+                     missing_left=ni[:, MISSING_LEFT] == 1, gain=gains,
+                     left=np.where(split, ni[:, LEFT], -1), right=np.where(split, ni[:, RIGHT], -1),
+                     categories=ni[:, CATEGORIES], directions=cat)

@@ -154,7 +154,8 @@ def final_gain(best, tot, w, fp, ip):
 def split_directions(hist_f, is_cat, split_bin, missing_left, tot, fp, ip, out):
     """The split's direction of every bin into ``out`` (256 bools); the left
     child's statistics and whether the node has missing values."""
-    out[:] = False
+    for b in range(MAX_BINS):
+        out[b] = False
     if is_cat:
         if ip[KIND] == GRADIENT:
             cats = category_order(hist_f, MISSING_BIN, fp[SCALE_G], fp[SCALE_H], fp[LAMBDA],
@@ -212,7 +213,8 @@ def gather(codes, rows, stats, sc):
         lanes[lane, c, 1] += stats[r, 1]
         for k in range(2, n_stats):
             lanes[lane, c, k] += stats[r, k]
-    present[:] = 0
+    for w in range(4):
+        present[w] = 0
     for j in range(n_listed):
         c = listed[j]
         present[c >> 6] |= np.uint64(1) << np.uint64(c & 63)
@@ -228,7 +230,8 @@ def release(sc, n_listed):
     """Zero what ``gather`` wrote."""
     lanes, seen, listed, _, _ = sc
     for j in range(n_listed):
-        lanes[0, listed[j]] = 0
+        for k in range(lanes.shape[2]):
+            lanes[0, listed[j], k] = 0
         seen[listed[j]] = 0
 
 
@@ -304,4 +307,10 @@ def drawn_features(Xc, rows, allowed, key, max_features, perm):
         if allowed[f] and _non_constant(Xc[f], rows):
             taken[n] = f
             n += 1
-    return np.sort(taken[:n])
+    for i in range(1, n):  # insertion sort: a handful of features
+        f, j = taken[i], i - 1
+        while j >= 0 and taken[j] > f:
+            taken[j + 1] = taken[j]
+            j -= 1
+        taken[j + 1] = f
+    return taken[:n]

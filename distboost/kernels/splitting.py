@@ -168,6 +168,27 @@ def _scan_plain(hist_f, order, n_order, total, scale_g, scale_h, lam, mcw, min_c
 
 
 @numba.njit(cache=True)
+def stable_order(keys):
+    """The positions of ``keys`` in ascending order, ties in position order
+    (``np.argsort(kind="stable")``); an insertion sort, for the few
+    categories of a node (and none of a general sort's compiled code)."""
+    order = np.arange(len(keys))
+    for i in range(1, len(keys)):
+        j, q = i - 1, order[i]
+        while j >= 0 and _after(keys[order[j]], keys[q]):
+            order[j + 1] = order[j]
+            j -= 1
+        order[j + 1] = q
+    return order
+
+
+@numba.njit(cache=True, inline="always")
+def _after(a, b):
+    """Whether ``a`` sorts after ``b`` (NaN after everything, as numpy sorts)."""
+    return a > b or (np.isnan(a) and not np.isnan(b))
+
+
+@numba.njit(cache=True)
 def category_order(hist_f, n_categories, scale_g, scale_h, lam, P):
     """Categories present in the node (statistic ``P`` positive), sorted by
     G/(H+lambda) (then by code)."""
@@ -179,8 +200,7 @@ def category_order(hist_f, n_categories, scale_g, scale_h, lam, P):
             present[k] = c
             ratio[k] = (hist_f[c, G] / scale_g) / (hist_f[c, H] / scale_h + lam)
             k += 1
-    order = np.argsort(ratio[:k], kind="mergesort")
-    return present[:k][order]
+    return present[:k][stable_order(ratio[:k])]
 
 
 @numba.njit(cache=True)

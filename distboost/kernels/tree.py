@@ -618,6 +618,9 @@ def routed_places(nodes, roots, split_history):
         The packed node each of those nodes stands for; its rows continue
         from there to their leaf (``add_routed``).
     """
+    same = _same_ids(nodes, roots, split_history)
+    if same is not None:
+        return same
     places = [{0: int(r)} for r in roots]
     held = [{0} for _ in roots]
     for splits in split_history:
@@ -634,6 +637,33 @@ def routed_places(nodes, roots, split_history):
             held[t].update((left, right))
     ids = [np.array(sorted(h), np.int64) for h in held]
     return ids, [np.array([places[t][n] for n in ids[t]], np.int64) for t in range(len(roots))]
+
+
+def _same_ids(nodes, roots, split_history):
+    """``routed_places`` when every routed split is the trees' own, numbered
+    as in the trees (depth-wise growth, or a tree grown in one call): each
+    node holding rows stands for itself. None otherwise."""
+    if not split_history:
+        return None
+    tree, node, left, right, feature = (
+        np.concatenate([getattr(s, name) for s in split_history]).astype(np.int64)
+        for name in ("tree", "node", "left", "right", "feature"))
+    roots = np.asarray(roots, np.int64)
+    sizes = np.diff(np.append(roots, len(nodes)))
+    if not ((node < sizes[tree]) & (left < sizes[tree]) & (right < sizes[tree])).all():
+        return None
+    k = roots[tree] + node
+    if not ((nodes["is_leaf"][k] == 0).all() and (nodes["feature"][k] == feature).all()
+            and (nodes["left"][k] == roots[tree] + left).all()
+            and (nodes["right"][k] == roots[tree] + right).all()):
+        return None
+    holds = np.zeros(len(nodes), bool)  # by packed node: holds rows after the levels
+    holds[roots] = True
+    holds[roots[tree] + left] = True
+    holds[roots[tree] + right] = True
+    holds[k] = False
+    held = [np.flatnonzero(holds[r: r + n]) for r, n in zip(roots, sizes)]
+    return held, [r + ids for r, ids in zip(roots, held)]
 
 
 @numba.njit(parallel=True, cache=True)
