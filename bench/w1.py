@@ -302,9 +302,23 @@ def _write_split(
     """Write rows ``[0, n_rows)`` of a split as ``n_partitions`` near-equal files."""
     folder.mkdir()
     bounds = np.linspace(0, n_rows, n_partitions + 1).astype(int)
-    for part, (start, stop) in enumerate(itertools.pairwise(bounds)):
-        _write_rows(folder / f"part-{part:03d}.parquet",
-                    row_range(seed, split, int(start), int(stop), task, extra_features))
+    jobs = [(folder / f"part-{part:03d}.parquet", seed, split, int(start), int(stop), task,
+             extra_features) for part, (start, stop) in enumerate(itertools.pairwise(bounds))]
+    workers = min(len(jobs), os.cpu_count() or 1)
+    if workers > 1 and n_rows > BLOCK_ROWS:  # files are independent: one process each
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(workers) as pool:
+            list(pool.map(_write_partition, *zip(*jobs)))
+        return
+    for job in jobs:
+        _write_partition(*job)
+
+
+def _write_partition(path: Path, seed: int, split: int, start: int, stop: int, task: Task,
+                     extra_features: int) -> None:
+    """Write rows ``[start, stop)`` of a split to one Parquet file."""
+    _write_rows(path, row_range(seed, split, start, stop, task, extra_features))
 
 
 def _parse_args() -> argparse.Namespace:

@@ -132,28 +132,32 @@ class NodeTable:
 
 def tree_from_table(table: NodeTable, criterion, mapper, learning_rate: float) -> Tree:
     """The ``Tree`` of a node table: values (times the learning rate), covers,
-    and vectors from the criterion; thresholds from the bins."""
-    n = len(table.totals)
+    and vectors from the criterion; thresholds from the bins. Fields a node
+    has no use for are zero (or -1 for its feature, children and categories)."""
     bounds = (table.lower, table.upper)
-    rec = np.zeros(n, NODE_DTYPE)
+    split = table.split
+    rec = np.empty(len(split), NODE_DTYPE)
     rec["value"] = learning_rate * criterion.node_values(table.totals, *bounds)
     rec["count"] = table.count
     rec["cover"] = criterion.covers(table.totals)
     rec["depth"] = table.depth
-    rec["is_leaf"] = ~table.split
-    rec["feature"] = rec["left"] = rec["right"] = rec["cat_index"] = -1
-    at = np.flatnonzero(table.split)
-    for name in ("feature", "left", "right", "gain", "missing_left"):
-        rec[name][at] = getattr(table, name)[at]
-    is_cat = mapper.is_categorical_[table.feature[at]]
-    categorical, numeric = at[is_cat], at[~is_cat]
-    rec["is_categorical"][categorical] = 1
-    rec["cat_index"][categorical] = np.arange(len(categorical))
-    bits = np.array([bitset_from_mask(table.directions[table.categories[k]]) for k in categorical],
-                    np.uint64).reshape(-1, N_BITSET_WORDS)
-    rec["bin_threshold"][numeric] = table.split_bin[numeric]
-    rec["threshold"][numeric] = mapper.bin_threshold_values(table.feature[numeric],
-                                                            table.split_bin[numeric])
+    rec["is_leaf"] = ~split
+    rec["gain"] = np.where(split, table.gain, 0.0)
+    rec["missing_left"] = split & table.missing_left
+    feature = np.where(split, table.feature, -1)
+    rec["feature"] = feature
+    rec["left"] = np.where(split, table.left, -1)
+    rec["right"] = np.where(split, table.right, -1)
+    is_cat = split & mapper.is_categorical_[np.maximum(feature, 0)]
+    numeric = split & ~is_cat
+    rec["is_categorical"] = is_cat
+    rec["cat_index"] = np.where(is_cat, np.cumsum(is_cat) - 1, -1)
+    split_bin = np.where(numeric, table.split_bin, 0)
+    rec["bin_threshold"] = split_bin
+    rec["threshold"] = np.where(numeric, mapper.bin_threshold_values(np.maximum(feature, 0),
+                                                                     split_bin), 0.0)
+    bits = np.array([bitset_from_mask(table.directions[table.categories[k]])
+                     for k in np.flatnonzero(is_cat)], np.uint64).reshape(-1, N_BITSET_WORDS)
     vectors = criterion.node_vectors(table.totals, *bounds) \
         if hasattr(criterion, "node_vectors") else None
     tree = Tree(rec, bits, vectors)

@@ -38,6 +38,11 @@ CHUNK_ROWS = 16384
 """Rows per unit of work: small enough to balance threads, large enough that
 the per-chunk bookkeeping does not show."""
 
+CHUNKS_PER_BLOCK = 8
+MIN_CHUNK_ROWS = 1024
+"""Chunks are shortened (not below ``MIN_CHUNK_ROWS``) until each block (thread)
+gets ``CHUNKS_PER_BLOCK`` of them: a block's share is then even to an eighth."""
+
 PAD_BINS = 4
 """Bins of padding after each feature's 256 in histograms a kernel keeps to
 itself (``local_grower``'s): unpadded, the same bin of every feature lies a
@@ -150,6 +155,9 @@ class LevelSplits:
         Output slot of the histogrammed child; -1 for a split whose children
         are never split or built (its rows move all the same: the round's
         trees are added to them from there, ``tree.add_routed``).
+    whole_trees : bool
+        The splits are every split of their trees, numbered as in the trees
+        (``local_grower``): each leaf of a tree holds its rows.
     """
 
     tree: np.ndarray
@@ -160,6 +168,7 @@ class LevelSplits:
     right: np.ndarray
     build_left: np.ndarray
     slot: np.ndarray
+    whole_trees: bool = False
 
     @property
     def n_nodes(self) -> int:
@@ -212,21 +221,28 @@ def _plan(owner_lo, owner_hi, n_blocks):
     """Cut ranges [lo[i], hi[i]) into chunks; give each block a contiguous run
     of chunks with about the same number of rows.
 
+    Chunks are ``CHUNK_ROWS`` long, or shorter when that would leave fewer
+    than ``CHUNKS_PER_BLOCK`` per block (down to ``MIN_CHUNK_ROWS``): a block
+    ends at a chunk's end, so many threads on few rows need finer chunks to
+    get even shares.
+
     Returns (chunk_owner, chunk_lo, chunk_hi, block_start).
     """
+    total = 0
+    for i in range(len(owner_lo)):
+        total += owner_hi[i] - owner_lo[i]
+    size = max(MIN_CHUNK_ROWS, min(CHUNK_ROWS, total // (n_blocks * CHUNKS_PER_BLOCK)))
     n_chunks = 0
     for i in range(len(owner_lo)):
-        n_chunks += (owner_hi[i] - owner_lo[i] + CHUNK_ROWS - 1) // CHUNK_ROWS
+        n_chunks += (owner_hi[i] - owner_lo[i] + size - 1) // size
     owner = np.empty(n_chunks, np.int64)
     clo = np.empty(n_chunks, np.int64)
     chi = np.empty(n_chunks, np.int64)
     c = 0
-    total = 0
     for i in range(len(owner_lo)):
-        total += owner_hi[i] - owner_lo[i]
         a = owner_lo[i]
         while a < owner_hi[i]:
-            owner[c], clo[c], chi[c] = i, a, min(a + CHUNK_ROWS, owner_hi[i])
+            owner[c], clo[c], chi[c] = i, a, min(a + size, owner_hi[i])
             a = chi[c]
             c += 1
     block_start = np.zeros(n_blocks + 1, np.int64)

@@ -738,7 +738,7 @@ def grow(X_binned, X_columns, stats, partition, criterion, mapper, masks, featur
     split = ni[split_rows]
     splits = LevelSplits(split[:, TREE], split[:, ID], split[:, FEATURE], directions,
                          split[:, LEFT], split[:, RIGHT], np.ones(len(split), bool),
-                         np.full(len(split), -1, np.int64))
+                         np.full(len(split), -1, np.int64), whole_trees=True)
     return Grown(ni, gains, tot, cat, bounds, splits)
 
 

@@ -618,7 +618,11 @@ def routed_places(nodes, roots, split_history):
         The packed node each of those nodes stands for; its rows continue
         from there to their leaf (``add_routed``).
     """
-    same = _same_ids(nodes, roots, split_history)
+    sizes = np.diff(np.append(np.asarray(roots, np.int64), len(nodes)))
+    if len(split_history) == 1 and split_history[0].whole_trees:  # each leaf holds its rows
+        held = [np.flatnonzero(nodes["is_leaf"][r: r + n]) for r, n in zip(roots, sizes)]
+        return held, [r + ids for r, ids in zip(roots, held)]
+    same = _same_ids(nodes, roots, sizes, split_history)
     if same is not None:
         return same
     places = [{0: int(r)} for r in roots]
@@ -639,17 +643,16 @@ def routed_places(nodes, roots, split_history):
     return ids, [np.array([places[t][n] for n in ids[t]], np.int64) for t in range(len(roots))]
 
 
-def _same_ids(nodes, roots, split_history):
+def _same_ids(nodes, roots, sizes, split_history):
     """``routed_places`` when every routed split is the trees' own, numbered
-    as in the trees (depth-wise growth, or a tree grown in one call): each
-    node holding rows stands for itself. None otherwise."""
+    as in the trees (depth-wise growth): each node holding rows stands for
+    itself. None otherwise."""
     if not split_history:
         return None
     tree, node, left, right, feature = (
         np.concatenate([getattr(s, name) for s in split_history]).astype(np.int64)
         for name in ("tree", "node", "left", "right", "feature"))
     roots = np.asarray(roots, np.int64)
-    sizes = np.diff(np.append(roots, len(nodes)))
     if not ((node < sizes[tree]) & (left < sizes[tree]) & (right < sizes[tree])).all():
         return None
     k = roots[tree] + node
