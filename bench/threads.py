@@ -48,6 +48,7 @@ from run import (
     git_commit,
     run_command,
     thread_environment,
+    warm_distboost,
     write_results,
 )
 
@@ -503,6 +504,7 @@ def main(argv: list[str] | None = None) -> None:
         return args.systems if config.section == "in-process" else args.dask_systems
 
     byte_compile_distboost()
+    warm_distboost([*args.systems, *args.dask_systems], cache_dir=args.cache_dir)
     load_before = os.getloadavg()[0]
     data = Data(args.cache_dir)
     records, skipped = run_all(plan(points, systems, args.repeats), args, data,
