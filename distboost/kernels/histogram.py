@@ -482,15 +482,19 @@ def siblings(parts, slot, parent, built, other):
 
 # ------------------------------------------------------------------- passes
 @numba.njit(cache=True)
-def fill_histograms(X_binned, stats, order, tree, slot, lo, hi, features, out, zero, n_blocks):
+def fill_histograms(X_binned, stats, order, tree, slot, lo, hi, features, out, zero, n_blocks,
+                    private):
     """out[slot[i]] (+)= statistics of rows order[tree[i], lo[i]:hi[i]]: the
     plan, the blocks' pass and the sums of straddling nodes (``zero``: the
     named slots start from zero). ``out`` is (n_slots, n_features, 256 or
-    more bins, n_stats) (padded: ``PAD_BINS``). Callable from compiled code."""
+    more bins, n_stats) (padded: ``PAD_BINS``); ``private``, the blocks'
+    buffers, (n_blocks, 2) + out's node shape when that much is there (memory
+    kept from call to call), else made here. Callable from compiled code."""
     owner, clo, chi, block_start = _plan(lo, hi, n_blocks)
     shared, first_block, last_block = _sharing(owner, block_start, len(lo))
     n_private = n_blocks if shared.any() else 0
-    private = np.empty((n_private, 2) + out.shape[1:], out.dtype)
+    if len(private) < n_private:
+        private = np.empty((n_private, 2) + out.shape[1:], out.dtype)
     _accumulate(X_binned, stats, order, tree, slot, owner, clo, chi, block_start, features, out,
                 private, shared, zero)
     if n_private:
@@ -514,7 +518,8 @@ def _histograms(X_binned, stats, order, tree, slot, lo, hi, n_slots, features, o
         out[unnamed] = 0
     fill_histograms(X_binned, stats, order, np.asarray(tree, np.int64),
                     np.asarray(slot, np.int64), np.asarray(lo, np.int64),
-                    np.asarray(hi, np.int64), features, out, zero, numba.get_num_threads())
+                    np.asarray(hi, np.int64), features, out, zero, numba.get_num_threads(),
+                    np.empty((0, 2) + out.shape[1:], out.dtype))
     return out
 
 

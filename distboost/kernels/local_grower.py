@@ -382,8 +382,8 @@ def _take_slot(free, n_free):
 
 
 @numba.njit(cache=True)
-def _histograms(batch, ni, tot, pool, free, n_free, X, stats, order, features, fp, ip, max_depth,
-                dense_rows, n_threads):
+def _histograms(batch, ni, tot, pool, private, free, n_free, X, stats, order, features, fp, ip,
+                max_depth, dense_rows, n_threads):
     """Histograms of the batch's children that are searched dense: the smaller
     of a pair built from its rows, the larger subtracted from the parent (or
     built too, where the parent has none); the parents' slots freed.
@@ -438,7 +438,7 @@ def _histograms(batch, ni, tot, pool, free, n_free, X, stats, order, features, f
             work += build_hi[i] - build_lo[i]
         fill_histograms(X, stats, order, build_tree[:n_build], build_slot[:n_build],
                         build_lo[:n_build], build_hi[:n_build], features, pool, True,
-                        _threads_for(work * X.shape[1], n_threads))
+                        _threads_for(work * X.shape[1], n_threads), private)
     if n_sub:
         _subtract(pool, sub[:n_sub])
     for g in batch:
@@ -484,7 +484,7 @@ def _searchable(children, ni, tot, fp, ip, max_depth):
 # -------------------------------------------------------------------- loops
 @numba.njit(cache=True)
 def _grow(X, Xc, stats, order, tmp, root_lo, root_hi, masks, features, n_bins, is_cat, fp, ip,
-          sampling, max_depth, max_leaves, n_threads, dense_rows, pool):
+          sampling, max_depth, max_leaves, n_threads, dense_rows, memory, n_slots):
     n_trees, n_stats = stats.shape[0], stats.shape[2]
     cap = 64 * n_trees
     ni = np.empty((cap, N_FIELDS), np.int64)
@@ -493,8 +493,10 @@ def _grow(X, Xc, stats, order, tmp, root_lo, root_hi, masks, features, n_bins, i
     ltot = np.empty((cap, n_stats), np.int64)
     cat = np.zeros((8, MAX_BINS), np.bool_)
     n_cat = 0
-    free = np.arange(len(pool))[::-1].copy()
-    n_free = len(pool)
+    pool = memory[:n_slots]  # node histograms; then the blocks' buffers (``fill_histograms``)
+    private = memory[n_slots:].reshape((n_threads, 2) + memory.shape[1:])
+    free = np.arange(n_slots)[::-1].copy()
+    n_free = n_slots
     next_id = np.ones(n_trees, np.int64)
     rows = 0
     for t in range(n_trees):
@@ -503,8 +505,8 @@ def _grow(X, Xc, stats, order, tmp, root_lo, root_hi, masks, features, n_bins, i
     for t in range(n_trees):
         _new_node(ni, gains, tot, t, t, 0, -1, 0)
         ni[t, LO], ni[t, HI] = root_lo[t], root_hi[t]
-    n_free = _root_histograms(ni, tot, pool, free, n_free, X, stats, order, features, max_depth,
-                              dense_rows, n_threads)
+    n_free = _root_histograms(ni, tot, pool, private, free, n_free, X, stats, order, features,
+                              max_depth, dense_rows, n_threads)
     for t in range(n_trees):
         ni[t, COUNT] = tot[t, ip[COUNT_STAT]] if ip[COUNT_STAT] >= 0 else root_hi[t] - root_lo[t]
     n_nodes = n_trees
@@ -519,17 +521,17 @@ def _grow(X, Xc, stats, order, tmp, root_lo, root_hi, masks, features, n_bins, i
     if max_leaves > 0:
         for t in range(n_trees):
             ni, gains, tot, ltot, cat, n_cat, n_nodes, n_free = _best_first(
-                t, ni, gains, tot, ltot, cat, n_cat, n_nodes, next_id, pool, free, n_free, X, Xc,
-                stats, order, tmp, masks, features, n_bins, is_cat, fp, ip, sampling, max_depth,
-                max_leaves, n_threads, dense_rows)
+                t, ni, gains, tot, ltot, cat, n_cat, n_nodes, next_id, pool, private, free,
+                n_free, X, Xc, stats, order, tmp, masks, features, n_bins, is_cat, fp, ip,
+                sampling, max_depth, max_leaves, n_threads, dense_rows)
         return ni[:n_nodes], gains[:n_nodes], tot[:n_nodes], cat[:n_cat]
     batch = _positive(roots, gains)
     while len(batch):
         ni, gains, tot, ltot = _room(ni, gains, tot, ltot, n_nodes + 2 * len(batch))
         cat, n_cat, n_nodes, n_free, batch = _expand(
-            batch, ni, gains, tot, ltot, cat, n_cat, n_nodes, next_id, pool, free, n_free, X, Xc,
-            stats, order, tmp, masks, features, n_bins, is_cat, fp, ip, sampling, max_depth,
-            n_threads, dense_rows)
+            batch, ni, gains, tot, ltot, cat, n_cat, n_nodes, next_id, pool, private, free, n_free,
+            X, Xc, stats, order, tmp, masks, features, n_bins, is_cat, fp, ip, sampling,
+            max_depth, n_threads, dense_rows)
     return ni[:n_nodes], gains[:n_nodes], tot[:n_nodes], cat[:n_cat]
 
 
@@ -551,7 +553,7 @@ def _tree_sums(order, stats, lo, hi, trees, tot):
 
 
 @numba.njit(cache=True)
-def _root_histograms(ni, tot, pool, free, n_free, X, stats, order, features, max_depth,
+def _root_histograms(ni, tot, pool, private, free, n_free, X, stats, order, features, max_depth,
                      dense_rows, n_threads):
     """The roots' statistics, and histograms of those searched dense: a root
     of ``dense_rows`` rows or more gets one (room allowing), and its
@@ -574,7 +576,7 @@ def _root_histograms(ni, tot, pool, free, n_free, X, stats, order, features, max
         b = built[:n]
         fill_histograms(X, stats, order, _column(ni, b, TREE), _column(ni, b, HIST),
                         _column(ni, b, LO), _column(ni, b, HI), features, pool, True,
-                        _threads_for(work * X.shape[1], n_threads))
+                        _threads_for(work * X.shape[1], n_threads), private)
     f0 = features[0] if len(features) else 0
     for t in built[:n]:
         for k in range(stats.shape[2]):
@@ -589,9 +591,9 @@ def _root_histograms(ni, tot, pool, free, n_free, X, stats, order, features, max
 
 
 @numba.njit(cache=True)
-def _expand(batch, ni, gains, tot, ltot, cat, n_cat, n_nodes, next_id, pool, free, n_free, X,
-            Xc, stats, order, tmp, masks, features, n_bins, is_cat, fp, ip, sampling, max_depth,
-            n_threads, dense_rows):
+def _expand(batch, ni, gains, tot, ltot, cat, n_cat, n_nodes, next_id, pool, private, free,
+            n_free, X, Xc, stats, order, tmp, masks, features, n_bins, is_cat, fp, ip, sampling,
+            max_depth, n_threads, dense_rows):
     """Split every node of ``batch``: children made, rows routed, histograms
     built, children searched. Returns the children with a positive gain."""
     work = 0
@@ -603,8 +605,8 @@ def _expand(batch, ni, gains, tot, ltot, cat, n_cat, n_nodes, next_id, pool, fre
     n_nodes = _children(batch, ni, gains, tot, ltot, n_nodes, next_id, fp, ip, max_depth)
     _route_batch(batch, ni, cat, Xc, order, tmp, nt)
     _settle_counts(batch, ni, tot, cat, ip)
-    n_free = _histograms(batch, ni, tot, pool, free, n_free, X, stats, order, features, fp, ip,
-                         max_depth, dense_rows, nt)
+    n_free = _histograms(batch, ni, tot, pool, private, free, n_free, X, stats, order, features,
+                         fp, ip, max_depth, dense_rows, nt)
     children = _searchable(np.arange(first, n_nodes), ni, tot, fp, ip, max_depth)
     cat, n_cat = _evaluate(children, ni, gains, tot, ltot, cat, n_cat, pool, Xc, order, stats,
                            masks, n_bins, is_cat, fp, ip, sampling, nt)
@@ -612,9 +614,9 @@ def _expand(batch, ni, gains, tot, ltot, cat, n_cat, n_nodes, next_id, pool, fre
 
 
 @numba.njit(cache=True)
-def _best_first(t, ni, gains, tot, ltot, cat, n_cat, n_nodes, next_id, pool, free, n_free, X, Xc,
-                stats, order, tmp, masks, features, n_bins, is_cat, fp, ip, sampling, max_depth,
-                max_leaves, n_threads, dense_rows):
+def _best_first(t, ni, gains, tot, ltot, cat, n_cat, n_nodes, next_id, pool, private, free,
+                n_free, X, Xc, stats, order, tmp, masks, features, n_bins, is_cat, fp, ip,
+                sampling, max_depth, max_leaves, n_threads, dense_rows):
     """Tree t, best-first: split the leaf with the largest gain (then the
     smallest id) until ``max_leaves`` leaves or no positive gain."""
     frontier = np.empty(2 * max_leaves + 2, np.int64)
@@ -635,9 +637,9 @@ def _best_first(t, ni, gains, tot, ltot, cat, n_cat, n_nodes, next_id, pool, fre
         ni, gains, tot, ltot = _room(ni, gains, tot, ltot, n_nodes + 2)
         batch = np.array([best])
         cat, n_cat, n_nodes, n_free, children = _expand(
-            batch, ni, gains, tot, ltot, cat, n_cat, n_nodes, next_id, pool, free, n_free, X, Xc,
-            stats, order, tmp, masks, features, n_bins, is_cat, fp, ip, sampling, max_depth,
-            n_threads, dense_rows)
+            batch, ni, gains, tot, ltot, cat, n_cat, n_nodes, next_id, pool, private, free, n_free,
+            X, Xc, stats, order, tmp, masks, features, n_bins, is_cat, fp, ip, sampling,
+            max_depth, n_threads, dense_rows)
         n_leaves += 1
         for c in children:
             frontier[n_frontier] = c
@@ -702,9 +704,9 @@ def grow(X_binned, X_columns, stats, partition, criterion, mapper, masks, featur
         Threads at most (numba's setting by default).
     memory : callable, optional
         ``memory(shape)`` -> an int64 array of that shape, for the nodes'
-        histograms: memory kept from round to round (``engine.buffers``)
-        spares the operating system supplying fresh pages every round. By
-        default a new array.
+        histograms and the threads' buffers: memory kept from round to round
+        (``engine.buffers``) spares the operating system supplying fresh pages
+        every round. By default a new array.
     """
     from .histogram import LevelSplits
 
@@ -717,19 +719,20 @@ def grow(X_binned, X_columns, stats, partition, criterion, mapper, masks, featur
     dense_rows = -1 if sampling is not None else DENSE_MIN_ROWS
     max_depth = -1 if growth.max_depth is None else int(growth.max_depth)
     max_leaves = -1 if growth.max_leaf_nodes is None else int(growth.max_leaf_nodes)
-    shape = (pool_slots(n_features, n_stats, n_trees, growth.max_depth, growth.max_leaf_nodes,
-                        n_rows, dense_rows), n_features, MAX_BINS + PAD_BINS, n_stats)
-    pool = np.empty(shape, np.int64) if memory is None else memory(shape)
     launch_threads()
     saved = numba.get_num_threads()
     n_threads = saved if n_threads is None else max(1, min(int(n_threads), saved))
+    n_slots = pool_slots(n_features, n_stats, n_trees, growth.max_depth, growth.max_leaf_nodes,
+                         n_rows, dense_rows)
+    shape = (n_slots + 2 * n_threads, n_features, MAX_BINS + PAD_BINS, n_stats)
+    pool = np.empty(shape, np.int64) if memory is None else memory(shape)
     try:
         ni, gains, tot, cat = _grow(
             X_binned, X_columns, stats, partition.order, partition.scratch,
             partition.start[:, 0].copy(), partition.stop[:, 0].copy(), masks, features,
             mapper.n_bins_non_missing_.astype(np.int64), mapper.is_categorical_,
             fp, ip, (-1, 0, 0) if sampling is None else tuple(int(v) for v in sampling),
-            max_depth, max_leaves, n_threads, dense_rows, pool)
+            max_depth, max_leaves, n_threads, dense_rows, pool, n_slots)
     finally:
         numba.set_num_threads(saved)
     ni, gains, tot, bounds, start, stop, split_rows, directions = _by_tree(ni, gains, tot, cat,
