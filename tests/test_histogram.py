@@ -226,11 +226,13 @@ def test_siblings_add_the_partial_sums_and_subtract_them_from_the_parent(n_parts
 
 @pytest.mark.parametrize("n_blocks", [1, 2, 3, 7, 16])
 @pytest.mark.parametrize("zero", [True, False])
-def test_blocks_write_their_own_nodes_and_sum_the_straddling_ones(n_blocks, zero):
+@pytest.mark.parametrize("kept", [False, True])
+def test_blocks_write_their_own_nodes_and_sum_the_straddling_ones(n_blocks, zero, kept):
     """Nodes of many sizes (empty, within one chunk, over several blocks) cut
     into 1 to 16 blocks, whatever the threads: each node's histogram is the
     definition, added to what ``out`` held unless zeroed; slots nobody names
-    stay as they were."""
+    stay as they were. The blocks' buffers are made in the call, or kept from
+    an earlier one (``kept``: full of another call's sums)."""
     from distboost.kernels.histogram import fill_histograms
 
     rng = np.random.default_rng(n_blocks)
@@ -245,7 +247,10 @@ def test_blocks_write_their_own_nodes_and_sum_the_straddling_ones(n_blocks, zero
     slot = np.array([6, 0, 2, 3, 1, 5, 7], np.int64)  # slot 4 named by nobody
     before = rng.integers(-9, 9, size=(8, 3, 256, 2)).astype(np.int64)
     out = before.copy()
-    fill_histograms(X, stats, order, tree, slot, lo, hi, np.arange(0), out, zero, n_blocks)
+    shape = (n_blocks, 2, 3, 256, 2) if kept else (0, 2, 3, 256, 2)
+    private = rng.integers(-(2**40), 2**40, size=shape).astype(np.int64)
+    fill_histograms(X, stats, order, tree, slot, lo, hi, np.arange(0), out, zero, n_blocks,
+                    private)
     for i in range(len(lo)):
         rows = np.sort(order[tree[i], lo[i]:hi[i]])
         expected = _reference(X, stats[tree[i]], rows, range(3))

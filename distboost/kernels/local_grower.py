@@ -28,14 +28,35 @@ where waking others would cost more than it gives.
 
 from __future__ import annotations
 
-from itertools import pairwise
-
 import numba
 import numpy as np
 
 from .common import MAX_BINS, MISSING_BIN
 from .histogram import PAD_BINS, fill_histograms, route_rows
 from .intrinsics import launch_threads, set_threads
+from .node_records import (
+    BIN,
+    CATEGORIES,
+    COUNT,
+    DEPTH,
+    FEATURE,
+    HAS_MISSING,
+    HI,
+    HIST,
+    ID,
+    LEFT,
+    LO,
+    MISSING_LEFT,
+    N_FIELDS,
+    PARENT,
+    RIGHT,
+    SPLIT,
+    TREE,
+    Grown,
+    by_tree,
+    copy_row,
+    split_directions_into,
+)
 from .node_search import (
     COUNT_STAT,
     GAMMA,
@@ -65,28 +86,22 @@ with this threshold (64: 5.5 ms a tree; 0: 15.2; 1024: 6.4)."""
 
 PARALLEL_MIN_WORK = 1 << 18
 """Rows x features of a batch of nodes from which its work is shared among
-threads; below, one thread does it (a parallel region costs a few
-microseconds, more on a loaded machine, and a small node's work less)."""
+threads; below, one thread does it. A parallel region costs a few
+microseconds, and on a machine shared with other processes it lasts until
+its last thread gets a core: spam-sized boosting (3065 rows x 57 features,
+200 rounds of depth 4, 2 threads) took 0.36 s quiet and 1.0-1.4 s beside one
+busy process with every level on both threads (2^16 here), 0.39 s and
+0.48-0.64 s with this threshold (every level on one thread)."""
 
 HISTOGRAM_BUDGET = 256 * 2**20
 """Bytes of node histograms held at once; a node that finds no room is
 searched from its rows (the same split)."""
 
-# the node table: one row of ints per node
-(TREE, ID, PARENT, DEPTH, FEATURE, BIN, MISSING_LEFT, HAS_MISSING, LEFT, RIGHT, SPLIT, LO, HI,
- COUNT, HIST, CATEGORIES, N_FIELDS) = range(17)
 
 
 # ------------------------------------------------------------------- nodes
 # (rows are copied and filled by loops: numba compiles array expressions and
 # slice assignments through its general broadcasting code, slowly)
-@numba.njit(cache=True)
-def _copy_row(dst, i, src, j):
-    """dst[i] = src[j] (rows of 2-D arrays)."""
-    for k in range(dst.shape[1]):
-        dst[i, k] = src[j, k]
-
-
 @numba.njit(cache=True)
 def _take(values, rows):
     """values[rows] of a 1-D array."""
@@ -151,9 +166,9 @@ def _room(ni, gain, tot, ltot, need):
     tot2 = np.empty((size, tot.shape[1]), np.int64)
     ltot2 = np.empty((size, tot.shape[1]), np.int64)
     for g in range(len(gain)):
-        _copy_row(ni2, g, ni, g)
-        _copy_row(tot2, g, tot, g)
-        _copy_row(ltot2, g, ltot, g)
+        copy_row(ni2, g, ni, g)
+        copy_row(tot2, g, tot, g)
+        copy_row(ltot2, g, ltot, g)
         gain2[g] = gain[g]
     return ni2, gain2, tot2, ltot2
 
@@ -164,7 +179,7 @@ def _cat_room(cat, need):
         return cat
     out = np.zeros((max(need, 2 * len(cat)), MAX_BINS), np.bool_)
     for i in range(len(cat)):
-        _copy_row(out, i, cat, i)
+        copy_row(out, i, cat, i)
     return out
 
 
@@ -310,20 +325,8 @@ def _directions(batch, ni, cat):
     out = np.zeros((len(batch), MAX_BINS), np.bool_)
     for i in range(len(batch)):
         g = batch[i]
-        _split_directions(ni, g, cat, out, i)
+        split_directions_into(ni, g, cat, out, i)
     return out
-
-
-@numba.njit(cache=True)
-def _split_directions(ni, g, cat, out, i):
-    """out[i] = split g's direction of every bin (its categories, or "bin <=
-    its bin" and the missing bin's side)."""
-    if ni[g, CATEGORIES] >= 0:
-        _copy_row(out, i, cat, ni[g, CATEGORIES])
-    else:
-        for b in range(ni[g, BIN] + 1):
-            out[i, b] = True
-        out[i, MISSING_BIN] = ni[g, MISSING_LEFT] == 1
 
 
 @numba.njit(cache=True)
@@ -667,17 +670,6 @@ def pool_slots(n_features, n_stats, n_trees, max_depth, max_leaves, n_rows, dens
     return int(max(0, min(need, HISTOGRAM_BUDGET // per)))
 
 
-class Grown:
-    """What ``grow`` returns: per tree a ``grower.NodeTable`` (``tables``), and
-    the splits in the order they were made, as one ``histogram.LevelSplits``
-    (``splits``: the rows' way through them, to add the trees from where the
-    rows are)."""
-
-    def __init__(self, ni, gains, tot, cat, bounds, splits):
-        self.tables = [_table(ni[a:b], gains[a:b], tot[a:b], cat) for a, b in pairwise(bounds)]
-        self.splits = splits
-
-
 def grow(X_binned, X_columns, stats, partition, criterion, mapper, masks, features, growth,
          sampling=None, n_threads=None, memory=None) -> Grown:
     """Grow a batch of trees on rows held here (see the module docstring).
@@ -735,7 +727,7 @@ def grow(X_binned, X_columns, stats, partition, criterion, mapper, masks, featur
             max_depth, max_leaves, n_threads, dense_rows, pool, n_slots)
     finally:
         numba.set_num_threads(saved)
-    ni, gains, tot, bounds, start, stop, split_rows, directions = _by_tree(ni, gains, tot, cat,
+    ni, gains, tot, bounds, start, stop, split_rows, directions = by_tree(ni, gains, tot, cat,
                                                                             n_trees)
     partition.start, partition.stop = start, stop
     split = ni[split_rows]
@@ -743,60 +735,3 @@ def grow(X_binned, X_columns, stats, partition, criterion, mapper, masks, featur
                          split[:, LEFT], split[:, RIGHT], np.ones(len(split), bool),
                          np.full(len(split), -1, np.int64), whole_trees=True)
     return Grown(ni, gains, tot, cat, bounds, splits)
-
-
-@numba.njit(cache=True)
-def _by_tree(ni, gains, tot, cat, n_trees):
-    """The node table tree by tree in id order, children given by id; where
-    each tree's nodes begin; every node's rows (start, stop by tree and id);
-    and the split nodes' rows in the order the splits were made, with their
-    directions (256 bools each)."""
-    n = len(ni)
-    bounds = np.zeros(n_trees + 1, np.int64)
-    for g in range(n):
-        bounds[ni[g, TREE] + 1] += 1
-    for t in range(n_trees):
-        bounds[t + 1] += bounds[t]
-    where = np.empty(n, np.int64)
-    width = 0
-    for g in range(n):
-        where[g] = bounds[ni[g, TREE]] + ni[g, ID]
-        width = max(width, ni[g, ID] + 1)
-    out = np.empty_like(ni)
-    out_gains = np.empty_like(gains)
-    out_tot = np.empty_like(tot)
-    start = np.zeros((n_trees, width), np.int64)
-    stop = np.zeros((n_trees, width), np.int64)
-    n_splits = 0
-    for g in range(n):
-        k = where[g]
-        _copy_row(out, k, ni, g)
-        _copy_row(out_tot, k, tot, g)
-        out_gains[k] = gains[g]
-        for side in (LEFT, RIGHT):
-            if ni[g, SPLIT] == 1:
-                out[k, side] = ni[ni[g, side], ID]
-        start[ni[g, TREE], ni[g, ID]], stop[ni[g, TREE], ni[g, ID]] = ni[g, LO], ni[g, HI]
-        n_splits += ni[g, SPLIT] == 1
-    split_rows = np.empty(n_splits, np.int64)
-    directions = np.zeros((n_splits, MAX_BINS), np.bool_)
-    s = 0
-    for c in range(n):  # children come in the order their parents were split
-        p = ni[c, PARENT]
-        if p >= 0 and ni[p, LEFT] == c:
-            split_rows[s] = where[p]
-            _split_directions(ni, p, cat, directions, s)
-            s += 1
-    return out, out_gains, out_tot, bounds, start, stop, split_rows, directions
-
-
-def _table(ni, gains, tot, cat):
-    """One tree's node table, from its rows of the node table (in id order)."""
-    from .grower import NodeTable
-
-    split = ni[:, SPLIT] == 1
-    return NodeTable(totals=tot, count=ni[:, COUNT], depth=ni[:, DEPTH], split=split,
-                     feature=ni[:, FEATURE], split_bin=ni[:, BIN],
-                     missing_left=ni[:, MISSING_LEFT] == 1, gain=gains,
-                     left=np.where(split, ni[:, LEFT], -1), right=np.where(split, ni[:, RIGHT], -1),
-                     categories=ni[:, CATEGORIES], directions=cat)

@@ -1,0 +1,108 @@
+"""The compiled grower's node table, and the trees it holds.
+
+``local_grower`` keeps every node of a round's trees as one row of ints (the
+fields below), a float gain, its statistics' totals and, for categorical
+splits, a row of 256 directions. Here that table is read back: tree by tree in
+id order (``by_tree``), as ``grower.NodeTable``s, with the splits in the order
+they were made (``Grown``).
+"""
+
+from __future__ import annotations
+
+from itertools import pairwise
+
+import numba
+import numpy as np
+
+from .common import MAX_BINS, MISSING_BIN
+
+# the node table: one row of ints per node
+(TREE, ID, PARENT, DEPTH, FEATURE, BIN, MISSING_LEFT, HAS_MISSING, LEFT, RIGHT, SPLIT, LO, HI,
+ COUNT, HIST, CATEGORIES, N_FIELDS) = range(17)
+
+
+@numba.njit(cache=True)
+def copy_row(dst, i, src, j):
+    """dst[i] = src[j] (rows of 2-D arrays)."""
+    for k in range(dst.shape[1]):
+        dst[i, k] = src[j, k]
+
+
+@numba.njit(cache=True)
+def split_directions_into(ni, g, cat, out, i):
+    """out[i] = split g's direction of every bin (its categories, or "bin <=
+    its bin" and the missing bin's side)."""
+    if ni[g, CATEGORIES] >= 0:
+        copy_row(out, i, cat, ni[g, CATEGORIES])
+    else:
+        for b in range(ni[g, BIN] + 1):
+            out[i, b] = True
+        out[i, MISSING_BIN] = ni[g, MISSING_LEFT] == 1
+
+
+@numba.njit(cache=True)
+def by_tree(ni, gains, tot, cat, n_trees):
+    """The node table tree by tree in id order, children given by id; where
+    each tree's nodes begin; every node's rows (start, stop by tree and id);
+    and the split nodes' rows in the order the splits were made, with their
+    directions (256 bools each)."""
+    n = len(ni)
+    bounds = np.zeros(n_trees + 1, np.int64)
+    for g in range(n):
+        bounds[ni[g, TREE] + 1] += 1
+    for t in range(n_trees):
+        bounds[t + 1] += bounds[t]
+    where = np.empty(n, np.int64)
+    width = 0
+    for g in range(n):
+        where[g] = bounds[ni[g, TREE]] + ni[g, ID]
+        width = max(width, ni[g, ID] + 1)
+    out = np.empty_like(ni)
+    out_gains = np.empty_like(gains)
+    out_tot = np.empty_like(tot)
+    start = np.zeros((n_trees, width), np.int64)
+    stop = np.zeros((n_trees, width), np.int64)
+    n_splits = 0
+    for g in range(n):
+        k = where[g]
+        copy_row(out, k, ni, g)
+        copy_row(out_tot, k, tot, g)
+        out_gains[k] = gains[g]
+        for side in (LEFT, RIGHT):
+            if ni[g, SPLIT] == 1:
+                out[k, side] = ni[ni[g, side], ID]
+        start[ni[g, TREE], ni[g, ID]], stop[ni[g, TREE], ni[g, ID]] = ni[g, LO], ni[g, HI]
+        n_splits += ni[g, SPLIT] == 1
+    split_rows = np.empty(n_splits, np.int64)
+    directions = np.zeros((n_splits, MAX_BINS), np.bool_)
+    s = 0
+    for c in range(n):  # children come in the order their parents were split
+        p = ni[c, PARENT]
+        if p >= 0 and ni[p, LEFT] == c:
+            split_rows[s] = where[p]
+            split_directions_into(ni, p, cat, directions, s)
+            s += 1
+    return out, out_gains, out_tot, bounds, start, stop, split_rows, directions
+
+
+def _table(ni, gains, tot, cat):
+    """One tree's node table, from its rows of the node table (in id order)."""
+    from .grower import NodeTable
+
+    split = ni[:, SPLIT] == 1
+    return NodeTable(totals=tot, count=ni[:, COUNT], depth=ni[:, DEPTH], split=split,
+                     feature=ni[:, FEATURE], split_bin=ni[:, BIN],
+                     missing_left=ni[:, MISSING_LEFT] == 1, gain=gains,
+                     left=np.where(split, ni[:, LEFT], -1), right=np.where(split, ni[:, RIGHT], -1),
+                     categories=ni[:, CATEGORIES], directions=cat)
+
+
+class Grown:
+    """What ``grow`` returns: per tree a ``grower.NodeTable`` (``tables``), and
+    the splits in the order they were made, as one ``histogram.LevelSplits``
+    (``splits``: the rows' way through them, to add the trees from where the
+    rows are)."""
+
+    def __init__(self, ni, gains, tot, cat, bounds, splits):
+        self.tables = [_table(ni[a:b], gains[a:b], tot[a:b], cat) for a, b in pairwise(bounds)]
+        self.splits = splits
