@@ -278,8 +278,8 @@ def _check_splits(c: Checker, nodes: np.ndarray, start: np.ndarray, where: _Wher
     categorical = nodes["is_categorical"] == 1
     kinds = ("numeric", "categorical")
     _first(c, split & (categorical != bins.is_categorical[f]), where, "is_categorical",
-           lambda g, k: f"node {k} is a {kinds[categorical[g]]} split on feature {f[g]} "
-                        f"({bins.names[f[g]]!r}), which is {kinds[1 - categorical[g]]}")
+           lambda g, k: f"node {k} is a {kinds[int(categorical[g])]} split on feature {f[g]} "
+                        f"({bins.names[f[g]]!r}), which is {kinds[1 - int(categorical[g])]}")
     rows = np.repeat(n_bitset_rows, np.diff(start))
     cat_index = nodes["cat_index"].astype(np.int64)
     _first(c, split & categorical & ((cat_index < 0) | (cat_index >= rows)), where, "cat_index",
