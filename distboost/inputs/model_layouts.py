@@ -206,8 +206,8 @@ def _class_codes(c: Checker, parts: Parts, k: int, path: str) -> None:
         t = int(np.searchsorted(parts.trees.start, bad[0], side="right") - 1)
         r, i = _round_and_index(parts.trees, t)
         c.fail(f"{join(path, 'trees')}[{r}][{i}].nodes.value[{bad[0] - parts.trees.start[t]}]",
-               f"is {float(value[bad[0]])!r}, not a class code (0 to {k - 1}): a SAMME tree's nodes "
-               f"vote for a class; {DAMAGED}")
+               f"is {float(value[bad[0]])!r}, not a class code (0 to {k - 1}): a SAMME tree's "
+               f"nodes vote for a class; {DAMAGED}")
 
 
 def _voting(c: Checker, d: dict, parts: Parts, path: str) -> float:

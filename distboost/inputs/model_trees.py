@@ -222,7 +222,8 @@ def _check_links(c: Checker, nodes: np.ndarray, start: np.ndarray, where: _Where
                lambda g, k, side=side, child=child: f"node {k}'s {side} child {child[g]} is not "
                f"a node of its tree (nodes 1 to {size[g] - 1}; node 0 is the root)")
     split = np.flatnonzero(~leaf)
-    child = np.concatenate([root[split] + links["left"][split], root[split] + links["right"][split]])
+    child = np.concatenate([root[split] + links["left"][split],
+                            root[split] + links["right"][split]])
     parent = np.concatenate([split, split])
     _check_one_parent(c, child, parent, local, where)
     up = np.arange(len(nodes))
@@ -372,8 +373,8 @@ def _leaf_values(c: Checker, per_tree: list, sizes: list, where: _Where) -> list
     widths = np.fromiter(map(len, rows), np.int64, len(rows))
     width = int(np.bincount(widths).argmax()) if len(rows) else 1  # the rows' usual width
     if width == 0:
-        c.fail(row_key(int(np.argmin(widths))), f"is empty; a leaf_values row holds a value per class or output; "
-                           f"{DAMAGED}")
+        c.fail(row_key(int(np.argmin(widths))), f"is empty; a leaf_values row holds a value per "
+                                                f"class or output; {DAMAGED}")
     odd = np.flatnonzero(widths != width)
     if len(odd):
         c.fail(row_key(odd[0]), f"has {widths[odd[0]]} values but leaf_values rows have "
