@@ -110,6 +110,8 @@ ROWS = [
      f"trees[0][0].nodes.missing_left[0]: is 2; missing_left is 0 or 1{D}"),
     ("bin_threshold 300", _set(0, "bin_threshold", 0, 300),
      f"trees[0][0].nodes.bin_threshold[0]: is 300; bin_threshold is a bin code, 0 to 255{D}"),
+    ("negative cover", _set(0, "cover", 4, -2.0),
+     f"trees[0][0].nodes.cover[4]: is -2.0; a cover (a sum of hessians or weights) is >= 0{D}"),
     ("threshold not its bin's edge", _set(0, "threshold", 0, 0.5),
      (f"trees[0][0].nodes.threshold[0]: node 0's threshold 0.5 is not the bin edge of its "
       f"bin_threshold, bin_edges[0][1] = 0.0: the trees and the bins disagree{D}")),
@@ -123,6 +125,8 @@ ROWS = [
      f"base_score[0]: is -inf; expected a finite number{D}"),
     ("a base score per output, two", lambda d: d["base_score"].append(0.5),
      f"base_score: has 2 values but a GradientBoostingRegressor has 1 output(s){D}"),
+    ("a categorical feature without categories", lambda d: d["categories"].clear(),
+     f"categories.1: missing: categorical feature 1 has no categories{D}"),
     ("a category twice", lambda d: d["categories"]["1"].append("u"),
      f"categories.1: lists a category twice (categories are distinct){D}"),
     ("bins of other categories", lambda d: d["bin_mapper"]["categories"]["1"].pop(),
@@ -233,6 +237,9 @@ FITTED_ROWS = [
      lambda d: d["state"]["members"][1][1]["trees"][0][0]["nodes"]["left"].__setitem__(0, 0),
      (f"state.members[1][1].trees[0][0].nodes.left[0]: node 0 is its own left child; a tree has "
       f"no cycles{D}")),
+    ("a voting model whose members are not fitted", "voting",
+     lambda d: d["params"].update(prefit=False),
+     f"params.prefit: is False; a saved VotingRegressor's members are fitted (prefit is true){D}"),
     ("a gradient boosting file with a state", "regressor", lambda d: d.update(state={}),
      f"state: a GradientBoostingRegressor keeps no state{D}"),
     ("poisson predictions beyond float64", "poisson",

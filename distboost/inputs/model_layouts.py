@@ -33,7 +33,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..kernels.losses import LOG_LINK_LOSSES
-from .model_checker import DAMAGED, Checker, describe, join
+from .model_checker import DAMAGED, Checker, describe, join, short
 from .model_trees import CheckedTrees
 
 LOG_MAX = math.log(np.finfo(np.float64).max)
@@ -215,6 +215,10 @@ def _voting(c: Checker, d: dict, parts: Parts, path: str) -> float:
     if parts.trees.per_round or len(parts.base_score):
         c.fail(join(path, "trees"), f"a {name} keeps its trees in its members (state.members); "
                                     f"its own trees and base_score are []; {DAMAGED}")
+    if d["params"].get("prefit") is not True:
+        c.fail(join(path, "params.prefit"), f"is {short(d['params'].get('prefit'))}; a saved "
+                                            f"{name}'s members are fitted (prefit is true); "
+                                            f"{DAMAGED}")
     spath = join(path, "state")
     members = c.typed(_state(c, d, parts, path), "members", list, spath)
     if not members:
@@ -226,7 +230,7 @@ def _voting(c: Checker, d: dict, parts: Parts, path: str) -> float:
                 and isinstance(member[1], dict)):
             c.fail(where, f"expected a [name, model] pair, got {describe(member)}")
         if member[0] in names:
-            c.fail(f"{where}[0]", f"names member {member[0]!r} a second time; {DAMAGED}")
+            c.fail(f"{where}[0]", f"names member {short(member[0])} a second time; {DAMAGED}")
         names.append(member[0])
         if member[1].get("estimator") in ("VotingClassifier", "VotingRegressor"):
             c.fail(f"{where}[1].estimator", f"is {member[1]['estimator']}: a member is not itself "

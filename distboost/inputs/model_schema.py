@@ -12,6 +12,7 @@ what each kind of estimator keeps (outputs, state, members).
 
 from __future__ import annotations
 
+from collections import Counter
 from itertools import chain
 from typing import NamedTuple
 
@@ -124,7 +125,7 @@ def _estimator_class(c: Checker, d: dict, path: str) -> type:
     params = c.typed(d, "params", dict, path)
     unknown = sorted(map(str, set(params) - set(cls._param_names())))
     if unknown:
-        c.fail(join(path, "params"), f"unknown parameter(s) {unknown[:5]} for {name}; valid: "
+        c.fail(join(path, "params"), f"unknown parameter(s) {short(unknown[:5])} for {name}; valid: "
                                      f"{cls._param_names()}")
     return cls
 
@@ -137,8 +138,8 @@ def _check_features(c: Checker, d: dict, path: str) -> tuple[list, list, dict]:
     if not names:
         c.fail(join(path, "feature_names"), "is empty; a model has at least one feature")
     if len(set(names)) != len(names):
-        dup = sorted({n for n in names if names.count(n) > 1})
-        c.fail(join(path, "feature_names"), f"has duplicates {dup[:5]}")
+        dup = sorted(n for n, k in Counter(names).items() if k > 1)
+        c.fail(join(path, "feature_names"), f"has duplicates {short(dup[:5])}")
     is_cat = c.typed(d, "is_categorical", list, path)
     c.list_of(is_cat, bool, join(path, "is_categorical"))
     if len(is_cat) != len(names):
@@ -150,8 +151,10 @@ def _check_features(c: Checker, d: dict, path: str) -> tuple[list, list, dict]:
 
 
 def _check_categories(c: Checker, categories: dict, is_cat: list, path: str) -> None:
+    for j in (j for j, cat in enumerate(is_cat) if cat and str(j) not in categories):
+        c.fail(f"{path}.{j}", f"missing: categorical feature {j} has no categories; {DAMAGED}")
     for key, values in categories.items():
-        where = f"{path}.{key}"
+        where = f"{path}.{key[:20]}"
         if not (key.isascii() and key.isdigit() and int(key) < len(is_cat) and is_cat[int(key)]):
             c.fail(where, "is not the index of a categorical feature")
         if not isinstance(values, list):
@@ -184,7 +187,7 @@ def _check_bin_mapper(c: Checker, m: dict, names: list, is_cat: list, categories
         most = 0 if is_cat[j] else max_bins - 2
         if len(e) > most:
             rule = "a categorical feature has none" if is_cat[j] else "max_bins - 2"
-            c.fail(f"{path}.bin_edges[{j}]", f"has {len(e)} edges; feature {names[j]!r} has at "
+            c.fail(f"{path}.bin_edges[{j}]", f"has {len(e)} edges; feature {short(names[j])} has at "
                                              f"most {most} ({rule}); {DAMAGED}")
     start = np.cumsum([0, *map(len, edges)], dtype=np.int64)
     feature = np.repeat(np.arange(len(edges)), np.diff(start))
@@ -256,9 +259,10 @@ def _check_history(c: Checker, history: dict, path: str) -> None:
     """evals_result: per evaluation set, per metric, a list of numbers."""
     for name, metrics in history.items():
         if not isinstance(metrics, dict):
-            c.fail(f"{path}.{name}", f"expected an object of metrics, got {describe(metrics)}")
+            c.fail(f"{path}.{name[:40]}", f"expected an object of metrics, got "
+                                          f"{describe(metrics)}")
         for metric, values in metrics.items():
-            key = f"{path}.{name}.{metric}"
+            key = f"{path}.{name[:40]}.{metric[:40]}"
             if not isinstance(values, list):
                 c.fail(key, f"expected a list of numbers, got {describe(values)}")
             c.array(values, "number", lambda i, key=key: f"{key}[{i}]")

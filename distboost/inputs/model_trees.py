@@ -8,7 +8,7 @@ every tree at once with numpy (thousands of trees in milliseconds):
 
 * every field of every node has its type and range (``NODE_DTYPE``'s):
   integers where integers are stored, flags 0 or 1, ``bin_threshold`` a bin
-  code 0 to 255, finite floats;
+  code 0 to 255, counts and covers >= 0, finite floats;
 * each tree is a tree: a leaf has no children (-1), a split has two nodes of
   its tree, every node but node 0 is the child of exactly one node and is
   reached from node 0 (no cycle), and the stored depths are the links';
@@ -32,7 +32,7 @@ import numpy as np
 
 from ..kernels.common import N_BITSET_WORDS, NODE_DTYPE
 from ..kernels.tree import Tree
-from .model_checker import DAMAGED, Checker, describe
+from .model_checker import DAMAGED, Checker, describe, short
 
 NAMES = NODE_DTYPE.names
 RANGES = {"is_leaf": (0, 1), "missing_left": (0, 1), "is_categorical": (0, 1),
@@ -182,6 +182,9 @@ def _column(c: Checker, name: str, values: list, where: _Where) -> np.ndarray:
     if NODE_DTYPE[name].kind == "f":
         array = c.array(values, "number", lambda g: where.key(g, name))
         c.finite(array, lambda g: where.key(g, name), f"a finite {name}")
+        if name == "cover":  # sums of hessians or weights, which are >= 0
+            _first_of(c, array < 0, lambda g: where.key(g, name),
+                      lambda g: f"is {array[g]}; a cover (a sum of hessians or weights) is >= 0")
         return array
     info = np.iinfo(NODE_DTYPE[name])
     lo, hi = RANGES.get(name, (info.min, info.max))
@@ -192,6 +195,13 @@ def _column(c: Checker, name: str, values: list, where: _Where) -> np.ndarray:
     if len(bad):
         c.fail(where.key(bad[0], name), f"is {array[bad[0]]}; {rule}; {DAMAGED}")
     return array
+
+
+def _first_of(c: Checker, bad: np.ndarray, key_of, message) -> None:
+    """Fail at the first item of ``bad`` (a mask), if any, saying ``message(i)``."""
+    found = np.flatnonzero(bad)
+    if len(found):
+        c.fail(key_of(int(found[0])), f"{message(int(found[0]))}; {DAMAGED}")
 
 
 def _first(c: Checker, bad: np.ndarray, where: _Where, name: str, message) -> None:
@@ -280,7 +290,7 @@ def _check_splits(c: Checker, nodes: np.ndarray, start: np.ndarray, where: _Wher
     kinds = ("numeric", "categorical")
     _first(c, split & (categorical != bins.is_categorical[f]), where, "is_categorical",
            lambda g, k: f"node {k} is a {kinds[int(categorical[g])]} split on feature {f[g]} "
-                        f"({bins.names[f[g]]!r}), which is {kinds[1 - int(categorical[g])]}")
+                        f"({short(bins.names[f[g]])}), which is {kinds[1 - int(categorical[g])]}")
     rows = np.repeat(n_bitset_rows, np.diff(start))
     cat_index = nodes["cat_index"].astype(np.int64)
     _first(c, split & categorical & ((cat_index < 0) | (cat_index >= rows)), where, "cat_index",
