@@ -184,6 +184,23 @@ def test_the_hand_made_model_predicts_what_its_trees_say():
                                                   0.5 - 0.1 + 0.2, 0.5 - 0.1 - 0.2])
 
 
+def test_thousands_of_trees_load_at_once_and_a_cycle_in_the_last_is_found(tmp_path):
+    d = mf.hand_made()
+    d["trees"] = [json.loads(json.dumps(d["trees"][r % 2])) for r in range(4000)]
+    path = tmp_path / "model.json"
+    path.write_text(json.dumps(d))
+    started = time.process_time()
+    assert len(db.load_model(path).trees_) == 4000
+    assert time.process_time() - started < 1.0
+    d["trees"][-1][0]["nodes"]["left"][0] = 0
+    path.write_text(json.dumps(d))
+    started = time.process_time()
+    with pytest.raises(db.ModelFileError, match=r"key trees\[3999\]\[0\]\.nodes\.left\[0\]: node 0 "
+                                                r"is its own left child"):
+        db.load_model(path)
+    assert time.process_time() - started < 1.0
+
+
 @pytest.mark.parametrize("text, message", [
     ("[" * 100_000 + "]" * 100_000,
      "nests lists or objects too deeply to read; it is not a distboost model file"),

@@ -54,7 +54,16 @@ class Parts(NamedTuple):
 
 
 def check_layout(c: Checker, d: dict, parts: Parts, path: str) -> float:
-    """Check ``d`` as the kind of model ``parts.cls`` keeps.
+    """Check ``d`` as the kind of model ``parts.cls`` keeps (its ``_model_layout``).
+
+    Parameters
+    ----------
+    c : Checker
+    d : dict
+        The decoded model file, its other parts already checked (``parts``).
+    parts : Parts
+    path : str
+        Where ``d`` is in the file ("" at the top, a voting member's path below).
 
     Returns
     -------

@@ -71,6 +71,15 @@ class CheckedModel(NamedTuple):
 def check_model_dict(d, source: str, path: str = "") -> type:
     """Check a decoded model file against the schema; return its estimator class.
 
+    Parameters
+    ----------
+    d : object
+        The decoded file (a dict, if it is a model file).
+    source : str
+        The file, named in every refusal.
+    path : str, default ""
+        Where ``d`` is within the file (a voting member's ``state.members[i][1]``).
+
     Raises
     ------
     ModelFileError
@@ -80,7 +89,19 @@ def check_model_dict(d, source: str, path: str = "") -> type:
 
 
 def check_model(d, source: str, path: str = "") -> CheckedModel:
-    """``check_model_dict``, keeping what the checks read (the trees as arrays)."""
+    """``check_model_dict``, keeping what the checks read (the trees as arrays,
+    from which ``model_file`` builds the estimator's trees).
+
+    Returns
+    -------
+    CheckedModel
+
+    Raises
+    ------
+    ModelFileError
+        The first thing wrong: the file, the key (in a tree, the tree and the
+        node) and what was expected.
+    """
     c = Checker(source)
     if not isinstance(d, dict):
         c.fail(path, f"expected a JSON object at the top, got {describe(d)}; this is not a "

@@ -245,7 +245,7 @@ def _check_links(c: Checker, nodes: np.ndarray, start: np.ndarray, where: _Where
     if len(unreached):
         g = int(unreached[0])
         t = where.tree_of(g)
-        ring = [where.node(k) for k in unreached if where.tree_of(k) == t][:6]
+        ring = (unreached[unreached < where.start[t + 1]][:6] - where.start[t]).tolist()
         c.fail(f"{where.tree(t)}.nodes", f"node {where.node(g)} is not reached from node 0: "
                                          f"it is in or below a cycle of child links (nodes "
                                          f"{ring} are not reached); {DAMAGED}")
