@@ -97,4 +97,4 @@ def test_many_more_mutants(models):
                                          ("hang", "hangs on mutant 0 9 planted")])
 def test_a_mutant_that_crashes_or_hangs_is_named(plant, says, tmp_path):
     with pytest.raises(pytest.fail.Exception, match=says):
-        fuzz(tmp_path, 9, 1, plant=plant, per_mutant_s=2.0)
+        fuzz(tmp_path, 9, 1, plant=plant, per_mutant_s=1.0)
