@@ -18,16 +18,14 @@ import tempfile
 import numpy as np
 
 from .binning import BinMapper
-from .inputs.checks import InvalidParameterError
 from .inputs.frames import Schema
 from .inputs.model_schema import (
     FORMAT,
     VERSION,
     ModelFileError,
-    check_model_dict,
+    check_model,
     estimator_classes,
 )
-from .kernels.tree import Tree
 
 __all__ = ["FORMAT", "FORMATS", "VERSION", "ModelFileError", "estimator_classes", "load_model",
            "model_from_dict", "model_to_dict", "save_model"]
@@ -147,11 +145,16 @@ def write_json(path, d: dict) -> None:
 def load_model(path):
     """Load a model file written by ``save_model``; no cluster needed.
 
+    The file is user input: everything the prediction kernels rely on is
+    checked before an estimator is built (``inputs.model_schema``), so that a
+    damaged or hostile file is refused, never walked.
+
     Raises
     ------
     ModelFileError
-        The file is not valid JSON (e.g. truncated) or does not follow the
-        model schema; the message names the file and the key.
+        The file is not valid JSON (e.g. truncated), is nested too deeply or
+        does not follow the model schema; the message names the file, the
+        key and, in a tree, the tree and the node.
     """
     path = os.fspath(path)
     try:
@@ -165,21 +168,35 @@ def load_model(path):
             f"model file {path} is not valid JSON ({exc.msg} at line {exc.lineno}, column "
             f"{exc.colno}); it is truncated or not a distboost model file: save the model again"
         ) from None
+    except RecursionError:
+        raise ModelFileError(f"model file {path} nests lists or objects too deeply to read; it "
+                             f"is not a distboost model file") from None
+    except ValueError as exc:  # e.g. an integer of more digits than Python converts
+        raise ModelFileError(f"model file {path} cannot be read as JSON ({exc}); it is not a "
+                             f"distboost model file") from None
     return model_from_dict(d, path)
 
 
 def model_from_dict(d: dict, source: str = "<dict>"):
-    """The estimator a decoded model file describes, after checking it against the schema."""
-    cls = check_model_dict(d, source)
+    """The estimator a decoded model file describes, after checking it against
+    the schema (``inputs.model_schema.check_model``)."""
+    return _build(check_model(d, source), d, source)
+
+
+def _estimator(cls, params: dict, source: str):
+    """An unfitted ``cls`` with the file's parameters, checked as ``fit`` checks them."""
     try:
-        return _build(cls, d, source)
-    except InvalidParameterError as exc:
+        est = cls(**params)
+        est._validate_params()
+    except (TypeError, ValueError, RecursionError) as exc:  # InvalidParameterError is both
         raise ModelFileError(f"model file {source}, key params: {exc}") from None
+    return est
 
 
-def _build(cls, d: dict, source: str):
-    est = cls(**d["params"])
-    est._validate_params()
+def _build(checked, d: dict, source: str):
+    """The fitted estimator of a checked model file (``check_model``)."""
+    cls = checked.cls
+    est = _estimator(cls, d["params"], source)
     est._schema = Schema(
         d["feature_names"], np.asarray(d["is_categorical"], bool),
         {int(k): v for k, v in d["categories"].items()},
@@ -189,7 +206,7 @@ def _build(cls, d: dict, source: str):
         est.feature_names_in_ = np.array(d["feature_names"], dtype=object)
     est.bin_mapper_ = BinMapper.from_dict(d["bin_mapper"])
     est.base_score_ = np.asarray(d["base_score"], np.float64)
-    est.trees_ = [[Tree.from_dict(t) for t in round_trees] for round_trees in d["trees"]]
+    est.trees_ = checked.trees.build()
     est.n_estimators_ = len(est.trees_)
     est.best_iteration_ = d["best_iteration"]
     est.evals_result_ = d["evals_result"]

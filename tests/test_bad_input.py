@@ -419,8 +419,8 @@ ROWS = [
     ("model file whose trees use a feature it does not have",
      lambda c: db.load_model(_model_file(c.tmp, lambda d: d["trees"][0][0]["nodes"]["feature"]
                                          .__setitem__(0, 7))),
-     db.ModelFileError, (r"key trees\[0\]\[0\]\.nodes\.feature: uses feature index 7 but the "
-                         r"model has 3 features")),
+     db.ModelFileError, (r"key trees\[0\]\[0\]\.nodes\.feature\[0\]: node 0 uses feature index 7 "
+                         r"but the model has 3 features")),
     ("model file with an unknown parameter",
      lambda c: db.load_model(_model_file(c.tmp, lambda d: d["params"].update(learnin_rate=1))),
      db.ModelFileError, r"key params: unknown parameter\(s\) \['learnin_rate'\]"),

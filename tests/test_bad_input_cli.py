@@ -7,8 +7,10 @@ starts, so these commands run in this process in well under a second.
 
 try:
     import _flows_fixtures as fx
+    import _model_files as mf
 except ImportError:  # tests/ imported as a package
     from tests import _flows_fixtures as fx
+    from tests import _model_files as mf
 
 import json
 import os
@@ -57,6 +59,19 @@ ROWS = [
     ("evaluate with a model file of another program",
      ["evaluate", "DATA", "--model", "CFG", "--out", "OUT"],
      '{"weights": [1, 2]}', r"model file .*cfg.yaml, key format: is None, not 'distboost-model'"),
+    ("predict with a model file whose tree has a cycle",
+     ["predict", "CFG", "DATA", "--out", "OUT"], mf.hand_made_text(mf.self_child),
+     (r"model file .*cfg.yaml, key trees\[0\]\[0\]\.nodes\.left\[1\]: node 1 is its own left "
+      r"child; a tree has no cycles; the file is damaged or was edited: save the model again "
+      r"from distboost")),
+    ("evaluate with a model file whose categorical split has no bitset",
+     ["evaluate", "DATA", "--model", "CFG", "--out", "OUT"], mf.hand_made_text(mf.no_bitset),
+     (r"model file .*cfg.yaml, key trees\[1\]\[0\]\.nodes\.cat_index\[0\]: node 0 is a "
+      r"categorical split with cat_index 0, but its tree has 0 bitset row\(s\) \(cat_bitsets\)")),
+    ("explain with a model file of more trees a round than outputs",
+     ["explain", "CFG", "DATA/test", "--out", "OUT"], mf.hand_made_text(mf.two_trees_a_round),
+     (r"model file .*cfg.yaml, key trees\[0\]: has 2 tree\(s\) but a GradientBoostingRegressor "
+      r"has 1 per round")),
     ("monotonic_cst naming a column the data do not have",
      ["train", "DATA", "--out", "OUT", "--config", "CFG"],
      "params: {monotonic_cst: {x1: 1, x9: -1}}\n",
@@ -214,6 +229,32 @@ def test_truncated_latest_checkpoint_falls_back_to_the_previous(tmp_path, capsys
     assert (tmp_path / "checkpoints" / "round-00004.json.damaged").is_file()  # kept, not lost
     err = capsys.readouterr().err
     assert "round-00004.json is damaged" in err and "not valid JSON" in err
+
+
+def test_a_hostile_latest_checkpoint_is_set_aside_naming_tree_node_and_key(tmp_path, capsys):
+    """A checkpoint whose tree loops (predicting from it would never return) is
+    refused by the model file checks like a truncated one: kept as *.damaged,
+    named with what is wrong, and the run resumes from the checkpoint before."""
+    from flows.train import last_good_checkpoint
+
+    X = np.random.default_rng(0).normal(size=(80, 2))
+    y = (X[:, 0] > 0).astype(int)
+    (tmp_path / "checkpoints").mkdir()
+    for rounds in (2, 4):
+        model = db.GradientBoostingClassifier(n_estimators=rounds, max_depth=2).fit(X, y)
+        model.save_model(tmp_path / "checkpoints" / f"round-{rounds:05d}.json")
+    latest = tmp_path / "checkpoints" / "round-00004.json"
+    d = json.loads(latest.read_text())
+    d["trees"][3][0]["nodes"]["left"][0] = 0
+    latest.write_text(json.dumps(d))
+    done, checkpoint = last_good_checkpoint(tmp_path)
+    assert (done, checkpoint.name) == (2, "round-00002.json")
+    assert (tmp_path / "checkpoints" / "round-00004.json.damaged").is_file()
+    assert (f"distboost: checkpoint round-00004.json is damaged (model file {latest}, key "
+            f"trees[3][0].nodes.left[0]: node 0 is its own left child; a tree has no cycles; the "
+            f"file is damaged or was edited: save the model again from distboost); kept as "
+            f"round-00004.json.damaged, falling back to the previous checkpoint"
+            in capsys.readouterr().err)
 
 
 def test_failed_start_of_a_new_run_leaves_nothing(tmp_path):

@@ -98,6 +98,7 @@ class BaggedTreesBase(TreeEnsembleBase):
     """Shared fit / predict of forests and bagging; subclasses say how to sample."""
 
     _node_sampling = True  # random forests draw features per node, bagging per tree
+    _model_layout = "bagged"  # what its model file holds (inputs.model_layouts)
 
     _parameter_constraints: ClassVar[dict] = {
         **TREE_ENSEMBLE,

@@ -102,6 +102,7 @@ class AdaBoostClassifier(TreeEnsembleBase):
 
     _is_classifier = True
     _estimator_type = "classifier"
+    _model_layout = "adaboost"  # what its model file holds (inputs.model_layouts)
     _parameter_constraints: ClassVar[dict] = {
         **TREE_ENSEMBLE,
         "n_estimators": [POSITIVE_INT],

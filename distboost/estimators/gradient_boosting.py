@@ -57,6 +57,7 @@ class _GradientBoosting(TreeEnsembleBase):
     fit_arguments = frozenset({"eval_set", "early_stopping_rounds", "sample_weight_eval_set",
                                "init_model", "callbacks", "bin_mapper"})
     _estimator_type = "regressor"
+    _model_layout = "boosting"  # what its model file holds (inputs.model_layouts)
     _parameter_constraints: ClassVar[dict] = {
         **TREE_ENSEMBLE,
         "loss": [Options((*REGRESSION_LOSSES, _objectives.CUSTOM)), CALLABLE],

@@ -50,6 +50,7 @@ def _is_fitted(est) -> bool:
 
 
 class _Voting(ParamsMixin):
+    _model_layout = "voting"  # what its model file holds (inputs.model_layouts)
     _parameter_constraints: ClassVar[dict] = {
         "estimators": [checks._Kind(lambda v: isinstance(v, (list, tuple)),
                                          "a list of (name, estimator) pairs")],
