@@ -1,6 +1,7 @@
 """distboost: boosted and bagged tree ensembles on partitioned data with Dask."""
 
 from . import binning, callbacks
+from .engine.disk import DiskSpaceError
 from .engine.sources import SourceChangedError, SourceError
 from .estimators.adaboost import AdaBoostClassifier
 from .estimators.bagging import BaggingClassifier, BaggingRegressor
@@ -17,6 +18,7 @@ __all__ = [
     "AdaBoostClassifier",
     "BaggingClassifier",
     "BaggingRegressor",
+    "DiskSpaceError",
     "GradientBoostingClassifier",
     "GradientBoostingRegressor",
     "InvalidParameterError",
