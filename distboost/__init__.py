@@ -1,6 +1,8 @@
 """distboost: boosted and bagged tree ensembles on partitioned data with Dask."""
 
 from . import binning, callbacks
+from .engine.disk import DiskSpaceError
+from .engine.sources import SourceChangedError, SourceError
 from .estimators.adaboost import AdaBoostClassifier
 from .estimators.bagging import BaggingClassifier, BaggingRegressor
 from .estimators.forest import RandomForestClassifier, RandomForestRegressor
@@ -16,6 +18,7 @@ __all__ = [
     "AdaBoostClassifier",
     "BaggingClassifier",
     "BaggingRegressor",
+    "DiskSpaceError",
     "GradientBoostingClassifier",
     "GradientBoostingRegressor",
     "InvalidParameterError",
@@ -23,6 +26,8 @@ __all__ = [
     "NotFittedError",
     "RandomForestClassifier",
     "RandomForestRegressor",
+    "SourceChangedError",
+    "SourceError",
     "Tree",
     "VotingClassifier",
     "VotingRegressor",

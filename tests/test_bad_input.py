@@ -82,6 +82,45 @@ def _dask_nan_in_third_file(tmp, client):
     return GBR(n_estimators=2, client=client).fit(ddf[["c0", "c1"]], ddf["y"])
 
 
+def _parquet_with_bad_file(tmp, how):
+    """A Dask frame read from four Parquet files of 15 rows of DF and a label,
+    part-2.parquet spoiled as ``how`` says."""
+    import dask.dataframe as dd
+
+    folder = tmp / "parquet"
+    folder.mkdir()
+    frame = DF.assign(label=Y_CLASS)
+    for i in range(4):
+        part = frame.iloc[15 * i: 15 * (i + 1)]
+        if i == 2 and how == "missing column":
+            part = part.drop(columns="c")
+        if i == 2 and how == "text column":
+            part = part.assign(b=["oops"] + [repr(v) for v in part["b"].iloc[1:]])
+        part.to_parquet(folder / f"part-{i}.parquet")
+    spoiled = folder / "part-2.parquet"
+    data = bytearray(spoiled.read_bytes())
+    if how == "truncated":
+        spoiled.write_bytes(data[: len(data) // 2])
+    if how == "random bytes":  # every page of the file's data; its footer intact
+        end = len(data) - 8 - int.from_bytes(data[-8:-4], "little")
+        data[4:end] = np.random.default_rng(3).bytes(end - 4)
+        spoiled.write_bytes(data)
+    return dd.read_parquet(folder)
+
+
+def _fit_on_bad_file(c, how):
+    ddf = _parquet_with_bad_file(c.tmp, how)
+    return GBC(n_estimators=2, client=c.client).fit(ddf[["a", "b", "c"]], ddf["label"])
+
+
+def _predict_on_bad_file(c, how):
+    ddf = _parquet_with_bad_file(c.tmp, how)
+    return c.client.compute(_fitted(data=DF).predict(ddf[["a", "b", "c"]])).result()
+
+
+BAD_FILE = r"partition \d+: file \S*part-2\.parquet"
+
+
 def _dask_frame(client, y, columns=("a", "b", "c")):
     import dask.dataframe as dd
 
@@ -177,6 +216,34 @@ ROWS = [
      ValueError, r"X has 60 rows but y has 50"),
     ("a single class", lambda c: GBC().fit(X, np.ones(60)),
      ValueError, r"single class, 1 class \(\[1\.0\]\)"),
+    # --- source files (Dask): the fit's and prediction's own reads name the file
+    ("a truncated Parquet file (Dask)", lambda c: _fit_on_bad_file(c, "truncated"),
+     db.SourceError, (rf"training data, {BAD_FILE} is not a readable Parquet file "
+                      r"\(ArrowInvalid: Parquet magic bytes not found.*\)\. It may be cut short")),
+    ("random bytes in a Parquet file (Dask)", lambda c: _fit_on_bad_file(c, "random bytes"),
+     db.SourceError, (rf"training data, {BAD_FILE}, row group 0, column 'a' cannot be read "
+                      r"\(.*\)\. The file is damaged: write it again")),
+    ("a Parquet file missing a column (Dask)", lambda c: _fit_on_bad_file(c, "missing column"),
+     db.SourceError, (rf"training data, {BAD_FILE} has no column\(s\) \['c'\] \(KeyError: .*\)"
+                      r"\. Every file must hold the columns read from it")),
+    ("text in a float column of a Parquet file (Dask)",
+     lambda c: _fit_on_bad_file(c, "text column"),
+     TypeError, (r"column 'b' in partition \d+ has dtype \S+, which is neither numeric nor "
+                 r"categorical.*\[read from file \S*part-2\.parquet, where column 'b' is "
+                 r"\w*string\]")),
+    ("predict on a truncated Parquet file (Dask)",
+     lambda c: _predict_on_bad_file(c, "truncated"),
+     db.SourceError, rf"X, {BAD_FILE} is not a readable Parquet file \(ArrowInvalid"),
+    ("predict on random bytes in a Parquet file (Dask)",
+     lambda c: _predict_on_bad_file(c, "random bytes"),
+     db.SourceError, rf"X, {BAD_FILE}, row group 0, column 'a' cannot be read"),
+    ("predict on a Parquet file missing a column (Dask)",
+     lambda c: _predict_on_bad_file(c, "missing column"),
+     db.SourceError, rf"X, {BAD_FILE} has no column\(s\) \['c'\]"),
+    ("predict on text in a float column of a Parquet file (Dask)",
+     lambda c: _predict_on_bad_file(c, "text column"),
+     TypeError, (r"column 'b' has dtype \S+, .*\[X, partition \d+, read from file "
+                 r"\S*part-2\.parquet, where column 'b' is \w*string\]")),
     ("Dask X and y from two folders of different lengths",
      lambda c: _dask_xy_from_two_folders(c.tmp, c.client),
      ValueError, r"partition 0: X has 60 rows but the target has 50"),
@@ -479,7 +546,8 @@ def test_readme_table_rows_are_rows_of_the_test_tables():
              if line.startswith("| ") and not line.startswith("| bad input")]
     known = {r[0] for r in ROWS + CLI_ROWS + PREPARE_ROWS}
     known |= {"truncated latest checkpoint", "SIGTERM to the command",  # tests of their own
-              "integer column labels"}
+              "integer column labels", "a source file replaced during the fit",
+              "out of core on a disk without room"}
     assert len(shown) >= 15 and set(shown) <= known, set(shown) - known
 
 

@@ -99,12 +99,12 @@ def test_killed_worker_during_binning_gives_the_same_model(data, cluster_client,
 
 class _KillBefore:
     """Wraps ``Engine.level`` (or ``Engine.apply``, counting only the passes
-    whose name holds ``name``): before call ``n`` (counted from 1), kill a
-    holder's worker."""
+    whose name holds ``name``): before call ``n`` (counted from 1), call
+    ``before()`` if given, then kill a holder's worker."""
 
-    def __init__(self, client, n, method="level", name=""):
+    def __init__(self, client, n, method="level", name="", before=None):
         self.client, self.n, self.calls, self.killed = client, n, 0, None
-        self.method, self.name = method, name
+        self.method, self.name, self.before = method, name, before
 
     def install(self, monkeypatch):
         original = getattr(Engine, self.method)
@@ -113,6 +113,8 @@ class _KillBefore:
             if self.method == "level" or self.name in args[1]:
                 self.calls += 1
                 if self.calls == self.n:
+                    if self.before is not None:
+                        self.before()
                     self.killed = engine.ex.groups[0].address
                     _kill(self.client, self.killed)
             return original(engine, *args)
@@ -186,3 +188,28 @@ def test_killed_worker_mid_fit_ensembles(data, cluster_client, monkeypatch, make
     for name in ("estimator_weights_", "oob_decision_function_"):
         if hasattr(local, name):
             np.testing.assert_array_equal(getattr(local, name), getattr(dist, name))
+
+
+def test_a_source_file_changed_before_a_rebuild_stops_the_fit_naming_it(data, cluster_client,
+                                                                       monkeypatch, tmp_path):
+    """Parquet files rewritten mid-fit, then a worker lost: the rebuild's re-read
+    finds its file changed and the fit stops, naming it, instead of training the
+    lost rows on other data."""
+    features = [f"x{i}" for i in range(6)]
+
+    def write(shift):
+        for i, rows in enumerate(np.array_split(np.arange(len(data)), 4)):
+            part = data.iloc[rows].assign(x0=data["x0"].iloc[rows] + shift)
+            part.to_parquet(tmp_path / f"part-{i}.parquet")
+
+    write(0.0)
+    ddf = dd.read_parquet(tmp_path)
+    kill = _KillBefore(cluster_client, n=4, before=lambda: write(1.0))
+    kill.install(monkeypatch)
+    with pytest.raises(db.SourceChangedError,
+                       match=(r"training data, partition \d+: file \S*part-\d\.parquet changed "
+                              r"while the fit was using it \(.*mtime_ns was \d+, now \d+.*\)\. "
+                              r"The fit noted the file when it started")):
+        db.GradientBoostingClassifier(client=cluster_client, n_estimators=6, max_depth=3).fit(
+            ddf[features], ddf["label"])
+    assert kill.killed is not None

@@ -11,9 +11,11 @@ resident memory, which Dask's memory monitor watches. A worker's memory is
 then its baseline plus one block's working set, whatever the number of rows
 it holds.
 
-The files are unlinked as soon as they are mapped: the space lives as long
-as the mapping, and nothing is left on disk when the process ends, however
-it ends.
+Each file gets its space before it is mapped (``disk.allocate``), so a full
+disk is a ``disk.DiskSpaceError`` naming the directory, never a SIGBUS when a
+page finds no block to land on. The files are unlinked as soon as they are
+mapped: the space lives as long as the mapping, and nothing is left on disk
+when the process ends, however it ends.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ import os
 import tempfile
 
 import numpy as np
+
+from .disk import allocate
 
 
 class Buffers:
@@ -94,7 +98,7 @@ def _mapped(directory: str, shape, dtype):
         return np.empty(shape, dtype), None
     fd, path = tempfile.mkstemp(prefix="distboost-", suffix=".bin", dir=directory)
     try:
-        os.ftruncate(fd, nbytes)
+        allocate(fd, nbytes, directory)
         mm = mmap.mmap(fd, nbytes, flags=mmap.MAP_SHARED, prot=mmap.PROT_READ | mmap.PROT_WRITE)
     finally:
         os.close(fd)

@@ -21,9 +21,11 @@ import dask
 from distributed import wait
 
 from .balance import balance
+from .disk import DiskSpaceError, check_room
 from .holder import History, Holder
 from .reduction import Failed
 from .shard import Shard
+from .spill import Placement
 from .tasks import Tasks
 from .transport import LOOP_CALL_SECONDS, LOST_POLL, Transport, packed_ops
 from .watch import Watch, check_memory
@@ -110,7 +112,12 @@ class DaskExecutor:
 
     # ---------------------------------------------------------- holders
     def bin(self, set_key, fn, name, per_part, *common):
-        """Bin one set's partitions as tasks; keep the recipe to bin them again."""
+        """Bin one set's partitions as tasks; keep the recipe to bin them again.
+        Before the fit's first binning, out of core: room on the workers'
+        disks (``disk.check_room``)."""
+        if not self._recipes:
+            placement = next((c for c in common if isinstance(c, Placement)), None)
+            check_room(self.client, self.workers_info(), placement)
         self._recipes[set_key] = (fn, name, list(per_part), common)
         self._binned[set_key] = self._bin(set_key, range(len(per_part)))
 
@@ -154,7 +161,8 @@ class DaskExecutor:
         who = self.client.who_has([g.future for g in groups])
         placed, lost = [], []
         for g in groups:
-            if g.future.status == "error" and _lost(g, g.future.exception()):
+            if (g.future.status == "error" and _lost(g, g.future.exception())
+                    or not who.get(g.future.key)):  # or its worker went away since
                 lost.append(g)
             else:
                 g.address = min(who[g.future.key])
@@ -200,7 +208,8 @@ class DaskExecutor:
             for g, out in zip(placed, outcomes):
                 (lost if _lost(g, out) else rebuilt).append(g)
         raise RuntimeError(f"lost workers {self.max_recoveries} times while rebuilding holders; "
-                           f"check the cluster's health (memory limits, worker logs)")
+                           f"check the cluster's health (memory limits, room in the workers' "
+                           f"local directories, worker logs)")
 
     def run(self, ops, name):
         """One wave: per op, its results (``reduction``): for an op that
@@ -270,6 +279,9 @@ LOST = (OSError, RuntimeError, KeyError)
 """What reaching a holder raises when its worker is gone (connection errors;
 the worker no longer knowing the actor)."""
 
+NOT_LOST = (DiskSpaceError,)
+"""Errors of those kinds that a worker still there raised: the fit's own cause."""
+
 
 class _Group:
     """One holder Actor (its future, its worker) and the partitions, per set, it holds."""
@@ -288,7 +300,7 @@ def _lost(group, outcome) -> bool:
     """
     if not isinstance(outcome, BaseException):
         return False
-    if not isinstance(outcome, LOST):
+    if not isinstance(outcome, LOST) or isinstance(outcome, NOT_LOST):
         raise outcome
     _raise_unless_lost(group, outcome)
     return True

@@ -18,8 +18,8 @@ buffers in calls     ``distributed.protocol.to_serialize``        the object as 
 X and y from one     dask-expr's ``are_co_aligned``               unknown: X and y are read
 frame (``co_aligned``)                                            partition by partition
                                                                   side by side
-a row's file         dask-expr's plan of ``read_parquet``         the error keeps its
-(``parquet_pieces``)                                              partition and row
+a partition's files  dask-expr's plan of ``read_parquet``         errors keep their partition
+(``parquet_plan``)                                                and row; files unchecked
 metadata (``meta``)  ``collection._meta``                         an empty frame of the
                                                                   public ``dtypes``
 worker threads       ``Worker.state.nthreads``                    numba's own thread count
@@ -40,6 +40,7 @@ import asyncio
 import inspect
 import logging
 import weakref
+from dataclasses import dataclass
 
 import dask
 
@@ -235,8 +236,30 @@ def meta(collection):
 
 def parquet_pieces(collection, partition: int, optimize: bool = True):
     """Per piece partition ``partition`` reads: (filesystem, path, row groups
-    or None); None where the plan cannot be read (another reader, aggregated
-    files, a dask-expr of another shape, or internals not allowed).
+    or None); None where the plan cannot be read (``parquet_plan``)."""
+    plan = parquet_plan(collection, optimize)
+    return None if plan is None else plan.pieces[partition]
+
+
+@dataclass(frozen=True)
+class ParquetPlan:
+    """Where each partition of a collection comes from in its Parquet files.
+
+    Parameters
+    ----------
+    pieces : list, per partition, of lists of (filesystem, path, row groups or None)
+    columns : list of str, the columns read from every file
+    """
+
+    pieces: list
+    columns: list
+
+
+def parquet_plan(collection, optimize: bool = True) -> ParquetPlan | None:
+    """The files and row groups every partition of ``collection`` reads, from
+    dask-expr's plan of ``read_parquet``; None where it cannot be read (another
+    reader, aggregated files, partitions moved or merged after the read, a
+    dask-expr of another shape, or internals not allowed).
 
     ``optimize=False`` follows the collection's partitions as given
     (``to_delayed(optimize_graph=False)`` sees them so).
@@ -244,35 +267,38 @@ def parquet_pieces(collection, partition: int, optimize: bool = True):
     if not internals_allowed():
         return None
     try:
-        return _pieces(collection, partition, optimize)
+        return _plan(collection, optimize)
     except Exception:
-        logger.debug("distboost: could not trace partition %d to its files", partition,
-                     exc_info=True)
+        logger.debug("distboost: could not trace the partitions to their files", exc_info=True)
         return None
 
 
-def _pieces(collection, partition: int, optimize: bool):
+def _plan(collection, optimize: bool) -> ParquetPlan | None:
+    from dask.dataframe.dask_expr._expr import Blockwise
     from dask.dataframe.dask_expr.io.io import FusedIO
 
     expr = (collection.optimize(fuse=False) if optimize else collection).expr
-    fused = [e for e in expr.walk() if isinstance(e, FusedIO)]
-    reads = [e for e in expr.walk() if type(e).__name__.startswith("ReadParquet")]
-    if fused:
+    nodes = list(expr.walk())
+    if not all(isinstance(e, Blockwise) for e in nodes):
+        return None  # a partition there is not made from one bucket of the read's partitions
+    fused = [e for e in nodes if isinstance(e, FusedIO)]
+    reads = [e for e in nodes if type(e).__name__.startswith("ReadParquet")]
+    if len(fused) == 1:
         read = fused[0].operand("_expr")
-        indices = list(fused[0]._fusion_buckets[partition])
-    elif len(reads) == 1:
+        buckets = [list(b) for b in fused[0]._fusion_buckets]
+    elif not fused and len(reads) == 1:
         read = reads[0]
-        indices = [list(read._partitions)[partition]]
+        buckets = [[i] for i in read._partitions]
     else:
         return None
-    fs = read._dataset_info["fs"]
-    out = []
-    for index in indices:
-        piece = read._plan["parts"][index]["piece"]
-        if not isinstance(piece, tuple):
-            return None  # aggregated files
-        out.append((fs, piece[0], piece[1]))
-    return out
+    if len(buckets) != expr.npartitions:
+        return None
+    fs, parts = read._dataset_info["fs"], read._plan["parts"]
+    pieces = [[parts[i]["piece"] for i in bucket] for bucket in buckets]
+    if not all(isinstance(p, tuple) for bucket in pieces for p in bucket):
+        return None  # aggregated files
+    return ParquetPlan([[(fs, p[0], p[1]) for p in bucket] for bucket in pieces],
+                       [str(c) for c in read.columns])
 
 
 # ---------------------------------------------------------------- workers

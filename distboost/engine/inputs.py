@@ -21,8 +21,9 @@ def is_dask(obj) -> bool:
     return obj is not None and dask.is_dask_collection(obj)
 
 
-def _dask_parts(obj, what: str):
-    """Delayed pieces of a Dask DataFrame/Series/Array, split by rows."""
+def _dask_parts(obj, what: str, files):
+    """Delayed pieces of a Dask DataFrame/Series/Array, split by rows (a
+    frame's read where a bad or changed file is named: ``sources.read_parts``)."""
     import dask.array as da
 
     if isinstance(obj, da.Array):
@@ -30,7 +31,7 @@ def _dask_parts(obj, what: str):
             obj = obj.rechunk({1: -1})
         parts = obj.to_delayed()
         return list(parts[:, 0]) if obj.ndim == 2 else list(parts)
-    return list(obj.to_delayed(optimize_graph=False))
+    return list(sources.read_parts(obj, False, what, files))
 
 
 def _meta(X):
@@ -101,8 +102,10 @@ def plan(X, y, sample_weight, eval_set, eval_sample_weight, client, n_jobs, clas
                 checks.check_columns(Xe.columns, f"eval_set[{k}]")
         client = resolve_client(client)
         schema = infer_schema(_meta(X))
-        parts = _zip_parts(X, y, sample_weight)
-        eval_parts = [_zip_parts(Xe, ye, we) for (Xe, ye), we in zip(eval_set, eval_w)]
+        files = sources.FileIdentities()  # each file as the fit first reads it
+        parts = _zip_parts(X, y, sample_weight, "training data", files)
+        eval_parts = [_zip_parts(Xe, ye, we, f"eval_set[{k}]", files)
+                      for k, ((Xe, ye), we) in enumerate(zip(eval_set, eval_w))]
         return DaskExecutor(client), parts, eval_parts, schema
     if is_dask(y) or is_dask(sample_weight):
         raise TypeError("X is in memory but y or sample_weight is a Dask collection; use the same kind")
@@ -145,8 +148,8 @@ def _check_dask_fit(X, y) -> None:
         raise ValueError("Complex data not supported: X has complex columns; pass real numbers")
 
 
-def _joined_parts(X, y, w):
-    """Partitions of X with y (and w) as extra columns, or None if they don't align.
+def _joined(X, y, w):
+    """X with y (and w) as extra columns, or None if they don't align.
 
     Taking X and y from one frame in one task reads each partition once and
     keeps their rows together whatever the optimizer does to partition counts.
@@ -161,10 +164,9 @@ def _joined_parts(X, y, w):
         return None  # e.g. from two folders: zip partitions, whose lengths are then checked
     extra = {Y_COLUMN: y} if w is None else {Y_COLUMN: y, W_COLUMN: w}
     try:
-        joined = X.assign(**extra)
+        return X.assign(**extra)
     except (ValueError, NotImplementedError, TypeError):
         return None
-    return [(part, Y_COLUMN, None if w is None else W_COLUMN) for part in joined.to_delayed()]
 
 
 def _co_aligned(X, y, w) -> bool:
@@ -196,22 +198,23 @@ def _source_collection(X, y, w):
 
     if not isinstance(X, dd.DataFrame):
         return None, False
-    if _joined_parts(X, y, w) is not None:
-        extra = {Y_COLUMN: y} if w is None else {Y_COLUMN: y, W_COLUMN: w}
-        return X.assign(**extra), True
-    return X, False
+    joined = _joined(X, y, w)
+    return (X, False) if joined is None else (joined, True)
 
 
-def _zip_parts(X, y, w):
-    joined = _joined_parts(X, y, w) if is_dask(X) else None
-    if joined is not None:
-        return joined
+def _zip_parts(X, y, w, what: str, files):
+    """(X, y, w) per partition: Delayed pieces (a frame's read naming a bad or
+    changed file, ``sources.read_parts``; ``files`` notes each file's identity)."""
     if not is_dask(X):
         return [(dask.delayed(X), dask.delayed(y), None if w is None else dask.delayed(w))]
-    xs = _dask_parts(X, "X")
+    joined = _joined(X, y, w)
+    if joined is not None:
+        return [(part, Y_COLUMN, None if w is None else W_COLUMN)
+                for part in sources.read_parts(joined, True, what, files)]
+    xs = _dask_parts(X, what, files)
     # without optimization, partition counts follow the user's collections
-    ys = _dask_parts(y, "y") if is_dask(y) else None
-    ws = _dask_parts(w, "sample_weight") if is_dask(w) else None
+    ys = _dask_parts(y, what, files) if is_dask(y) else None
+    ws = _dask_parts(w, what, files) if is_dask(w) else None
     if ys is None:
         raise TypeError("X is a Dask collection, so y must be one too (partitioned like X)")
     for name, other in (("y", ys), ("sample_weight", ws)):

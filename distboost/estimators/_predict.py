@@ -2,7 +2,10 @@
 
 On a Dask DataFrame or Array the result is a lazy Dask array computed
 partition by partition (``map_partitions`` / ``map_blocks``); the model
-travels in the graph once, the data never leave the workers.
+travels in the graph once, the data never leave the workers. A DataFrame
+read from Parquet files is read in the prediction's own tasks, so that an
+error names the file it came from (``engine.sources.apply_to_parts``); where
+its files cannot be traced, errors name the partition.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ import uuid
 
 import numpy as np
 
+from ..engine import sources
 from ..engine.inputs import is_dask
 from ..inputs.frames import to_matrix
 from ..kernels.threads import numba_threads
@@ -35,15 +39,25 @@ class _PartitionFunction:
     """A per-partition prediction function with a unique Dask token.
 
     Closures over a fitted model cannot be hashed deterministically; the
-    token names this one prediction graph instead.
+    token names this one prediction graph instead. An error raised on a
+    partition of a Dask DataFrame names the partition (``partition_info``).
     """
 
     def __init__(self, fn):
         self.fn = fn
         self.token = uuid.uuid4().hex
 
-    def __call__(self, part):
-        return self.fn(part)
+    def __call__(self, part, partition_info=None):
+        try:
+            return self.fn(part)
+        except (ValueError, TypeError, KeyError) as error:
+            if partition_info is None:
+                raise
+            richer = sources.same_type(
+                error, f"{sources.message(error)} [X, partition {partition_info['number']}]")
+            if richer is None:
+                raise
+            raise richer from error
 
     def __dask_tokenize__(self):
         return ("distboost-predict", self.token)
@@ -61,8 +75,26 @@ def map_collection(fn, X, n_columns: int | None, dtype=np.float64):
             return X.map_blocks(fn, drop_axis=1, dtype=dtype, name="distboost-predict")
         return X.map_blocks(fn, chunks=(X.chunks[0], (n_columns,)), dtype=dtype,
                             name="distboost-predict")
-    meta = np.empty((0,) if n_columns is None else (0, n_columns), dtype)
-    return X.map_partitions(fn, meta=meta, token="distboost-predict")
+    return map_frame(fn, X, () if n_columns is None else (n_columns,), dtype,
+                     "distboost-predict")
+
+
+def map_frame(fn, X, trailing: tuple, dtype, name: str):
+    """A lazy array (named ``name-...``) of ``fn`` applied to every partition of
+    a Dask DataFrame (``trailing``: the shape of one row's result): read and
+    applied in one task per partition where the partitions trace to their
+    files (``sources.apply_to_parts``), else ``map_partitions``."""
+    import dask.array as da
+
+    key_name, zeros = f"{name}-{uuid.uuid4().hex}", (0,) * len(trailing)
+    calls = sources.apply_to_parts(X, fn, "X", lambda i: (key_name, i, *zeros))
+    if calls is None:
+        return X.map_partitions(fn, meta=np.empty((0,) + trailing, dtype), token=name)
+    graph = {}
+    for call in calls:
+        graph.update(call.__dask_graph__())
+    chunks = ((np.nan,) * len(calls),) + tuple((n,) for n in trailing)
+    return da.Array(graph, key_name, chunks, dtype=dtype)
 
 
 def predict_any(fn, X, n_columns: int | None):

@@ -19,7 +19,7 @@ from ..inputs.frames import to_matrix
 from ..kernels import treeshap
 from ..kernels.additive import AdditiveTrees
 from ..kernels.threads import numba_threads
-from ._predict import _PartitionFunction
+from ._predict import _PartitionFunction, map_frame
 
 
 @dataclass
@@ -105,7 +105,7 @@ def _map_rows(fn, X, trailing: tuple):
         extra = list(range(2, 1 + len(trailing)))
         return X.map_blocks(fn, chunks=chunks, new_axis=extra or None, dtype=np.float64,
                             name="distboost-shap")
-    return X.map_partitions(fn, meta=np.empty((0,) + trailing), token="distboost-shap")
+    return map_frame(fn, X, trailing, np.float64, "distboost-shap")
 
 
 def shap_values(model, X):
