@@ -26,6 +26,7 @@ from prefect import flow, task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
+from distboost.model_file import write_atomic
 from flows._cluster import check_functions, dask_client, run_logger
 from flows._data import empty_like, load_split, shap_columns, with_shap
 from flows._output import claim_output, has_marker
@@ -557,7 +558,7 @@ def evaluate(
         "training_config": config,
         "constraints": model_constraints(est),
     }
-    (out / MARKER).write_text(json.dumps(evaluation, indent=1) + "\n")
+    write_atomic(out / MARKER, json.dumps(evaluation, indent=1) + "\n")
     report = render_report(out)
     publish_artifacts(evaluation, str(report), key)
     logger.info("report written to %s in %.1f s", report, time.perf_counter() - started)

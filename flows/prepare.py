@@ -35,6 +35,7 @@ import numpy as np
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
+from distboost.model_file import write_atomic
 from flows._cluster import check_functions, dask_client, run_logger
 from flows._file_stats import file_statistics
 from flows._output import claim_output, has_marker
@@ -186,7 +187,7 @@ def write_splits(
 
 
 def _write_json(path: Path, data: Any) -> None:
-    path.write_text(json.dumps(data, indent=2, default=_json_default) + "\n")
+    write_atomic(path, json.dumps(data, indent=2, default=_json_default) + "\n")
 
 
 def _json_default(value: Any) -> Any:

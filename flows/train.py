@@ -36,6 +36,7 @@ from prefect import flow, task
 from prefect.artifacts import create_progress_artifact, update_progress_artifact
 from prefect.cache_policies import NO_CACHE
 
+from distboost.model_file import write_atomic
 from flows._checkpoints import (
     RunCheckpoints,
     last_checkpoint,
@@ -102,7 +103,7 @@ def start_run(output: Path, record: dict, overwrite: bool) -> bool:
     if output.exists():
         shutil.rmtree(output)
     (output / "checkpoints").mkdir(parents=True, exist_ok=True)
-    marker.write_text(json.dumps(record, indent=2) + "\n")
+    write_atomic(marker, json.dumps(record, indent=2) + "\n")
     return True
 
 
@@ -332,7 +333,7 @@ def _finish(out: Path, est: Any, total: int, resumed_from: int, seconds: float) 
     est.set_params(n_estimators=total)  # a resumed fit was asked for the remaining rounds
     est.save_model(out / "model.json")  # atomic
     history = getattr(est, "evals_result_", {}) or {}
-    (out / "history.json").write_text(json.dumps(history, indent=1) + "\n")
+    write_atomic(out / "history.json", json.dumps(history, indent=1) + "\n")
     model = distboost.load_model(str(out / "model.json"))
     summary = {
         "estimator": type(model).__name__,
@@ -341,4 +342,4 @@ def _finish(out: Path, est: Any, total: int, resumed_from: int, seconds: float) 
         "resumed_from_round": resumed_from,
         "seconds_this_run": round(seconds, 3),
     }
-    (out / "training.json").write_text(json.dumps(summary, indent=2) + "\n")
+    write_atomic(out / "training.json", json.dumps(summary, indent=2) + "\n")
