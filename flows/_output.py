@@ -2,13 +2,15 @@
 
 A flow may write into a folder that is absent or empty. A folder holding
 something else is either one the flow wrote before (it ``owns`` it: its
-marker file is there, or nothing but its part files), which it replaces only
-when asked (``overwrite``), or anything else, which is never touched. The
-check runs before any work starts, so a refused run has changed nothing.
+marker file is there, or nothing but its part files), whose own outputs it
+replaces only when asked (``overwrite``), leaving anything else in it, or
+anything else, which is never touched. The check runs before any work
+starts, so a refused run has changed nothing.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -50,6 +52,10 @@ def has_marker(name: str) -> Callable[[Path], bool]:
     return lambda folder: (folder / name).is_file()
 
 
+PART_FILE = re.compile(r"part-\d+\.parquet")
+"""The name of a part file the flows write (``part-00000.parquet``)."""
+
+
 def only_parquet(folder: Path) -> bool:
     """``owns`` for a flow whose folders hold its Parquet part files alone."""
-    return all(p.suffix == ".parquet" for p in folder.iterdir())
+    return all(PART_FILE.fullmatch(p.name) for p in folder.iterdir())

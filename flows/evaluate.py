@@ -15,7 +15,6 @@ Artifacts (stable keys, ``{artifact_key}-...``): a markdown summary
 # No `from __future__ import annotations` in a flow's module: Prefect 3.4.25 cannot
 # resolve a flow parameter's annotation given as text (tests/test_prefect_compat.py).
 import json
-import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -42,9 +41,9 @@ def check_output(output: str | Path) -> Path:
     """An evaluation folder is regenerated; any other non-empty folder is left
     alone (``_output.claim_output``)."""
     out = claim_output(output, "a distboost evaluation folder", has_marker(MARKER), True)
-    if (out / "figures").is_dir():
-        shutil.rmtree(out / "figures")
     (out / "figures").mkdir(parents=True, exist_ok=True)
+    for old in (out / "figures").glob("*.png"):  # the last evaluation's; nothing else
+        old.unlink()
     return out
 
 

@@ -19,6 +19,8 @@ Output folder::
     model.json                the final model (``distboost.load_model``)
     history.json              metrics by round ({"validation_0": {"logloss": [...]}})
     training.json             summary: rounds, best round, time, resumed from
+
+Starting over (``overwrite``, ``--force``) removes these files and nothing else.
 """
 
 # No `from __future__ import annotations` in a flow's module: Prefect 3.4.25 cannot
@@ -26,7 +28,7 @@ Output folder::
 import contextlib
 import hashlib
 import json
-import shutil
+import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -100,11 +102,29 @@ def start_run(output: Path, record: dict, overwrite: bool) -> bool:
                 "pass overwrite=True (--force) to start over, or choose another output"
             )
     claim_output(output, "a distboost training run", has_marker(marker.name), overwrite)
-    if output.exists():
-        shutil.rmtree(output)
+    remove_run(output)
     (output / "checkpoints").mkdir(parents=True, exist_ok=True)
     write_atomic(marker, json.dumps(record, indent=2) + "\n")
     return True
+
+
+_NAMES = r"(?:round-\d{5}(?:\.history)?|run|model|history|training)\.json"
+OWN_FILE = re.compile(rf"{_NAMES}(?:\.damaged)?|\.{_NAMES}\.[0-9a-f]{{8}}\.tmp|\.distboost-\w+\.json")
+"""A file a run wrote: its files and checkpoints, damaged checkpoints kept
+aside, and the temporary files of writes a crash cut short."""
+
+
+def remove_run(output: Path) -> None:
+    """Remove what a training run wrote in ``output``, and nothing else: a
+    folder's other files stay where they are (``checkpoints/`` goes if empty)."""
+    checkpoints = output / "checkpoints"
+    for folder in (output, checkpoints):
+        if folder.is_dir():
+            for path in folder.iterdir():
+                if path.is_file() and OWN_FILE.fullmatch(path.name):
+                    path.unlink()
+    with contextlib.suppress(OSError):
+        checkpoints.rmdir()
 
 
 def _eval_set(data: str, schema: PreparedSchema) -> list:

@@ -33,5 +33,8 @@ def test_anything_else_is_never_claimed(tmp_path):
 def test_part_files_alone_are_the_flows_own(tmp_path):
     (tmp_path / "part-00000.parquet").write_bytes(b"")
     assert only_parquet(tmp_path)
+    (tmp_path / "mine.parquet").write_bytes(b"")  # a user's Parquet file is not a part file
+    assert not only_parquet(tmp_path)
+    (tmp_path / "mine.parquet").unlink()
     (tmp_path / "notes.txt").write_text("mine")
     assert not only_parquet(tmp_path)
