@@ -359,9 +359,12 @@ def cmd_train(args: argparse.Namespace) -> str:
     if args.config:
         _check_file(args.config, "configuration file")
     _check_train_config(args, schema)
-    from flows.train import train
+    from flows._output import locked_output
 
-    return _run_flow(train, args)
+    with locked_output(args.out):  # a second training into the folder is refused at once
+        from flows.train import train
+
+        return _run_flow(train, args)
 
 
 def cmd_evaluate(args: argparse.Namespace) -> str:

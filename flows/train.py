@@ -19,8 +19,10 @@ Output folder::
     model.json                the final model (``distboost.load_model``)
     history.json              metrics by round ({"validation_0": {"logloss": [...]}})
     training.json             summary: rounds, best round, time, resumed from
+    .distboost.lock           while a training runs: its PID (``_output.locked_output``)
 
-Starting over (``overwrite``, ``--force``) removes these files and nothing else.
+One training at a time per folder: a second is refused at once. Starting
+over (``overwrite``, ``--force``) removes these files and nothing else.
 """
 
 # No `from __future__ import annotations` in a flow's module: Prefect 3.4.25 cannot
@@ -49,7 +51,7 @@ from flows._checkpoints import (
 )
 from flows._cluster import dask_client, run_logger, say
 from flows._data import has_split, load_bin_mapper, load_split
-from flows._output import claim_output, has_marker
+from flows._output import claim_output, has_marker, locked_output
 from flows._prepared import PreparedSchema, read_schema
 from flows._progress import progress_bar
 from flows.config import (
@@ -230,11 +232,17 @@ def train(
     str
         Path of the final model file.
     """
-    logger = run_logger()
     schema = read_schema(data)
     cfg = resolve_train_config(schema, config, estimator=estimator, params=params,
                                checkpoint_every=checkpoint_every)
-    out = Path(output)
+    with locked_output(output) as out:
+        return _train_locked(out, data, cfg, overwrite, scheduler, cluster, progress)
+
+
+def _train_locked(out: Path, data: str, cfg: TrainConfig, overwrite: bool, scheduler: str | None,
+                  cluster: ClusterConfig | None, progress: bool) -> str:
+    """The train flow, in its run folder ``out`` (locked)."""
+    logger = run_logger()
     created = start_run(out, run_record(cfg, data), overwrite)
     model_path = out / "model.json"
     if model_path.is_file():
