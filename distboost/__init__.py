@@ -1,6 +1,7 @@
 """distboost: boosted and bagged tree ensembles on partitioned data with Dask."""
 
 from . import binning, callbacks
+from .engine.lost_scheduler import SchedulerLostError
 from .estimators.adaboost import AdaBoostClassifier
 from .estimators.bagging import BaggingClassifier, BaggingRegressor
 from .estimators.forest import RandomForestClassifier, RandomForestRegressor
@@ -23,6 +24,7 @@ __all__ = [
     "NotFittedError",
     "RandomForestClassifier",
     "RandomForestRegressor",
+    "SchedulerLostError",
     "Tree",
     "VotingClassifier",
     "VotingRegressor",

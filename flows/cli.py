@@ -509,13 +509,15 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from distboost.engine.lost_scheduler import quiet_dask_noise
     from flows._prefect_compat import check_prefect_server
 
     started = time.perf_counter()
     try:
         if args.command != "report":  # every other command runs Prefect flows
             check_prefect_server()
-        result = COMMANDS[args.command](args)
+        with quiet_dask_noise():  # no "Closing dangling stream"... when a process dies
+            result = COMMANDS[args.command](args)
     except KeyboardInterrupt as exc:
         _say(f"interrupted{f' ({exc})' if isinstance(exc, Terminated) else ''}; "
              f"stopped what this command started")

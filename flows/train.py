@@ -40,6 +40,7 @@ from prefect import flow, task
 from prefect.artifacts import create_progress_artifact, update_progress_artifact
 from prefect.cache_policies import NO_CACHE
 
+from distboost import SchedulerLostError
 from distboost.model_file import write_atomic
 from flows._checkpoints import (
     RunCheckpoints,
@@ -251,11 +252,22 @@ def _train_locked(out: Path, data: str, cfg: TrainConfig, overwrite: bool, sched
     try:
         with dask_client(scheduler, cluster) as client:
             _train_run(client.scheduler.address, data, cfg, out, progress)
-    except BaseException:
+    except BaseException as exc:
         if created:
             _forget_run(out)
+        if isinstance(exc, SchedulerLostError):
+            raise SchedulerLostError(f"{exc}. {_rerun_note(out)}") from None
         raise
     return str(model_path)
+
+
+def _rerun_note(out: Path) -> str:
+    """What running the same training again does, from what ``out`` holds."""
+    done, checkpoint = last_checkpoint(out)
+    if checkpoint is None:
+        return "No checkpoint was saved yet: the same command starts the run over"
+    return (f"The same command resumes the run from its last checkpoint, {checkpoint} "
+            f"(round {done})")
 
 
 def _forget_run(out: Path) -> None:
