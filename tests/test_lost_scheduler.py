@@ -19,7 +19,7 @@ import pandas as pd
 import pytest
 
 import distboost as db
-from distboost.engine.lost_scheduler import NOISY, DaskNoise, quiet_dask_noise
+from distboost.engine.lost_scheduler import NOISY, DaskNoise, SchedulerWatch, quiet_dask_noise
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -104,6 +104,34 @@ def test_a_killed_scheduler_fails_the_fit_with_its_address_within_seconds():
     assert took < 10, took  # Dask alone: a CommClosedError, or 30 s of connection attempts
     noise = [r.getMessage() for r in records.seen if not DaskNoise().filter(r)]
     assert noise == []  # nothing Dask said about the loss got past the fit's filter
+
+
+class _Client:
+    """What ``SchedulerWatch`` reads of a client."""
+
+    status = "running"
+
+    class scheduler:  # the attribute of a client
+        address = "tcp://10.0.0.5:8786"
+
+
+def test_only_what_a_lost_scheduler_raises_is_named_so(monkeypatch):
+    from distboost.engine import lost_scheduler
+
+    monkeypatch.setattr(lost_scheduler, "CONFIRM", 0.3)
+    client = _Client()
+    started = time.monotonic()
+    with pytest.raises(FileNotFoundError), SchedulerWatch(client):
+        raise FileNotFoundError("part-0.parquet")  # an OSError, but no connection's
+    with pytest.raises(ConnectionResetError), SchedulerWatch(client):
+        raise ConnectionResetError("a worker's")  # the scheduler still there: as raised
+    assert time.monotonic() - started < 2  # (0.3 s waited for the client to say otherwise)
+    client.status = "connecting"
+    with pytest.raises(db.SchedulerLostError, match="^lost the Dask scheduler at tcp://10.0.0.5:"
+                                                    "8786 during the fit"), SchedulerWatch(client):
+        raise ValueError("whatever met the loss first")
+    with pytest.raises(KeyboardInterrupt), SchedulerWatch(client):
+        raise KeyboardInterrupt
 
 
 def _record(name, message, level=logging.WARNING, error=None):

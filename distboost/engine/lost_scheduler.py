@@ -86,7 +86,8 @@ class SchedulerWatch:
         self._stop.set()
         if error is None or not isinstance(error, (Exception, asyncio.CancelledError)):
             return
-        if self.lost or (_about_connections(error) and self._confirmed()):
+        if (self.lost or scheduler_lost(self.client)
+                or (_about_connections(error) and self._confirmed())):
             logger.debug("distboost: the error that met the lost scheduler", exc_info=error)
             raise SchedulerLostError(lost_message(self.address)) from None
 
@@ -100,15 +101,19 @@ class SchedulerWatch:
         return True
 
 
-CONNECTION_ERRORS = (OSError, asyncio.CancelledError, concurrent.futures.CancelledError)
+CONNECTION_ERRORS = (ConnectionError, asyncio.CancelledError, concurrent.futures.CancelledError)
 
 
 def _about_connections(error: BaseException) -> bool:
-    """Whether ``error``, or one it was raised from, is a connection error or a
-    cancellation (what a lost scheduler raises)."""
+    """Whether ``error``, or one it was raised from, is what a lost scheduler
+    raises: a connection error (Dask's ``CommClosedError``, its "Timed out trying
+    to connect"), or a cancellation. Not a missing file, say: such an error
+    leaves the fit at once."""
     seen = set()
     while error is not None and id(error) not in seen:
-        if isinstance(error, CONNECTION_ERRORS):
+        if (isinstance(error, CONNECTION_ERRORS)
+                or any(c.__name__ == "CommClosedError" for c in type(error).__mro__)
+                or (type(error) is OSError and "connect" in str(error))):
             return True
         seen.add(id(error))
         error = error.__cause__ or error.__context__
