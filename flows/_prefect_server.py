@@ -105,14 +105,20 @@ def server_command(port: int) -> list[str]:
 
 def server_environment() -> dict[str, str]:
     """The server's environment: this one, Prefect's current settings, no UI, and
-    ``flows`` importable where this process imported it from."""
+    ``flows`` importable from where this process imported it (a checkout not
+    installed: its folder goes last on ``PYTHONPATH``)."""
+    import site
+
     from prefect.settings import get_current_settings
 
+    env = {**os.environ, "PREFECT_UI_ENABLED": "0", "PREFECT__SERVER_EPHEMERAL": "1",
+           "PREFECT__SERVER_FINAL": "1",
+           **get_current_settings().to_environment_variables(exclude_unset=True)}
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    path = os.pathsep.join(filter(None, [here, os.environ.get("PYTHONPATH")]))
-    return {**os.environ, "PREFECT_UI_ENABLED": "0", "PREFECT__SERVER_EPHEMERAL": "1",
-            "PREFECT__SERVER_FINAL": "1", **get_current_settings().to_environment_variables(exclude_unset=True),
-            "PYTHONPATH": path}
+    path = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    if here not in [*path, *site.getsitepackages(), site.getusersitepackages()]:
+        env["PYTHONPATH"] = os.pathsep.join([*path, here])
+    return env
 
 
 # ------------------------------------------------------------ in the server

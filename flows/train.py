@@ -112,7 +112,8 @@ def start_run(output: Path, record: dict, overwrite: bool) -> bool:
 
 
 _NAMES = r"(?:round-\d{5}(?:\.history)?|run|model|history|training)\.json"
-OWN_FILE = re.compile(rf"{_NAMES}(?:\.damaged)?|\.{_NAMES}\.[0-9a-f]{{8}}\.tmp|\.distboost-\w+\.json")
+OWN_FILE = re.compile(rf"{_NAMES}(?:\.damaged)?|\.{_NAMES}\.[0-9a-f]{{8}}\.tmp"
+                      rf"|\.distboost-\w+\.json")
 """A file a run wrote: its files and checkpoints, damaged checkpoints kept
 aside, and the temporary files of writes a crash cut short."""
 
