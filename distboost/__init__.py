@@ -2,6 +2,7 @@
 
 from . import binning, callbacks
 from .engine.disk import DiskSpaceError
+from .engine.lost_scheduler import SchedulerLostError
 from .engine.sources import SourceChangedError, SourceError
 from .estimators.adaboost import AdaBoostClassifier
 from .estimators.bagging import BaggingClassifier, BaggingRegressor
@@ -26,6 +27,7 @@ __all__ = [
     "NotFittedError",
     "RandomForestClassifier",
     "RandomForestRegressor",
+    "SchedulerLostError",
     "SourceChangedError",
     "SourceError",
     "Tree",

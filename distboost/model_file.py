@@ -6,6 +6,10 @@ edges, classes, initial scores, and every tree as columns of its node
 records. An estimator with more to keep (e.g. AdaBoost's estimator weights)
 defines ``_model_state() -> dict`` and ``_load_model_state(dict)``. Floats are written with Python's shortest round-trip repr, so a
 loaded model predicts exactly what the saved one did.
+
+Model files, checkpoints and XGBoost exports are written by ``write_atomic``
+(the flows write their JSON files and reports with it too): atomically, and
+with the permissions ``open`` would give a new file under the umask.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import tempfile
+import secrets
 
 import numpy as np
 
@@ -28,7 +32,7 @@ from .inputs.model_schema import (
 )
 
 __all__ = ["FORMAT", "FORMATS", "VERSION", "ModelFileError", "estimator_classes", "load_model",
-           "model_from_dict", "model_to_dict", "save_model"]
+           "model_from_dict", "model_to_dict", "save_model", "write_atomic", "write_json"]
 
 
 CUSTOM = "custom"
@@ -125,21 +129,48 @@ def save_model(est, path, format: str = "distboost") -> None:
 
 
 def write_json(path, d: dict) -> None:
-    """Write ``d`` as JSON to ``path`` atomically: into a temporary file of the
-    same folder, renamed over ``path`` once complete, so a partial file never
-    replaces a good one (and none is left behind)."""
-    text = json.dumps(d, allow_nan=False)
-    path = os.fspath(path)
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)), prefix=".distboost-",
-                               suffix=".json")
+    """Write ``d`` as JSON to ``path`` atomically (``write_atomic``)."""
+    write_atomic(path, json.dumps(d, allow_nan=False))
+
+
+def write_atomic(path, data: str | bytes) -> None:
+    """Write ``data`` (text as UTF-8) to ``path`` atomically, as a new file honouring the umask.
+
+    The data go to a hidden temporary file of the same folder
+    (``.NAME.XXXXXXXX.tmp``), created as ``open`` creates files (mode 0666
+    less the umask: 0644 under umask 022, 0600 under 077), written to disk,
+    then renamed over ``path``: a reader sees the old file or the new one,
+    never a part of either, and a failed write leaves nothing behind (a
+    killed process may leave its temporary file).
+    """
+    path = os.path.abspath(os.fspath(path))
+    fd, tmp = _new_temporary(path)
     try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data.encode("utf-8") if isinstance(data, str) else data)
+            fh.flush()
+            os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def _new_temporary(path: str) -> tuple[int, str]:
+    """A new file beside ``path``, opened for writing: its descriptor and name.
+
+    Made with ``os.open(..., 0o666)`` and not ``tempfile.mkstemp``, whose files
+    are 0600 whatever the umask.
+    """
+    folder, name = os.path.split(path)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+    while True:
+        tmp = os.path.join(folder, f".{name}.{secrets.token_hex(4)}.tmp")
+        try:
+            return os.open(tmp, flags, 0o666), tmp
+        except FileExistsError:  # pragma: no cover (a 1 in 4 billion draw)
+            continue
 
 
 def load_model(path):

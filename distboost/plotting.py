@@ -26,6 +26,8 @@ from typing import Any
 import numpy as np
 from matplotlib.figure import Figure
 
+from .model_file import write_atomic
+
 __all__ = [
     "figure",
     "plot_importance",
@@ -50,7 +52,7 @@ def save_png(fig: Figure, path: str | Path, dpi: int = 100) -> Path:
     """Write ``fig`` as a PNG file and return its path."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, format="png", dpi=dpi)
+    write_atomic(path, png_bytes(fig, dpi))
     return path
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from distboost.callbacks import TrainingCheckPoint
 from distboost.metrics import watched_set
+from distboost.model_file import write_atomic
 from flows._cluster import run_logger, say
 
 CHECKPOINT = re.compile(r"round-(\d{5})\.json$")
@@ -70,7 +71,7 @@ def load_history(checkpoint: Path | None) -> History:
 def save_checkpoint(est: Any, output: Path, rounds: int, history: History) -> Path:
     """Write the model and its history; the model file appears last, atomically."""
     path = output / "checkpoints" / f"round-{rounds:05d}.json"
-    history_path(path).write_text(json.dumps(history) + "\n")
+    write_atomic(history_path(path), json.dumps(history) + "\n")
     est.save_model(path)  # atomic: a temporary file renamed into place
     return path
 
@@ -126,7 +127,7 @@ class RunCheckpoints(TrainingCheckPoint):
     def save(self, model: Any, n_rounds: int) -> Path:
         path = self.path(n_rounds)
         path.parent.mkdir(parents=True, exist_ok=True)
-        history_path(path).write_text(json.dumps(self.history) + "\n")
+        write_atomic(history_path(path), json.dumps(self.history) + "\n")
         super().save(model, n_rounds)
         self.last = path
         if self.on_checkpoint is not None:

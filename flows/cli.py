@@ -18,7 +18,9 @@ progress go to stderr. Exit status: 0 done, 1 bad input or failure, 2 bad
 usage, 130 interrupted.
 
 Prefect runs on its local SQLite-backed API unless ``PREFECT_API_URL`` is
-set (then the flow run's page in the Prefect UI is printed as it starts);
+set (then the flow run's page in the Prefect UI is printed as it starts); the
+local API server runs in a process group of its own and dies with the
+command, even on SIGKILL (``flows._prefect_server``);
 its database lives in ``PREFECT_HOME`` (default here:
 ``~/.distboost/prefect``), so ``PREFECT_HOME=~/.distboost/prefect prefect
 server start`` shows every run in the UI.
@@ -298,6 +300,9 @@ def _run_flow(flow, args: argparse.Namespace, **given: Any) -> str:
     """
     if os.environ.get("PREFECT_API_URL"):
         flow = flow.with_options(on_running=[_announce_flow_run])
+    from flows._prefect_server import start_local_server
+
+    start_local_server()  # else Prefect starts one that a SIGKILL would leave behind
     values = {"cluster": _cluster(args), "params": _params(args), **given}
     kwargs = {}
     for name in inspect.signature(flow.fn).parameters:
@@ -359,9 +364,12 @@ def cmd_train(args: argparse.Namespace) -> str:
     if args.config:
         _check_file(args.config, "configuration file")
     _check_train_config(args, schema)
-    from flows.train import train
+    from flows._output import locked_output
 
-    return _run_flow(train, args)
+    with locked_output(args.out):  # a second training into the folder is refused at once
+        from flows.train import train
+
+        return _run_flow(train, args)
 
 
 def cmd_evaluate(args: argparse.Namespace) -> str:
@@ -501,13 +509,15 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from distboost.engine.lost_scheduler import quiet_dask_noise
     from flows._prefect_compat import check_prefect_server
 
     started = time.perf_counter()
     try:
         if args.command != "report":  # every other command runs Prefect flows
             check_prefect_server()
-        result = COMMANDS[args.command](args)
+        with quiet_dask_noise():  # no "Closing dangling stream"... when a process dies
+            result = COMMANDS[args.command](args)
     except KeyboardInterrupt as exc:
         _say(f"interrupted{f' ({exc})' if isinstance(exc, Terminated) else ''}; "
              f"stopped what this command started")

@@ -15,7 +15,6 @@ Artifacts (stable keys, ``{artifact_key}-...``): a markdown summary
 # No `from __future__ import annotations` in a flow's module: Prefect 3.4.25 cannot
 # resolve a flow parameter's annotation given as text (tests/test_prefect_compat.py).
 import json
-import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ from prefect import flow, task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
+from distboost.model_file import write_atomic
 from flows._cluster import check_functions, dask_client, run_logger
 from flows._data import empty_like, load_split, shap_columns, with_shap
 from flows._output import claim_output, has_marker
@@ -41,9 +41,9 @@ def check_output(output: str | Path) -> Path:
     """An evaluation folder is regenerated; any other non-empty folder is left
     alone (``_output.claim_output``)."""
     out = claim_output(output, "a distboost evaluation folder", has_marker(MARKER), True)
-    if (out / "figures").is_dir():
-        shutil.rmtree(out / "figures")
     (out / "figures").mkdir(parents=True, exist_ok=True)
+    for old in (out / "figures").glob("*.png"):  # the last evaluation's; nothing else
+        old.unlink()
     return out
 
 
@@ -557,7 +557,7 @@ def evaluate(
         "training_config": config,
         "constraints": model_constraints(est),
     }
-    (out / MARKER).write_text(json.dumps(evaluation, indent=1) + "\n")
+    write_atomic(out / MARKER, json.dumps(evaluation, indent=1) + "\n")
     report = render_report(out)
     publish_artifacts(evaluation, str(report), key)
     logger.info("report written to %s in %.1f s", report, time.perf_counter() - started)

@@ -7,7 +7,6 @@ columns with ``proba=True``); rows keep their order within a partition.
 
 # No `from __future__ import annotations` in a flow's module: Prefect 3.4.25 cannot
 # resolve a flow parameter's annotation given as text (tests/test_prefect_compat.py).
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +17,7 @@ from prefect.cache_policies import NO_CACHE
 
 from flows._cluster import check_functions, dask_client, run_logger
 from flows._data import load_features, predict_partition
-from flows._output import claim_output, only_parquet
+from flows._output import PART_FILE, claim_output, only_parquet
 from flows._prepared import Feature
 from flows._progress import gather_with_progress
 from flows.config import ClusterConfig
@@ -51,11 +50,13 @@ def check_output(output: str, overwrite: bool, holds: str) -> None:
 
 
 def emptied(output: str) -> Path:
-    """Empty (or create) the folder ``check_output`` allowed."""
+    """The folder ``check_output`` allowed, made, or rid of its part files (all it
+    holds)."""
     out = Path(output)
-    if out.exists():
-        shutil.rmtree(out)
-    out.mkdir(parents=True)
+    out.mkdir(parents=True, exist_ok=True)
+    for path in out.iterdir():
+        if PART_FILE.fullmatch(path.name):
+            path.unlink()
     return out
 
 

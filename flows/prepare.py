@@ -35,6 +35,7 @@ import numpy as np
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
+from distboost.model_file import write_atomic
 from flows._cluster import check_functions, dask_client, run_logger
 from flows._file_stats import file_statistics
 from flows._output import claim_output, has_marker
@@ -186,7 +187,7 @@ def write_splits(
 
 
 def _write_json(path: Path, data: Any) -> None:
-    path.write_text(json.dumps(data, indent=2, default=_json_default) + "\n")
+    write_atomic(path, json.dumps(data, indent=2, default=_json_default) + "\n")
 
 
 def _json_default(value: Any) -> Any:
@@ -195,14 +196,29 @@ def _json_default(value: Any) -> Any:
     raise TypeError(f"cannot write {type(value).__name__} to JSON")
 
 
+PREPARED = ("train", "validation", "test", "statistics.json", "bin_edges.json", MARKER)
+"""What the flow writes in its folder, the marker last: all that ``overwrite`` replaces."""
+
+
 def publish(staging: Path, out: Path) -> None:
-    """Move the finished output into place; the old one goes only after that."""
+    """Move the finished output into place: the staging folder itself where
+    ``out`` does not exist; else, entry by entry, what the flow wrote before
+    (``PREPARED``: the old marker out first, the new one in last, so that a
+    folder caught half-way is not taken for a prepared one), leaving anything
+    else in ``out`` as it is. The old entries go only after that."""
+    if not out.exists():
+        os.replace(staging, out)
+        return
     old = out.with_name(f".{out.name}.old-{uuid.uuid4().hex[:8]}")
-    if out.exists():
-        os.replace(out, old)
-    os.replace(staging, out)
-    if old.exists():
-        shutil.rmtree(old) if old.is_dir() else old.unlink()
+    old.mkdir()
+    for name in (MARKER, *PREPARED):
+        if os.path.lexists(out / name):
+            os.replace(out / name, old / name)
+    for name in PREPARED:
+        if os.path.lexists(staging / name):
+            os.replace(staging / name, out / name)
+    shutil.rmtree(old)
+    shutil.rmtree(staging, ignore_errors=True)
 
 
 def remove_stale_staging(out: Path) -> None:

@@ -132,10 +132,10 @@ def render_report(folder: str | Path) -> Path:
         f"<title>{html.escape(title)}</title><style>{CSS}</style></head>"
         f"<body>{''.join(body)}</body></html>\n"
     )
+    from distboost.model_file import write_atomic
+
     target = folder / "report.html"
-    tmp = folder / ".report.html.tmp"
-    tmp.write_text(page, encoding="utf-8")
-    tmp.replace(target)
+    write_atomic(target, page)
     return target
 
 

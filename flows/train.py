@@ -19,6 +19,10 @@ Output folder::
     model.json                the final model (``distboost.load_model``)
     history.json              metrics by round ({"validation_0": {"logloss": [...]}})
     training.json             summary: rounds, best round, time, resumed from
+    .distboost.lock           while a training runs: its PID (``_output.locked_output``)
+
+One training at a time per folder: a second is refused at once. Starting
+over (``overwrite``, ``--force``) removes these files and nothing else.
 """
 
 # No `from __future__ import annotations` in a flow's module: Prefect 3.4.25 cannot
@@ -26,7 +30,7 @@ Output folder::
 import contextlib
 import hashlib
 import json
-import shutil
+import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +40,8 @@ from prefect import flow, task
 from prefect.artifacts import create_progress_artifact, update_progress_artifact
 from prefect.cache_policies import NO_CACHE
 
+from distboost import SchedulerLostError
+from distboost.model_file import write_atomic
 from flows._checkpoints import (
     RunCheckpoints,
     last_checkpoint,
@@ -46,7 +52,7 @@ from flows._checkpoints import (
 )
 from flows._cluster import dask_client, run_logger, say
 from flows._data import has_split, load_bin_mapper, load_split
-from flows._output import claim_output, has_marker
+from flows._output import claim_output, has_marker, locked_output
 from flows._prepared import PreparedSchema, read_schema
 from flows._progress import progress_bar
 from flows.config import (
@@ -99,11 +105,30 @@ def start_run(output: Path, record: dict, overwrite: bool) -> bool:
                 "pass overwrite=True (--force) to start over, or choose another output"
             )
     claim_output(output, "a distboost training run", has_marker(marker.name), overwrite)
-    if output.exists():
-        shutil.rmtree(output)
+    remove_run(output)
     (output / "checkpoints").mkdir(parents=True, exist_ok=True)
-    marker.write_text(json.dumps(record, indent=2) + "\n")
+    write_atomic(marker, json.dumps(record, indent=2) + "\n")
     return True
+
+
+_NAMES = r"(?:round-\d{5}(?:\.history)?|run|model|history|training)\.json"
+OWN_FILE = re.compile(rf"{_NAMES}(?:\.damaged)?|\.{_NAMES}\.[0-9a-f]{{8}}\.tmp"
+                      rf"|\.distboost-\w+\.json")
+"""A file a run wrote: its files and checkpoints, damaged checkpoints kept
+aside, and the temporary files of writes a crash cut short."""
+
+
+def remove_run(output: Path) -> None:
+    """Remove what a training run wrote in ``output``, and nothing else: a
+    folder's other files stay where they are (``checkpoints/`` goes if empty)."""
+    checkpoints = output / "checkpoints"
+    for folder in (output, checkpoints):
+        if folder.is_dir():
+            for path in folder.iterdir():
+                if path.is_file() and OWN_FILE.fullmatch(path.name):
+                    path.unlink()
+    with contextlib.suppress(OSError):
+        checkpoints.rmdir()
 
 
 def _eval_set(data: str, schema: PreparedSchema) -> list:
@@ -209,11 +234,17 @@ def train(
     str
         Path of the final model file.
     """
-    logger = run_logger()
     schema = read_schema(data)
     cfg = resolve_train_config(schema, config, estimator=estimator, params=params,
                                checkpoint_every=checkpoint_every)
-    out = Path(output)
+    with locked_output(output) as out:
+        return _train_locked(out, data, cfg, overwrite, scheduler, cluster, progress)
+
+
+def _train_locked(out: Path, data: str, cfg: TrainConfig, overwrite: bool, scheduler: str | None,
+                  cluster: ClusterConfig | None, progress: bool) -> str:
+    """The train flow, in its run folder ``out`` (locked)."""
+    logger = run_logger()
     created = start_run(out, run_record(cfg, data), overwrite)
     model_path = out / "model.json"
     if model_path.is_file():
@@ -222,11 +253,22 @@ def train(
     try:
         with dask_client(scheduler, cluster) as client:
             _train_run(client.scheduler.address, data, cfg, out, progress)
-    except BaseException:
+    except BaseException as exc:
         if created:
             _forget_run(out)
+        if isinstance(exc, SchedulerLostError):
+            raise SchedulerLostError(f"{exc}. {_rerun_note(out)}") from None
         raise
     return str(model_path)
+
+
+def _rerun_note(out: Path) -> str:
+    """What running the same training again does, from what ``out`` holds."""
+    done, checkpoint = last_checkpoint(out)
+    if checkpoint is None:
+        return "No checkpoint was saved yet: the same command starts the run over"
+    return (f"The same command resumes the run from its last checkpoint, {checkpoint} "
+            f"(round {done})")
 
 
 def _forget_run(out: Path) -> None:
@@ -332,7 +374,7 @@ def _finish(out: Path, est: Any, total: int, resumed_from: int, seconds: float) 
     est.set_params(n_estimators=total)  # a resumed fit was asked for the remaining rounds
     est.save_model(out / "model.json")  # atomic
     history = getattr(est, "evals_result_", {}) or {}
-    (out / "history.json").write_text(json.dumps(history, indent=1) + "\n")
+    write_atomic(out / "history.json", json.dumps(history, indent=1) + "\n")
     model = distboost.load_model(str(out / "model.json"))
     summary = {
         "estimator": type(model).__name__,
@@ -341,4 +383,4 @@ def _finish(out: Path, est: Any, total: int, resumed_from: int, seconds: float) 
         "resumed_from_round": resumed_from,
         "seconds_this_run": round(seconds, 3),
     }
-    (out / "training.json").write_text(json.dumps(summary, indent=2) + "\n")
+    write_atomic(out / "training.json", json.dumps(summary, indent=2) + "\n")

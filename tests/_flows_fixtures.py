@@ -123,6 +123,25 @@ def run_cli(args: list[str], timeout: float = 300, **kwargs):
     )
 
 
+def process_gone(proc, within: float) -> bool:
+    """Whether the ``psutil.Process`` ``proc`` ends (or is a zombie nobody reaps)
+    within ``within`` seconds."""
+    import time
+
+    import psutil
+
+    deadline = time.monotonic() + within
+    while True:
+        try:
+            if proc.status() == psutil.STATUS_ZOMBIE:
+                return True
+        except psutil.NoSuchProcess:
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)
+
+
 def squared_objective(y, f):
     """L = (y - f)^2 as a user's objective (the flows name it "module:function")."""
     return 2.0 * (f - y), np.full_like(f, 2.0)

@@ -242,3 +242,67 @@ def test_flow_run_url_is_printed_with_a_prefect_server(tmp_path):
 def test_no_flow_run_url_without_a_prefect_server(demo):
     _, result = demo
     assert "Prefect flow run:" not in result.stderr
+
+
+# ------------------------------------------------- one training per folder, no server left
+def _prefect_server_of(pid: int):
+    """The Prefect API server the command ``pid`` started, once it answers; else None."""
+    import psutil
+
+    for child in psutil.Process(pid).children(recursive=True):
+        command = child.cmdline()
+        if "flows._prefect_server" in command:
+            port = command[command.index("--port") + 1]
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/health", timeout=2):
+                    return child
+            except OSError:
+                return None
+    return None
+
+
+def test_one_training_per_folder_and_a_killed_command_leaves_no_prefect_server(tmp_path):
+    """A second ``distboost train`` into a folder a running one writes is refused
+    at once, naming it; ``kill -9`` of the first takes its Prefect server along
+    within seconds, and frees the folder."""
+    from flows._output import LOCK, locked_output
+
+    data = fx.prepared_folder(fx.hastie_csv(tmp_path / "raw", n_rows=300, n_files=2),
+                              tmp_path / "data", categorical=["colour"])
+    run = tmp_path / "run"
+    args = [sys.executable, "-m", "flows.cli", "--no-progress", "train", str(data), "--out",
+            str(run), "--param", "n_estimators=100000", "--workers", "1",
+            "--dashboard-address", ":0"]
+    env = fx.subprocess_env(fx.shared_prefect_home())
+    first = subprocess.Popen(args, env=env, cwd=fx.REPO, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL, start_new_session=True)
+    server = second = None
+    try:
+        deadline = time.monotonic() + 300
+        while not (run / LOCK).is_file():
+            assert first.poll() is None and time.monotonic() < deadline, "no lock taken"
+            time.sleep(0.05)
+        second = subprocess.Popen(args, env=env, cwd=fx.REPO, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.PIPE, text=True, start_new_session=True)
+        while server is None:  # the first's server starts meanwhile
+            assert first.poll() is None and time.monotonic() < deadline, "no Prefect server"
+            server = _prefect_server_of(first.pid)
+            time.sleep(0.2)
+        assert os.getpgid(server.pid) != os.getpgid(first.pid)  # a process group of its own
+        assert (run / LOCK).read_text() == f"{first.pid}\n"
+        refused = second.communicate(timeout=300)[1]
+        assert second.returncode == 1, refused
+        assert (f"distboost: error: {run} is being written by another distboost training "
+                f"(PID {first.pid})") in refused
+        assert "Dask" not in refused and "Traceback" not in refused  # refused before starting
+        os.kill(first.pid, signal.SIGKILL)
+        first.wait(timeout=30)
+        assert fx.process_gone(server, within=10), server.cmdline()
+    finally:
+        for proc in filter(None, (first, second)):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)  # its Dask workers too
+        if server is not None and not fx.process_gone(server, within=0):
+            server.kill()
+    with locked_output(run):  # the killed command's lock went with it
+        assert (run / LOCK).read_text() == f"{os.getpid()}\n"

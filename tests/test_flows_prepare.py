@@ -238,6 +238,27 @@ def test_publish_replaces_only_when_the_new_output_is_complete(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["data"]  # the old copy is gone
 
 
+def test_publish_replaces_what_prepare_wrote_and_nothing_else(tmp_path):
+    """``--force`` into a prepared folder that also holds the user's files."""
+    from flows.prepare import publish
+
+    out, staging = tmp_path / "data", tmp_path / ".data.partial"
+    for folder, text in ((out, "old"), (staging, "new")):
+        (folder / "train").mkdir(parents=True)
+        (folder / "train" / "part-00000.parquet").write_text(text)
+        for name in ("schema.json", "statistics.json", "bin_edges.json"):
+            (folder / name).write_text(text)
+    (out / "test").mkdir()  # a split the new output does not have
+    (out / "notes.txt").write_text("mine")
+    (out / "mine").mkdir()
+    publish(staging, out)
+    assert sorted(p.name for p in out.iterdir()) == [
+        "bin_edges.json", "mine", "notes.txt", "schema.json", "statistics.json", "train"]
+    assert (out / "schema.json").read_text() == "new" and (out / "notes.txt").read_text() == "mine"
+    assert (out / "train" / "part-00000.parquet").read_text() == "new"
+    assert [p.name for p in tmp_path.iterdir()] == ["data"]
+
+
 # ------------------------------------------------------------------ batches
 def _approx_equal(a, b) -> bool:
     """Equal, floats up to rounding (sums of batches add in another order)."""

@@ -103,6 +103,26 @@ def test_run_folder_resumes_same_run_and_refuses_another(tmp_path):
     assert last_checkpoint(out) == (0, None)
 
 
+def test_starting_over_removes_the_runs_files_and_nothing_else(tmp_path):
+    """``--force`` in a run folder that also holds the user's files: only what a
+    run wrote goes (the files of a run, its checkpoints, their leftovers)."""
+    data = _prepared(tmp_path)
+    out = tmp_path / "run"
+    start_run(out, run_record(train_config({"params": {"n_estimators": 20}}), data), False)
+    ours = ["model.json", "history.json", "training.json", ".model.json.0123abcd.tmp",
+            "checkpoints/round-00010.json", "checkpoints/round-00010.history.json",
+            "checkpoints/round-00005.json.damaged", "checkpoints/.round-00020.json.89abcdef.tmp"]
+    theirs = ["notes.txt", "model.json.bak", "checkpoints/my-model.json", "plots/roc.png"]
+    for name in ours + theirs:
+        (out / name).parent.mkdir(parents=True, exist_ok=True)
+        (out / name).write_text(name)
+    other = run_record(train_config({"params": {"n_estimators": 30}}), data)
+    assert start_run(out, other, overwrite=True)
+    left = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file())
+    assert left == sorted(["run.json", *theirs])
+    assert json.loads((out / "run.json").read_text()) == other
+
+
 def test_foreign_folder_is_never_deleted(tmp_path):
     data = _prepared(tmp_path)
     (tmp_path / "mine").mkdir()

@@ -118,3 +118,33 @@ def test_a_write_that_fails_leaves_nothing_behind(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["model.json"]
     write_json(tmp_path / "ok.json", {"a": 1})
     assert json.loads((tmp_path / "ok.json").read_text()) == {"a": 1}
+
+
+@pytest.mark.parametrize(("umask", "mode"), [(0o022, 0o644), (0o077, 0o600)],
+                         ids=["umask 022", "umask 077"])
+def test_files_are_made_as_the_umask_says(data, tmp_path, umask, mode):
+    """Models, XGBoost exports, checkpoints and whatever else ``write_atomic`` writes
+    get 0666 less the umask, as ``open`` would give them (not mkstemp's 0600)."""
+    import os
+    import stat
+
+    from distboost.callbacks import TrainingCheckPoint
+    from distboost.model_file import write_atomic
+
+    df, _y = data
+    reg = db.GradientBoostingRegressor(n_estimators=2).fit(df, df["x"].to_numpy())
+    (tmp_path / "replaced.json").write_text("an old file, 0644")
+    old = os.umask(umask)
+    try:
+        reg.save_model(tmp_path / "model.json")
+        reg.save_model(tmp_path / "xgb.json", format="xgboost")
+        reg.save_model(tmp_path / "replaced.json")
+        TrainingCheckPoint(tmp_path / "checkpoints", interval=1).save(reg, 2)
+        write_atomic(tmp_path / "report.html", "<html></html>")
+    finally:
+        os.umask(old)
+    files = sorted(p for p in tmp_path.rglob("*") if p.is_file())
+    assert [p.name for p in files] == ["model-00002.json", "model.json", "replaced.json",
+                                       "report.html", "xgb.json"]  # no temporary left
+    assert {p.name: stat.S_IMODE(p.stat().st_mode) for p in files} == {p.name: mode for p in files}
+    assert db.load_model(tmp_path / "replaced.json").n_estimators_ == 2

@@ -23,6 +23,7 @@ from distributed import wait
 from .balance import balance
 from .disk import DiskSpaceError, check_room
 from .holder import History, Holder
+from .lost_scheduler import scheduler_lost
 from .reduction import Failed
 from .shard import Shard
 from .spill import Placement
@@ -315,8 +316,8 @@ def _raise_unless_lost(group, error):
     patience = LOST_PATIENCE if isinstance(error, OSError) else LOST_POLL
     deadline = time.monotonic() + patience
     while group.future.status != "error":
-        if time.monotonic() >= deadline:
-            raise error
+        if time.monotonic() >= deadline or scheduler_lost(group.future.client):
+            raise error  # no scheduler to confirm it (lost_scheduler names that loss)
         time.sleep(0.05)
 
 

@@ -15,6 +15,8 @@ holders' calls       ``actor_execute`` over comms of the fit's    ``distributed.
 ``deliver``)         ``distributed.core.send_recv``,
                      ``Worker.rpc``)
 buffers in calls     ``distributed.protocol.to_serialize``        the object as it is
+calls to a lost      ``ConnectionPool.remove`` of the client's    they fail when Dask's
+scheduler            ``rpc`` (``cut_calls``)                      connect timeout ends
 X and y from one     dask-expr's ``are_co_aligned``               unknown: X and y are read
 frame (``co_aligned``)                                            partition by partition
                                                                   side by side
@@ -161,13 +163,53 @@ class DriverCalls:
         return answer
 
     def close(self):
-        """Close the fit's connections and event loop."""
+        """Close the fit's connections and event loop (``_drain``ed first)."""
+        self._drain()
         for comm in self._comms.values():
             comm.abort()
         self._comms.clear()
         if self._loop is not None:
             self._loop.close()
             self._loop = None
+
+    def _drain(self):
+        """Cancel the tasks a failed wave left on the fit's loop (its calls, its
+        aborts) and run them to their end, so that none is destroyed pending and
+        none leaves its connection dangling; not from inside another event loop."""
+        left = asyncio.all_tasks(self._loop) if self._loop is not None else ()
+        if not left:
+            return
+        for task in left:
+            task.cancel()
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # none in this thread: run ours to the tasks' end
+            self._loop.run_until_complete(asyncio.gather(*left, return_exceptions=True))
+
+
+def cut_calls(client, address: str, reason: str) -> bool:
+    """Make ``client``'s calls that wait to connect to ``address`` fail now
+    (with ``CommClosedError(reason)``) instead of after
+    ``distributed.comm.timeouts.connect``: Dask's ``ConnectionPool.remove``, on
+    the client's event loop. False where this Dask's client has no such pool;
+    the calls then fail when their wait ends."""
+    if not internals_allowed():
+        return False
+    remove = getattr(getattr(client, "rpc", None), "remove", None)
+    loop = getattr(client, "loop", None)
+    if remove is None or loop is None:
+        return False
+    takes_reason = "reason" in inspect.signature(remove).parameters
+
+    def cut():
+        remove(address, reason=reason) if takes_reason else remove(address)
+
+    try:
+        loop.add_callback(cut)
+    except Exception:  # a client closing as we look
+        logger.debug("distboost: could not cut the calls to %s", address, exc_info=True)
+        return False
+    return True
 
 
 def serialized(obj):

@@ -17,6 +17,7 @@ import pickle
 from . import reduction
 from .dask_internals import DriverCalls, serialized
 from .holder import pack, unpack
+from .lost_scheduler import scheduler_lost
 from .watch import POLL
 
 LOOP_CALL_SECONDS = 0.1
@@ -109,14 +110,18 @@ class Transport:
 
 async def _watched(reply, g, failed):
     """The packed result of a holder's call; an error (returned, not raised)
-    sets ``failed``. A lost worker is noticed while waiting, not after
-    connection timeouts."""
+    sets ``failed``. A lost worker, or a lost scheduler, is noticed while
+    waiting, not after connection timeouts."""
     reply = asyncio.ensure_future(reply)
     while not reply.done():
-        if g.future.status == "error":
+        lost = (RuntimeError(f"the worker holding {g.future.key} was lost")
+                if g.future.status == "error" else
+                ConnectionError("the Dask scheduler was lost")
+                if scheduler_lost(g.future.client) else None)
+        if lost is not None:
             reply.cancel()
             failed.set()
-            return RuntimeError(f"the worker holding {g.future.key} was lost")
+            return lost
         await asyncio.wait([reply], timeout=LOST_POLL)
     # errors are returned, not raised: a raised error's traceback would hold
     # the caller's frame, and through it the executor, in a reference cycle

@@ -11,6 +11,7 @@ from collections import defaultdict
 import numpy as np
 
 from ..engine import Engine, inputs
+from ..engine.lost_scheduler import watching_scheduler
 from ..inputs import checks
 from ..inputs.frames import to_matrix
 from ..inputs.params import ParamsMixin
@@ -68,7 +69,8 @@ class TreeEnsembleBase(ParamsMixin):
             check_init_model(self, init_model, schema, None if inputs.is_dask(X) else y)
         self._check_columns(schema)
         bins = given_bins(bin_mapper, schema, X, init_model)
-        with (Engine(executor, self.fit_timings_, self.out_of_core) as engine,
+        with (watching_scheduler(executor),  # a lost scheduler named as such
+              Engine(executor, self.fit_timings_, self.out_of_core) as engine,
               numba_threads(self.n_jobs, inputs.is_dask(X)),
               inputs.naming_sources(X, y, sample_weight)):
             self._prepare(engine, parts, eval_parts, schema, bins, init_model)
