@@ -547,7 +547,11 @@ def test_readme_table_rows_are_rows_of_the_test_tables():
     known = {r[0] for r in ROWS + CLI_ROWS + PREPARE_ROWS}
     known |= {"truncated latest checkpoint", "SIGTERM to the command",  # tests of their own
               "integer column labels", "a source file replaced during the fit",
-              "out of core on a disk without room"}
+              "out of core on a disk without room",
+              # test_cli, test_prefect_server, test_flows_output, test_lost_scheduler
+              "SIGKILL to the command", "`--force` into a run folder holding your files",
+              "a second `distboost train` into a folder being trained",
+              "the Dask scheduler killed mid-fit"}
     assert len(shown) >= 15 and set(shown) <= known, set(shown) - known
 
 
