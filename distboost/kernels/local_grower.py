@@ -85,17 +85,13 @@ features) depth-4 trees grew fastest with every node dense, depth-8 trees
 with this threshold (64: 5.5 ms a tree; 0: 15.2; 1024: 6.4)."""
 
 PARALLEL_MIN_WORK = 1 << 18
-"""Rows x features searched per thread: a batch of nodes with less work runs
-on one thread, one with more on one thread per this much (every thread at
-most). A parallel region costs a few microseconds, and on a machine shared
-with other processes it lasts until its last thread gets a core: spam-sized
-boosting (3065 rows x 57 features, 200 rounds of depth 4, 2 threads) took
-0.36 s quiet and 1.0-1.4 s beside one busy process with every level on both
-threads (2^16 here), 0.39 s and 0.48-0.64 s with this threshold (every level
-on one thread). Threads in proportion to the work leave a busy machine's
-other cores to the scheduler: a forest of 100 trees on spam-sized data at 16
-threads took 0.19 s quiet and 0.99 s beside one busy process with every
-level on all 16 threads."""
+"""Rows x features of a batch of nodes from which its work is shared among
+threads; below, one thread does it. A parallel region costs a few
+microseconds, and on a machine shared with other processes it lasts until
+its last thread gets a core: spam-sized boosting (3065 rows x 57 features,
+200 rounds of depth 4, 2 threads) took 0.36 s quiet and 1.0-1.4 s beside one
+busy process with every level on both threads (2^16 here), 0.39 s and
+0.48-0.64 s with this threshold (every level on one thread)."""
 
 HISTOGRAM_BUDGET = 256 * 2**20
 """Bytes of node histograms held at once; a node that finds no room is
@@ -320,14 +316,7 @@ def _evaluate(nodes, ni, gains, tot, ltot, cat, n_cat, pool, Xc, order, stats, m
 # --------------------------------------------------------------- expansion
 @numba.njit(cache=True)
 def _threads_for(work, n_threads):
-    """One thread per ``PARALLEL_MIN_WORK`` of ``work``, 1 to ``n_threads``."""
-    return max(1, min(n_threads, work // PARALLEL_MIN_WORK))
-
-
-@numba.njit(cache=True, inline="always")
-def _searched(X, sampling):
-    """Features a node's search reads: a forest's drawn ones, else every one."""
-    return sampling[0] if sampling[0] > 0 else X.shape[1]
+    return n_threads if work >= PARALLEL_MIN_WORK else 1
 
 
 @numba.njit(cache=True)
@@ -515,8 +504,7 @@ def _grow(X, Xc, stats, order, tmp, root_lo, root_hi, masks, features, n_bins, i
     rows = 0
     for t in range(n_trees):
         rows += root_hi[t] - root_lo[t]
-    nt = _threads_for(rows * _searched(X, sampling), n_threads)
-    set_threads(nt)
+    set_threads(_threads_for(rows * X.shape[1], n_threads))
     for t in range(n_trees):
         _new_node(ni, gains, tot, t, t, 0, -1, 0)
         ni[t, LO], ni[t, HI] = root_lo[t], root_hi[t]
@@ -527,7 +515,7 @@ def _grow(X, Xc, stats, order, tmp, root_lo, root_hi, masks, features, n_bins, i
     n_nodes = n_trees
     roots = _searchable(np.arange(n_trees), ni, tot, fp, ip, max_depth)
     cat, n_cat = _evaluate(roots, ni, gains, tot, ltot, cat, n_cat, pool, Xc, order, stats, masks,
-                           n_bins, is_cat, fp, ip, sampling, nt)
+                           n_bins, is_cat, fp, ip, sampling, n_threads)
     for t in range(n_trees):  # roots that may not split: their histograms go back
         if gains[t] <= 0 and ni[t, HIST] >= 0:
             free[n_free] = ni[t, HIST]
@@ -614,7 +602,7 @@ def _expand(batch, ni, gains, tot, ltot, cat, n_cat, n_nodes, next_id, pool, pri
     work = 0
     for g in batch:
         work += ni[g, HI] - ni[g, LO]
-    nt = _threads_for(work * _searched(X, sampling), n_threads)
+    nt = _threads_for(work * X.shape[1], n_threads)
     set_threads(nt)
     first = n_nodes
     n_nodes = _children(batch, ni, gains, tot, ltot, n_nodes, next_id, fp, ip, max_depth)
