@@ -205,9 +205,16 @@ def test_fits_in_process_send_no_level_waves_unless_the_grower_cannot_run_here(m
     assert levels[0] == 0 and all(n > 0 for n in levels[1:])
 
 
-def test_threads_change_no_tree():
+def test_threads_change_no_tree(monkeypatch):
     """Batches large enough for threads (routing, histograms, searches shared
-    among them) and small ones on one thread: the same trees at 1 and 2 threads."""
+    among them) and small ones on one thread: the same trees at 1 and 2 threads.
+    A forest with at least as many trees as threads grows each tree whole on
+    one thread (``_grow_apart``): the same trees as level by level."""
+    from distboost.kernels import local_grower
+
+    apart, calls = local_grower._grow_apart, []
+    monkeypatch.setattr(local_grower, "_grow_apart",
+                        lambda *args: calls.append(len(args[2])) or apart(*args))
     rng = np.random.default_rng(5)
     X = rng.normal(size=(40_000, 8))
     X[rng.random(X.shape) < 0.02] = np.nan
@@ -217,3 +224,4 @@ def test_threads_change_no_tree():
                                        n_jobs=n).fit(X, y)) for n in (1, 2)]
     assert fits[0][0].trees_ == fits[1][0].trees_
     assert fits[0][1].estimators_ == fits[1][1].estimators_
+    assert calls and all(n >= 2 for n in calls)  # at 2 threads only

@@ -23,13 +23,18 @@ Work is parallel over chunks of rows while nodes are few and large (routing,
 histograms, as ``histogram``'s kernels do), over (node, feature) pairs for
 dense searches, and over nodes for searches from rows; a batch of nodes whose
 rows x features are fewer than ``PARALLEL_MIN_WORK`` runs on one thread,
-where waking others would cost more than it gives.
+where waking others would cost more than it gives. A forest's batch of at
+least as many trees as threads is grown the other way (``_grow_apart``):
+each tree whole on one thread, threads taking the next tree as they finish,
+as scikit-learn's forest does; no level waits for every thread, so a thread
+that shares its core with another process holds up only its own trees.
 """
 
 from __future__ import annotations
 
 import numba
 import numpy as np
+from numba.typed import List
 
 from .common import MAX_BINS, MISSING_BIN
 from .histogram import PAD_BINS, fill_histograms, route_rows
@@ -55,6 +60,7 @@ from .node_records import (
     Grown,
     by_tree,
     copy_row,
+    joined,
     split_directions_into,
 )
 from .node_search import (
@@ -538,6 +544,38 @@ def _grow(X, Xc, stats, order, tmp, root_lo, root_hi, masks, features, n_bins, i
     return ni[:n_nodes], gains[:n_nodes], tot[:n_nodes], cat[:n_cat]
 
 
+@numba.njit(cache=True)
+def _tables(n_trees, n_stats):
+    """Room for the node tables of trees grown apart: empty ones."""
+    tables = List()
+    gains = List()
+    totals = List()
+    categories = List()
+    for _ in range(n_trees):
+        tables.append(np.empty((0, N_FIELDS), np.int64))
+        gains.append(np.empty(0))
+        totals.append(np.empty((0, n_stats), np.int64))
+        categories.append(np.empty((0, MAX_BINS), np.bool_))
+    return tables, gains, totals, categories
+
+
+@numba.njit(parallel=True, cache=True)
+def _grow_apart(X, Xc, stats, order, tmp, root_lo, root_hi, masks, features, n_bins, is_cat, fp,
+                ip, sampling, max_depth, max_leaves, memory):
+    """A forest's trees grown each whole on one thread, threads taking the
+    next tree as they finish one (``_grow`` of one tree: the same tree)."""
+    n_trees = stats.shape[0]
+    tables, gains, totals, categories = _tables(n_trees, stats.shape[2])
+    saved = numba.set_parallel_chunksize(1)
+    for t in numba.prange(n_trees):
+        tables[t], gains[t], totals[t], categories[t] = _grow(
+            X, Xc, stats[t:t + 1], order[t:t + 1], tmp[t:t + 1], root_lo[t:t + 1],
+            root_hi[t:t + 1], masks[t:t + 1], features, n_bins, is_cat, fp, ip,
+            (sampling[0], sampling[1], sampling[2] + t), max_depth, max_leaves, 1, -1, memory, 0)
+    numba.set_parallel_chunksize(saved)
+    return joined(tables, gains, totals, categories)
+
+
 @numba.njit(parallel=True, cache=True)
 def _tree_sums(order, stats, lo, hi, trees, tot):
     """tot[t] = the statistics of tree t's rows order[t, lo[t]:hi[t]] summed
@@ -718,13 +756,17 @@ def grow(X_binned, X_columns, stats, partition, criterion, mapper, masks, featur
                          n_rows, dense_rows)
     shape = (n_slots + 2 * n_threads, n_features, MAX_BINS + PAD_BINS, n_stats)
     pool = np.empty(shape, np.int64) if memory is None else memory(shape)
-    try:
-        ni, gains, tot, cat = _grow(
-            X_binned, X_columns, stats, partition.order, partition.scratch,
+    args = (X_binned, X_columns, stats, partition.order, partition.scratch,
             partition.start[:, 0].copy(), partition.stop[:, 0].copy(), masks, features,
             mapper.n_bins_non_missing_.astype(np.int64), mapper.is_categorical_,
             fp, ip, (-1, 0, 0) if sampling is None else tuple(int(v) for v in sampling),
-            max_depth, max_leaves, n_threads, dense_rows, pool, n_slots)
+            max_depth, max_leaves)
+    try:
+        if sampling is not None and 1 < n_threads <= n_trees:
+            numba.set_num_threads(n_threads)
+            ni, gains, tot, cat = _grow_apart(*args, pool[:2])
+        else:
+            ni, gains, tot, cat = _grow(*args, n_threads, dense_rows, pool, n_slots)
     finally:
         numba.set_num_threads(saved)
     ni, gains, tot, bounds, start, stop, split_rows, directions = by_tree(ni, gains, tot, cat,

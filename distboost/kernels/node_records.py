@@ -41,6 +41,38 @@ def split_directions_into(ni, g, cat, out, i):
 
 
 @numba.njit(cache=True)
+def joined(tables, gains, totals, categories):
+    """One node table from trees grown apart (each its tree 0, rows linked
+    within it): tree t's rows after tree t-1's, with its tree number, its
+    links (parent, children) and categories' rows moved by the rows before."""
+    n = n_cat = 0
+    for t in range(len(tables)):
+        n += len(tables[t])
+        n_cat += len(categories[t])
+    ni = np.empty((n, N_FIELDS), np.int64)
+    gain = np.empty(n)
+    tot = np.empty((n, totals[0].shape[1]), np.int64)
+    cat = np.zeros((n_cat, MAX_BINS), np.bool_)
+    r = c = 0
+    for t in range(len(tables)):
+        for g in range(len(tables[t])):
+            copy_row(ni, r + g, tables[t], g)
+            copy_row(tot, r + g, totals[t], g)
+            gain[r + g] = gains[t][g]
+            ni[r + g, TREE] = t
+            for field in (PARENT, LEFT, RIGHT):
+                if ni[r + g, field] >= 0:
+                    ni[r + g, field] += r
+            if ni[r + g, CATEGORIES] >= 0:
+                ni[r + g, CATEGORIES] += c
+        for k in range(len(categories[t])):
+            copy_row(cat, c + k, categories[t], k)
+        r += len(tables[t])
+        c += len(categories[t])
+    return ni, gain, tot, cat
+
+
+@numba.njit(cache=True)
 def by_tree(ni, gains, tot, cat, n_trees):
     """The node table tree by tree in id order, children given by id; where
     each tree's nodes begin; every node's rows (start, stop by tree and id);
