@@ -566,13 +566,11 @@ def _grow_apart(X, Xc, stats, order, tmp, root_lo, root_hi, masks, features, n_b
     next tree as they finish one (``_grow`` of one tree: the same tree)."""
     n_trees = stats.shape[0]
     tables, gains, totals, categories = _tables(n_trees, stats.shape[2])
-    saved = numba.set_parallel_chunksize(1)
-    for t in numba.prange(n_trees):
+    for t in numba.prange(n_trees):  # one tree a chunk (``grow`` sets the chunk size)
         tables[t], gains[t], totals[t], categories[t] = _grow(
             X, Xc, stats[t:t + 1], order[t:t + 1], tmp[t:t + 1], root_lo[t:t + 1],
             root_hi[t:t + 1], masks[t:t + 1], features, n_bins, is_cat, fp, ip,
             (sampling[0], sampling[1], sampling[2] + t), max_depth, max_leaves, 1, -1, memory, 0)
-    numba.set_parallel_chunksize(saved)
     return joined(tables, gains, totals, categories)
 
 
@@ -764,7 +762,11 @@ def grow(X_binned, X_columns, stats, partition, criterion, mapper, masks, featur
     try:
         if sampling is not None and 1 < n_threads <= n_trees:
             numba.set_num_threads(n_threads)
-            ni, gains, tot, cat = _grow_apart(*args, pool[:2])
+            chunk = numba.set_parallel_chunksize(1)  # trees handed out one by one
+            try:
+                ni, gains, tot, cat = _grow_apart(*args, pool[:2])
+            finally:
+                numba.set_parallel_chunksize(chunk)
         else:
             ni, gains, tot, cat = _grow(*args, n_threads, dense_rows, pool, n_slots)
     finally:
