@@ -1,6 +1,7 @@
 """Bagged trees: the estimator side of random forests, bagging and pasting.
 
-Seed 001: draw a sample of the training rows for each of M trees (with
+Breiman 1996 (bagging), 1999 (pasting), 2001 (random forests); ESL 8.7 and
+Algorithm 15.1: draw a sample of the training rows for each of M trees (with
 replacement: bagging; without: pasting), grow a tree on it (a random forest
 also draws k of the d features at every node), and average: class
 frequencies for classification (soft voting), means for regression. The rows

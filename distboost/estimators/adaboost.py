@@ -1,5 +1,5 @@
 """AdaBoost.M1 (ESL Algorithm 10.1) and SAMME / SAMME.R (Zhu, Zou, Rosset &
-Hastie 2009, Algorithms 2 and 4; seed 004) on the distributed tree engine.
+Hastie 2009, Algorithms 2 and 4) on the distributed tree engine.
 
 SAMME, for K classes with observation weights w_i = 1/N:
 

@@ -1,4 +1,4 @@
-"""Bagging and pasting of trees (seed 001; Breiman 1996, 1999; Ho 1998).
+"""Bagging and pasting of trees (Breiman 1996, 1999; Ho 1998).
 
 Each of M trees is grown on a sample of the rows, drawn with replacement
 (``bootstrap=True``: bagging, Poisson multiplicities with mean

@@ -1,4 +1,4 @@
-"""Random forests (seed 001; Breiman 2001; ESL Algorithm 15.1).
+"""Random forests (Breiman 2001; ESL Algorithm 15.1).
 
 For b = 1..M: draw a bootstrap sample of the rows; grow a tree on it, at every
 node choosing the best split among k features drawn at random (k = sqrt(d)

@@ -1,5 +1,5 @@
 """Gradient boosting estimators (ESL 10.10, Algorithm 10.3; XGBoost's
-second-order objective, seed 003) with the scikit-learn contract.
+second-order objective, Chen & Guestrin 2016) with the scikit-learn contract.
 
 Losses: squared, absolute, Huber and quantile error for regression; binomial
 and multinomial deviance and exponential loss for classification (ESL 10.6).

@@ -1,4 +1,5 @@
-"""Voting ensembles of fitted models (seed 001, "투표분류기법").
+"""Voting ensembles of fitted models (hard and soft voting, as in Kuncheva 2004,
+ch. 4, and scikit-learn's VotingClassifier).
 
 * hard voting: each model predicts a class; the class with the largest
   (weighted) number of votes wins;

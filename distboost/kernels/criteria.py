@@ -4,8 +4,8 @@ The statistics of a row are ``(w * onehot(class), count)``: K fixed-point
 class weights (an AdaBoost observation weight, or a bootstrap count times the
 sample weight) and the row's multiplicity. A node with class weights
 ``c_1..c_K`` (total W) has the weighted impurity W·I(p), p = c / W (ESL
-9.2.3, eq. 9.17; the weighted sums of seed 000, "Fitting Classification Tree
-with Observation Weights"):
+9.2.3, eq. 9.17, with every count a sum of observation weights, as CART
+weights its cases: Breiman, Friedman, Olshen & Stone 1984):
 
 * Gini              W·I = W - sum_k c_k^2 / W
 * entropy           W·I = W log W - sum_k c_k log c_k

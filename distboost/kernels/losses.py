@@ -2,10 +2,10 @@
 
 A loss sees raw scores of shape (n_outputs, n_rows): one output for
 regression and binary classification, K for multinomial deviance (K trees per
-round, ESL Algorithm 10.4; seed 001).
+round, ESL Algorithm 10.4).
 
 ``gradients`` returns g = dL/df and h = d^2L/df^2 per row (the second-order
-Taylor expansion of seed 003 / Chen & Guestrin 2016 eq. 2), multiplied by the
+Taylor expansion of Chen & Guestrin 2016, eq. 2), multiplied by the
 sample weight. Initial scores (ESL Algorithm 10.3 step 1,
 f_0 = argmin_gamma sum_i w_i L(y_i, gamma)) come either from exact sums over
 all partitions (``init_statistics`` per partition, ``init_score`` on the
@@ -153,10 +153,10 @@ class Loss:
 
 
 class SquaredError(Loss):
-    """L = (y - f)^2; g = 2(f - y), h = 2 (seed 003's convention).
+    """L = (y - f)^2; g = 2(f - y), h = 2 (the convention of Chen & Guestrin 2016, eq. 2, with l = (y - f)^2).
 
-    With this convention the split gain of seed 003's worked example is
-    120.33; XGBoost's reg:squarederror uses L/2, so our ``reg_lambda`` and
+    With this convention the split gain of the worked example in
+    ``tests/test_splitting.py`` is 120.33; XGBoost's reg:squarederror uses L/2, so our ``reg_lambda`` and
     ``min_child_weight`` are twice XGBoost's for the same effect. The line
     search is the leaf's weighted mean residual (ESL 10.10, LS_Boost).
     """
@@ -338,7 +338,7 @@ class BinomialDeviance(Loss):
 
 
 class MultinomialDeviance(Loss):
-    """L = -sum_k y_k f_k + log sum_k e^{f_k} (ESL 10.10, seed 001 table).
+    """L = -sum_k y_k f_k + log sum_k e^{f_k} (ESL 10.10, Table 10.2).
 
     K outputs, softmax link; g_k = p_k - y_k, h_k = p_k (1 - p_k) (the diagonal
     of the Hessian). f_0k = log(pi_k), the class priors. The line search is

@@ -3,7 +3,7 @@
 Gradient boosting's column subsampling (Friedman 2002; XGBoost's
 colsample_bytree / bylevel / bynode: ``feature_masks``, ``NodeFeatures``),
 bagging's random subspaces (``tree_feature_masks``) and the random forests'
-per-node subsets (ESL 15.2, seed 001: ``NodeFeatureSampler``). For boosting
+per-node subsets (ESL 15.2, Algorithm 15.1 step 1(b)i: ``NodeFeatureSampler``). For boosting
 the sets nest: a tree draws from all features, each depth of the tree from
 the tree's set, each node from its depth's set. Every draw is a function of
 (random_state, round or tree, depth, node id) only, so it depends neither on
@@ -137,7 +137,7 @@ def node_permutation(key, perm):
 
 @numba.njit(cache=True)
 def draw_node_features(keys, allowed, non_constant, max_features):
-    """Random feature subsets of the nodes of a forest (seed 001, step 2).
+    """Random feature subsets of the nodes of a forest (ESL Algorithm 15.1, step 1(b)i).
 
     Each node walks its own random permutation of the features
     (``node_permutation``) and keeps the first ``max_features`` that are

@@ -1,7 +1,7 @@
 """Best-split search over histograms, and leaf values.
 
 The gradient criterion is XGBoost's regularized objective (Chen & Guestrin
-2016, eqs. 5-7; seed 003):
+2016, eqs. 5-7):
 
 * leaf value      w* = -G / (H + lambda)
 * split gain      1/2 [G_L^2/(H_L+lambda) + G_R^2/(H_R+lambda) - G^2/(H+lambda)] - gamma

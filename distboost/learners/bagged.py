@@ -1,5 +1,5 @@
-"""The worker-side learner of bagged trees (seed 001: random forests, bagging,
-pasting).
+"""The worker-side learner of bagged trees: random forests, bagging, pasting
+(Breiman 1996, 1999, 2001; ESL 8.7 and ch. 15).
 
 The statistics are ``(n_ti·w_i·onehot(c_i), n_ti)`` (classification) or
 ``(-n_ti·w_i·y_i, n_ti·w_i, n_ti)`` (regression), where n_ti is row i's

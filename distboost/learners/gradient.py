@@ -1,4 +1,4 @@
-"""Gradient boosting's worker-side learner (ESL Algorithm 10.3; seed 003).
+"""Gradient boosting's worker-side learner (ESL Algorithm 10.3; Chen & Guestrin 2016).
 
 Row state: the margins f(x) of every output; update: the round's trees
 (``RoundTrees``), added to the margins where the rows are.
@@ -69,7 +69,7 @@ def add_trees(shard, margin, packed_trees: RoundTrees | None, routed=None):
 class GradientLearner:
     """Gradient boosting: row state = margins f(x) of shape (n_outputs, n_rows);
     stats = (g, h, 1), or (g, h) with ``n_stats=2``, at the current margins
-    (seed 003; Chen & Guestrin eq. 2).
+    (Chen & Guestrin 2016, eq. 2).
 
     Rows left out by ``subsample`` (uniforms drawn from (seed, round, global
     row id): Friedman 2002) or with zero weight get position -1.

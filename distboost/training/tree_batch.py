@@ -59,7 +59,7 @@ class ForestSpec:
 
 @dataclass
 class OutOfBag:
-    """Out-of-bag estimates (seed 001: the rows a tree never saw validate it)."""
+    """Out-of-bag estimates (Breiman 2001; ESL 15.3.1: the rows a tree never saw validate it)."""
 
     prediction: np.ndarray  # (n_rows, n_out), NaN where no tree left the row out
     score: float
