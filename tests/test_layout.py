@@ -116,6 +116,15 @@ def test_each_layer_imports_only_the_layers_below_it():
     assert _upward_imports(_graph()) == []
 
 
+def test_learners_say_what_a_row_is_and_leave_the_walking_to_the_engine():
+    """A learner is called by the engine (``learners.Learner``, and the
+    per-partition functions of ``Engine.each_partition``); it imports nothing
+    of the engine's."""
+    graph = _graph()
+    assert sorted((m, i) for m, imported in graph.items() if m.startswith("distboost.learners")
+                  for i in imported if i.startswith("distboost.engine")) == []
+
+
 def test_the_top_level_is_the_public_surface():
     """At most a dozen modules at the top of ``distboost/``, none private."""
     top = sorted(p.stem for p in ROOT.glob("*.py"))

@@ -360,6 +360,12 @@ def apply(state: GroupState, fn, *args):
     return fn(state, *args)
 
 
+def each_partition(state: GroupState, fn, *args):
+    """Extension point: ``fn(shard, row_state, *args) -> small`` for every
+    partition in turn (``each_shard``); the state is left as it is."""
+    return state, [fn(shard, row, *args) for shard, row in each_shard(state.shards, state.rows)]
+
+
 def merge_metrics(learner, partials) -> list:
     """Per metric of ``learner.metrics``, its partials (one list per shard or group) merged."""
     return [m.merge([p[i] for p in partials]) for i, m in enumerate(learner.metrics)]

@@ -331,6 +331,17 @@ class Engine:
         (out,) = self.ex.run([Op(TRAIN, _group.apply, (fn, *args), BOTH)], name)
         return out
 
+    def each_partition(self, fn, name, *args) -> list:
+        """Run ``fn(shard, row_state, *args) -> small`` on every training
+        partition; return the smalls, those of each group in turn.
+
+        For a learner's passes over its rows that change nothing (AdaBoost's
+        weighted error, out-of-bag estimates): the learner writes what one
+        partition computes, the engine walks the partitions.
+        """
+        return [small for group in self.apply(_group.each_partition, name, fn, *args)
+                for small in group]
+
     def _set_keys(self):
         return [TRAIN] + [eval_key(k) for k in range(self.n_eval_sets)]
 

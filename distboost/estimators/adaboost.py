@@ -164,8 +164,7 @@ class AdaBoostClassifier(TreeEnsembleBase):
     def _round_error(self, engine, tree):
         """err_m (step 2b) and the weight sums, exactly, from the workers."""
         update = self._samme_r_update(tree, 1.0) if self.algorithm == "SAMME.R" else None
-        parts = [p for group in engine.apply(round_sums, "weighted-error", pack_trees([tree]),
-                                             update) for p in group]
+        parts = engine.each_partition(round_sums, "weighted-error", pack_trees([tree]), update)
         miss, w, wu = (exact.to_float(sum(col)) for col in zip(*parts))
         return miss / w, w, wu
 

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..engine.group import each_shard
 from ..kernels import exact, libm
 from ..kernels.common import STAT_DTYPE
 from ..kernels.fixed_point import quantize
@@ -91,16 +90,13 @@ class AdaBoostLearner:
         return stats, positions
 
 
-def round_sums(state, packed, update: AdaBoostUpdate | None):
-    """``engine.apply`` function: exact sums for err_m (Algorithm 10.1, step 2b).
+def round_sums(shard, w, packed, update: AdaBoostUpdate | None):
+    """``engine.each_partition`` function: exact sums for err_m (Algorithm 10.1, step 2b).
 
-    Returns per partition ``[sum w·I(c != T(x)), sum w, sum w·u]`` as exact
+    Returns the partition's ``[sum w·I(c != T(x)), sum w, sum w·u]`` as exact
     integers, where u is SAMME.R's unnormalized update factor (for the next
-    normalization; 0 for SAMME). The state is left as it is.
+    normalization; 0 for SAMME). ``w``: the partition's row weights.
     """
-    out = []
-    for shard, w in each_shard(state.shards, state.rows):
-        miss = tree_classes(shard, packed) != shard.y
-        u = np.zeros(1) if update is None else w * libm.exp(samme_r_exponent(shard, update))
-        out.append(exact.exact_sums([w * miss, w, u]))
-    return state, out
+    miss = tree_classes(shard, packed) != shard.y
+    u = np.zeros(1) if update is None else w * libm.exp(samme_r_exponent(shard, update))
+    return exact.exact_sums([w * miss, w, u])

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from ..engine.group import each_shard
 from ..kernels import exact
 from ..kernels.common import STAT_DTYPE
 from ..kernels.fixed_point import quantize
@@ -139,26 +138,26 @@ def _add_out_of_bag(leaf_ids, counts, values, total, n_oob):
                     total[i, j] += values[leaf_ids[t, i], j]
 
 
-def out_of_bag_results(state, regression: bool):
-    """``engine.apply`` function: per partition, out-of-bag predictions and sums.
+def out_of_bag_result(shard, row, regression: bool):
+    """``engine.each_partition`` function: the partition's out-of-bag
+    predictions and sums.
 
-    Returns per partition ``(first_row, prediction (n_rows, n_out) with NaN
-    for rows never out of bag, exact sums)``: for classification
-    ``[sum w·correct, sum w]``; for regression ``[sum w·(y - pred)^2, sum w,
-    sum w·y, sum w·y^2]``, over rows with at least one out-of-bag tree.
+    ``row``: the partition's ``(total, n_oob)``. Returns ``(first_row,
+    prediction (n_rows, n_out) with NaN for rows never out of bag, exact
+    sums)``: for classification ``[sum w·correct, sum w]``; for regression
+    ``[sum w·(y - pred)^2, sum w, sum w·y, sum w·y^2]``, over rows with at
+    least one out-of-bag tree.
     """
-    out = []
-    for shard, (total, n_oob) in each_shard(state.shards, state.rows):
-        seen = n_oob > 0
-        with np.errstate(invalid="ignore", divide="ignore"):
-            pred = total / n_oob[:, None]
-        pred[~seen] = np.nan
-        w = np.where(seen, shard.w, 0.0)
-        if regression:
-            p = np.where(seen, pred[:, 0], 0.0)
-            sums = exact.exact_sums([w * (shard.y - p) ** 2, w, w * shard.y, w * shard.y**2])
-        else:
-            correct = np.argmax(np.where(seen[:, None], pred, 0.0), axis=1) == shard.y
-            sums = exact.exact_sums([w * correct, w])
-        out.append((shard.first_row, pred, sums))
-    return state, out
+    total, n_oob = row
+    seen = n_oob > 0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        pred = total / n_oob[:, None]
+    pred[~seen] = np.nan
+    w = np.where(seen, shard.w, 0.0)
+    if regression:
+        p = np.where(seen, pred[:, 0], 0.0)
+        sums = exact.exact_sums([w * (shard.y - p) ** 2, w, w * shard.y, w * shard.y**2])
+    else:
+        correct = np.argmax(np.where(seen[:, None], pred, 0.0), axis=1) == shard.y
+        sums = exact.exact_sums([w * correct, w])
+    return shard.first_row, pred, sums

@@ -25,7 +25,7 @@ from ..learners.bagged import (
     MAX_MULTIPLICITY,
     BaggedTreesLearner,
     OutOfBagBatch,
-    out_of_bag_results,
+    out_of_bag_result,
 )
 from .loop import RoundSpec, train
 
@@ -194,8 +194,7 @@ def _node_features(spec, first_tree):
 
 
 def _out_of_bag(engine, regression: bool) -> OutOfBag:
-    parts = [p for group in engine.apply(out_of_bag_results, "out-of-bag", regression)
-             for p in group]
+    parts = engine.each_partition(out_of_bag_result, "out-of-bag", regression)
     parts.sort(key=lambda p: p[0])
     prediction = np.concatenate([p[1] for p in parts])
     sums = [sum(col) for col in zip(*(p[2] for p in parts))]
