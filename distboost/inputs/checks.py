@@ -474,13 +474,18 @@ def check_predict_X(est, X):
             return X
         # fitted on an array: columns count by position, whatever their names
         return check_predict_X(est, X.to_numpy())
-    missing = [n for n in names if n not in {str(c) for c in X.columns}]
+    _check_no_missing_features(est, names, X.columns)
+    return X
+
+
+def _check_no_missing_features(est, names, columns) -> None:
+    """Refuse columns that lack one of the features ``est`` was trained on."""
+    missing = [n for n in names if n not in {str(c) for c in columns}]
     if missing:
         raise ValueError(
             f"X is missing feature column(s) {missing[:10]} that {type(est).__name__} was "
             f"trained on (features {list(names)[:10]}{'...' if len(names) > 10 else ''})"
         )
-    return X
 
 
 def check_dask_X(est, X):
@@ -492,12 +497,7 @@ def check_dask_X(est, X):
         check_columns(X.columns)
         names = getattr(est, "feature_names_in_", None)
         if names is not None:
-            missing = [n for n in names if n not in {str(c) for c in X.columns}]
-            if missing:
-                raise ValueError(
-                    f"X is missing feature column(s) {missing[:10]} that "
-                    f"{type(est).__name__} was trained on"
-                )
+            _check_no_missing_features(est, names, X.columns)
             return X
         ncols = len(X.columns)
     if X.ndim != 2:
