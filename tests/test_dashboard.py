@@ -9,8 +9,8 @@ from bokeh.client import pull_session
 
 import distboost as db
 from distboost.dashboard import PAGE, summary_html
+from distboost.dashboard.fit_log import FitLog
 from distboost.training.events import TOPIC
-from distboost.training.fit_log import FitLog
 
 
 def url(client, path):

@@ -2,4 +2,4 @@
 rounds of gradient boosting (``booster``, with its line search, order
 statistics and objectives) and of forests (``tree_batch``; AdaBoost's rounds
 sit with its estimator), and the events a fit reports (``events``, read back
-by ``fit_log``)."""
+by ``dashboard.fit_log``)."""

@@ -22,9 +22,9 @@ import math
 
 from distributed.diagnostics.plugin import SchedulerPlugin
 
-from .engine import dask_internals
-from .training.events import TOPIC
-from .training.fit_log import SPLIT, FitLog, FitView
+from ..engine import dask_internals
+from ..training.events import TOPIC
+from .fit_log import SPLIT, FitLog, FitView
 
 PAGE = "/distboost"
 PRELOAD = "distboost.dashboard"
