@@ -5,11 +5,14 @@ daily pipeline with its process-based LocalCluster)."""
 
 try:
     import _flows_fixtures as fx
+    import _postgres
 except ImportError:  # tests/ imported as a package
     from tests import _flows_fixtures as fx
+    from tests import _postgres
 
 import contextlib
 import importlib
+import json
 import os
 import re
 import shutil
@@ -17,6 +20,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 
 import pytest
 import tomllib
@@ -168,14 +172,14 @@ def _fresh_environment(home):
     return env
 
 
-def _copy_of_the_repository(root):
+def _copy_of_the_repository(root, n_rows=500):
     """flows/ and deploy/ (distboost itself is installed) with a small data/raw."""
     ignore = shutil.ignore_patterns("__pycache__")
     for name in ("flows", "deploy"):
         shutil.copytree(fx.REPO / name, root / name, ignore=ignore)
     from distboost.demo_data import make_dataset, write_csv_files
 
-    write_csv_files(make_dataset("hastie", 500), root / "data" / "raw", n_files=2)
+    write_csv_files(make_dataset("hastie", n_rows), root / "data" / "raw", n_files=2)
     return root
 
 
@@ -210,3 +214,135 @@ def test_the_loopback_recipe_runs_as_written(tmp_path):
     assert (root / "runs" / "daily" / "report" / "report.html").is_file()
     assert (root / "runs" / "daily" / "model" / "model.json").is_file()
     assert (root / "runs" / "x" / "schema.json").is_file()
+
+
+# ------------------------------------------------- on a real PostgreSQL database
+TINY_RUN = {  # the daily deployment's own parameters, plus a small, quick fit
+    "params": {"n_estimators": 3, "max_depth": 2},
+    "shap_rows": 50,
+    "cluster": {"n_workers": 1, "processes": False, "dashboard_address": None},
+}
+
+
+def _started(command, env, cwd, log):
+    """A process in a session of its own, its output in ``log`` (not a pipe)."""
+    with open(log, "w") as out:
+        return subprocess.Popen(command, env=env, cwd=cwd, stdout=out, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+
+
+def _stop_group(process):
+    """SIGTERM to the process group, SIGKILL to whatever is left after 20 s."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        pass
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+
+
+def _prefect_server(stack, env, cwd, log):
+    """``prefect server start`` as deploy/ runs it, stopped when ``stack`` closes;
+    its API URL once it answers."""
+    import httpx
+
+    port = _free_port()
+    server = _started(["prefect", "server", "start", "--host", "127.0.0.1", "--port",
+                       str(port)], env, cwd, log)
+    stack.callback(_stop_group, server)
+    api = f"http://127.0.0.1:{port}/api"
+    for _ in range(240):
+        assert server.poll() is None, log.read_text()
+        with contextlib.suppress(httpx.HTTPError):
+            if httpx.get(f"{api}/health", timeout=2).status_code == 200:
+                return api
+        time.sleep(0.5)
+    raise AssertionError(f"no Prefect API at {api} after 120 s:\n{log.read_text()}")
+
+
+def _daily_runs(api):
+    """The daily deployment (with its schedules) and its flow runs, from the API."""
+    import httpx
+
+    deployment = httpx.get(f"{api}/deployments/name/distboost-pipeline/daily", timeout=30)
+    deployment.raise_for_status()
+    runs = httpx.post(f"{api}/flow_runs/filter", timeout=30, json={
+        "deployments": {"id": {"any_": [deployment.json()["id"]]}}})
+    runs.raise_for_status()
+    return deployment.json(), runs.json()
+
+
+def _states_in_the_database(pg):
+    """(deployment name, state type) of every flow run, read from PostgreSQL itself."""
+    import asyncio
+
+    import asyncpg
+
+    async def read():
+        connection = await asyncpg.connect(pg.url("postgresql"))
+        try:
+            return await connection.fetch(
+                "SELECT d.name, r.state_type FROM flow_run r JOIN deployment d "
+                "ON r.deployment_id = d.id")
+        finally:
+            await connection.close()
+
+    return [(name, str(state)) for name, state in asyncio.run(read())]
+
+
+@pytest.mark.slow
+@pytest.mark.postgres
+@pytest.mark.timeout(300)
+def test_daily_deployment_completes_on_postgresql(tmp_path):
+    """Prefect's production set-up on loopback: a Prefect server on a real
+    PostgreSQL, deploy/setup.sh (wait for the API, make the pool, deploy), a
+    process worker, the daily deployment run to Completed; then the server
+    restarted with an empty home finds the deployment, its schedule and the run
+    in the database."""
+    if (reason := _postgres.missing()) is not None:
+        pytest.skip(reason)
+    root = _copy_of_the_repository(tmp_path / "repo", n_rows=300)
+    env = _fresh_environment(tmp_path / "home")
+    env.update(DO_NOT_TRACK="1", PREFECT_SERVER_ANALYTICS_ENABLED="false",
+               PREFECT_UI_ENABLED="false", PREFECT_HOME=str(tmp_path / "home" / "prefect"))
+    with _postgres.running() as pg, contextlib.ExitStack() as stack:
+        env["PREFECT_API_DATABASE_CONNECTION_URL"] = pg.url()
+        with contextlib.ExitStack() as first_server:
+            env["PREFECT_API_URL"] = _prefect_server(first_server, env, root,
+                                                     tmp_path / "server.log")
+            setup = subprocess.run(["sh", "deploy/setup.sh"], env=env, cwd=root,
+                                   capture_output=True, text=True, timeout=120)
+            assert setup.returncode == 0, setup.stdout + setup.stderr
+            worker = _started(["prefect", "worker", "start", "--pool", POOL], env, root,
+                              tmp_path / "worker.log")
+            stack.callback(_stop_group, worker)
+            run = subprocess.run(
+                ["prefect", "deployment", "run", "distboost-pipeline/daily", "--watch",
+                 "--params", json.dumps(TINY_RUN)],
+                env=env, cwd=root, capture_output=True, text=True, timeout=200)
+            assert "Flow run finished successfully in 'Completed'" in run.stdout, (
+                run.stdout + run.stderr + (tmp_path / "worker.log").read_text())
+        assert ("daily", "COMPLETED") in _states_in_the_database(pg)
+        # a new server on the same database, with a home it has never seen
+        env["PREFECT_HOME"] = str(tmp_path / "home" / "prefect-after-restart")
+        api = _prefect_server(stack, env, root, tmp_path / "server-restarted.log")
+        deployment, runs = _daily_runs(api)
+        assert [s["schedule"]["cron"] for s in deployment["schedules"]] == ["0 3 * * *"]
+        assert "COMPLETED" in {r["state_type"] for r in runs}
+        assert "SCHEDULED" in {r["state_type"] for r in runs}  # the next 03:00 UTC runs
+    assert (root / "runs" / "daily" / "report" / "report.html").is_file()
+
+
+def test_setup_fails_loudly_without_a_server(tmp_path):
+    """deploy/setup.sh gives up, saying why, when the Prefect API does not answer
+    (no ``work-pool create ... || true`` that hides it)."""
+    env = _fresh_environment(tmp_path)
+    env.update(PREFECT_API_URL=f"http://127.0.0.1:{_free_port()}/api", PREFECT_SETUP_TIMEOUT="2")
+    setup = subprocess.run(["sh", str(DEPLOY / "setup.sh")], env=env, cwd=fx.REPO,
+                           capture_output=True, text=True, timeout=60)
+    assert setup.returncode == 1
+    assert "did not answer within 2 s" in setup.stderr
+    assert "deploy" not in setup.stdout
