@@ -307,7 +307,8 @@ def test_daily_deployment_completes_on_postgresql(tmp_path):
     root = _copy_of_the_repository(tmp_path / "repo", n_rows=300)
     env = _fresh_environment(tmp_path / "home")
     env.update(DO_NOT_TRACK="1", PREFECT_SERVER_ANALYTICS_ENABLED="false",
-               PREFECT_UI_ENABLED="false", PREFECT_HOME=str(tmp_path / "home" / "prefect"))
+               PREFECT_UI_ENABLED="false", PREFECT_HOME=str(tmp_path / "home" / "prefect"),
+               PREFECT_WORKER_QUERY_SECONDS="1")  # the worker's poll: 10 s by default
     with _postgres.running() as pg, contextlib.ExitStack() as stack:
         env["PREFECT_API_DATABASE_CONNECTION_URL"] = pg.url()
         with contextlib.ExitStack() as first_server:
@@ -321,7 +322,7 @@ def test_daily_deployment_completes_on_postgresql(tmp_path):
             stack.callback(_stop_group, worker)
             run = subprocess.run(
                 ["prefect", "deployment", "run", "distboost-pipeline/daily", "--watch",
-                 "--params", json.dumps(TINY_RUN)],
+                 "--watch-interval", "1", "--params", json.dumps(TINY_RUN)],
                 env=env, cwd=root, capture_output=True, text=True, timeout=200)
             assert "Flow run finished successfully in 'Completed'" in run.stdout, (
                 run.stdout + run.stderr + (tmp_path / "worker.log").read_text())
