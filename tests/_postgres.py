@@ -114,7 +114,7 @@ def _wait_until_ready(bin_dir: Path, pg: Postgres, server: subprocess.Popen, log
                       timeout: float) -> None:
     deadline = time.monotonic() + timeout
     ready = [str(bin_dir / "pg_isready"), "-q", "-h", "127.0.0.1", "-p", str(pg.port)]
-    while subprocess.run(ready).returncode != 0:
+    while subprocess.run(ready, check=False).returncode != 0:
         if server.poll() is not None or time.monotonic() > deadline:
             raise RuntimeError(f"PostgreSQL did not start on port {pg.port}:\n"
                                f"{log.read_text()}")
