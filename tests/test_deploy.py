@@ -350,6 +350,28 @@ def _copy_of_the_repository(root, n_rows=500):
     return root
 
 
+def _still_running(group, wait=30):
+    """The command lines of the processes of ``group`` that have not exited within
+    ``wait`` seconds (the last ones may still be on their way out)."""
+    for _ in range(int(wait * 2)):
+        members = [p for p in os.listdir("/proc") if p.isdigit() and _group_of(p) == group]
+        if not members:
+            return []
+        time.sleep(0.5)
+    return [_command_line(p) for p in members]
+
+
+def _group_of(pid):
+    with contextlib.suppress(OSError):
+        return os.getpgid(int(pid))
+
+
+def _command_line(pid):
+    with contextlib.suppress(OSError), open(f"/proc/{pid}/cmdline", "rb") as f:
+        return f.read().replace(b"\0", b" ").decode(errors="replace")
+    return pid
+
+
 @pytest.mark.slow
 def test_the_loopback_recipe_runs_as_written(tmp_path):
     """deploy/README.md's recipe: server, process pool, deploy, process worker, and
@@ -358,7 +380,7 @@ def test_the_loopback_recipe_runs_as_written(tmp_path):
     home = tmp_path / "home"
     home.mkdir()
     script = loopback_recipe().replace("4200", str(_free_port()))
-    assert script.count("--watch") == 2 and "--pool distboost-process &" in script
+    assert script.count("--watch") == 2 and "--pool distboost-process) &" in script
     log = tmp_path / "recipe.log"
     with log.open("w") as out:  # not a pipe: the server and worker would hold it open
         recipe = subprocess.Popen(
@@ -371,11 +393,13 @@ def test_the_loopback_recipe_runs_as_written(tmp_path):
         )
         try:
             recipe.wait(timeout=720)
+            left = _still_running(recipe.pid)
         finally:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(recipe.pid, signal.SIGKILL)  # whatever the recipe left running
     output = log.read_text()
     assert recipe.returncode == 0, output
+    assert not left, f"the recipe left running: {left}\n{output}"
     assert output.count("Flow run finished successfully in 'Completed'") == 2, output
     assert "No flow runs found" not in output  # the daily schedule made its runs
     assert (root / "runs" / "daily" / "report" / "report.html").is_file()
