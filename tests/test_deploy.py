@@ -445,13 +445,13 @@ def _prefect_server(stack, env, cwd, log):
                        str(port)], env, cwd, log)
     stack.callback(_stop_group, server)
     api = f"http://127.0.0.1:{port}/api"
-    for _ in range(240):
+    for _ in range(600):  # a guard against a hang, not a time limit: 5 minutes
         assert server.poll() is None, log.read_text()
         with contextlib.suppress(httpx.HTTPError):
             if httpx.get(f"{api}/health", timeout=2).status_code == 200:
                 return api
         time.sleep(0.5)
-    raise AssertionError(f"no Prefect API at {api} after 120 s:\n{log.read_text()}")
+    raise AssertionError(f"no Prefect API at {api} after 5 minutes:\n{log.read_text()}")
 
 
 def _daily_runs(api):
@@ -486,7 +486,6 @@ def _states_in_the_database(pg):
 
 @pytest.mark.slow
 @pytest.mark.postgres
-@pytest.mark.timeout(300)
 def test_daily_deployment_completes_on_postgresql(tmp_path):
     """Prefect's production set-up on loopback: a Prefect server on a real
     PostgreSQL, deploy/setup.sh (wait for the API, make the pool, deploy), a
@@ -506,7 +505,7 @@ def test_daily_deployment_completes_on_postgresql(tmp_path):
             env["PREFECT_API_URL"] = _prefect_server(first_server, env, root,
                                                      tmp_path / "server.log")
             setup = subprocess.run(["sh", "deploy/setup.sh"], env=env, cwd=root,
-                                   capture_output=True, text=True, timeout=120, check=False)
+                                   capture_output=True, text=True, timeout=600, check=False)
             assert setup.returncode == 0, setup.stdout + setup.stderr
             worker = _started(["prefect", "worker", "start", "--pool", POOL], env, root,
                               tmp_path / "worker.log")
@@ -514,7 +513,7 @@ def test_daily_deployment_completes_on_postgresql(tmp_path):
             run = subprocess.run(
                 ["prefect", "deployment", "run", "distboost-pipeline/daily", "--watch",
                  "--watch-interval", "1", "--params", json.dumps(TINY_RUN)],
-                env=env, cwd=root, capture_output=True, text=True, timeout=200, check=False)
+                env=env, cwd=root, capture_output=True, text=True, timeout=600, check=False)
             assert "Flow run finished successfully in 'Completed'" in run.stdout, (
                 run.stdout + run.stderr + (tmp_path / "worker.log").read_text())
         assert ("daily", "COMPLETED") in _states_in_the_database(pg)
