@@ -92,6 +92,51 @@ def read_file(path: str, fmt: str, nrows: int | None = None) -> pd.DataFrame:
 
 
 # ---------------------------------------------------------------------- typing
+_WHOLE = r"-?(?:0|[1-9]\d{0,17})"
+"""A whole number as text that reads back the same (no leading zeros, fits int64)."""
+
+
+def text_kind(column: pd.Series) -> str:
+    """How a passed-through CSV column (an identifier) is read: "integer" if
+    every value in ``column`` (its first rows) is a whole number written
+    plainly, "float" if every value is a number, else "text" (so ``00123``
+    stays text). A column typed already (Parquet) gets ""."""
+    if not (column.dtype == object or pd.api.types.is_string_dtype(column.dtype)):
+        return ""
+    values = column.dropna().astype(str)
+    if values.str.fullmatch(_WHOLE).all():
+        return "integer"
+    padded = values.str.match(r"-?0\d").any()
+    if not padded and pd.to_numeric(values, errors="coerce").notna().all():
+        return "float"
+    return "text"
+
+
+def from_text(column: pd.Series, kind: str, path: str, first_row: int = 0) -> pd.Series:
+    """A passed-through column read as ``kind`` (``text_kind``): nullable Int64,
+    float64, text, or as stored for "".
+
+    Raises
+    ------
+    DataError
+        Naming the column, the file and the row of a value that is not of the
+        kind the column's first rows had.
+    """
+    if kind in ("", "text"):
+        return column
+    text = column.astype(object).where(column.notna(), None)
+    values = pd.to_numeric(text, errors="coerce")
+    bad = text.notna().to_numpy() & values.isna().to_numpy()
+    if kind == "integer":
+        bad |= text.notna().to_numpy() & ~text.astype(str).str.fullmatch(_WHOLE).to_numpy()
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise DataError(f"column {column.name!r} of {path} held {kind} values in the first rows "
+                        f"read, but {text.iloc[i]!r} at data row {first_row + i + 1}; make its "
+                        f"values alike (or write the file as Parquet, typed)")
+    return values.astype("Int64") if kind == "integer" else values.astype(np.float64)
+
+
 def _numeric(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     """Float64 values and a mask of the entries that were not numbers."""
     if pd.api.types.is_bool_dtype(column.dtype) or pd.api.types.is_numeric_dtype(column.dtype):
