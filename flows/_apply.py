@@ -36,8 +36,8 @@ def check_columns(path: str, fmt: str, features: list[Feature], keep: list[str],
                   taken: list[str]) -> dict[str, str]:
     """The first input file holds the model's features and the ``keep`` columns,
     and no kept column takes an output column's name. Returns the kind each
-    kept column of CSV input is read as (``flows._tabular.text_kind``; "" for
-    Parquet: as stored).
+    kept column is read as (``flows._tabular.text_kind``: "typed" for Parquet,
+    as stored).
 
     Raises
     ------
@@ -58,7 +58,7 @@ def check_columns(path: str, fmt: str, features: list[Feature], keep: list[str],
     if unknown:
         raise DataError(f"--keep names column(s) {unknown} that {path} does not have; its "
                         f"columns are {columns}")
-    return {c: text_kind(head[c]) if fmt == "csv" else "" for c in keep}
+    return {c: text_kind(head[c]) for c in keep}
 
 
 def typed_features(raw: pd.DataFrame, features: list[Feature], path: str,
@@ -158,7 +158,7 @@ def apply_file(est: Any, path: str, fmt: str, features: list[Feature], keep: dic
 def _passed(raw: pd.DataFrame, keep: dict[str, str], path: str, first_row: int) -> pd.DataFrame:
     columns = {}
     for name, kind in keep.items():
-        columns[name] = from_text(raw[name], kind, path, first_row) if kind else raw[name]
+        columns[name] = from_text(raw[name], kind, path, first_row)
     return pd.DataFrame(columns, index=raw.index).reset_index(drop=True)
 
 

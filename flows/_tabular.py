@@ -100,9 +100,9 @@ def text_kind(column: pd.Series) -> str:
     """How a passed-through CSV column (an identifier) is read: "integer" if
     every value in ``column`` (its first rows) is a whole number written
     plainly, "float" if every value is a number, else "text" (so ``00123``
-    stays text). A column typed already (Parquet) gets ""."""
+    stays text). A column typed already (Parquet) is kept "typed"."""
     if not (column.dtype == object or pd.api.types.is_string_dtype(column.dtype)):
-        return ""
+        return "typed"
     values = column.dropna().astype(str)
     if values.str.fullmatch(_WHOLE).all():
         return "integer"
@@ -114,7 +114,7 @@ def text_kind(column: pd.Series) -> str:
 
 def from_text(column: pd.Series, kind: str, path: str, first_row: int = 0) -> pd.Series:
     """A passed-through column read as ``kind`` (``text_kind``): nullable Int64,
-    float64, text, or as stored for "".
+    float64, text, or as stored ("typed").
 
     Raises
     ------
@@ -122,7 +122,7 @@ def from_text(column: pd.Series, kind: str, path: str, first_row: int = 0) -> pd
         Naming the column, the file and the row of a value that is not of the
         kind the column's first rows had.
     """
-    if kind in ("", "text"):
+    if kind in ("typed", "text"):
         return column
     text = column.astype(object).where(column.notna(), None)
     values = pd.to_numeric(text, errors="coerce")
@@ -185,6 +185,17 @@ def typed_frame(raw: pd.DataFrame, schema: PreparedSchema) -> tuple[pd.DataFrame
     return pd.DataFrame(out, index=raw.index).reset_index(drop=True), bad
 
 
+def with_ids(frame: pd.DataFrame, raw: pd.DataFrame, schema: PreparedSchema,
+             path: str, first_row: int = 0) -> pd.DataFrame:
+    """``frame`` followed by the schema's identifier columns of ``raw``, read as
+    their kinds (``from_text``): carried beside the data, never features, and
+    not in the row hash that splits the rows (a row's split does not depend on
+    its id)."""
+    ids = {name: from_text(raw[name], kind, path, first_row).reset_index(drop=True)
+           for name, kind in (schema.ids or {}).items()}
+    return frame.assign(**ids) if ids else frame
+
+
 def with_categories(frame: pd.DataFrame, schema: PreparedSchema) -> pd.DataFrame:
     """Categorical columns as pandas categories with the schema's categories."""
     frame = frame.copy()
@@ -243,7 +254,7 @@ def write_file_splits(
             frame, _ = typed_frame(raw, schema)
             labels = split_labels(row_uniforms(frame, seed), fractions["validation"],
                                   fractions["test"])
-            frame = with_categories(frame, schema)
+            frame = with_categories(with_ids(frame, raw, schema, path), schema)
             for i, name in enumerate(SPLITS):
                 part = frame[labels == i]
                 if len(part):

@@ -115,6 +115,12 @@ def _prepare_options(parser: argparse.ArgumentParser) -> None:
         metavar="COLUMN",
         help="columns to leave out (identifiers, leaks)",
     )
+    parser.add_argument("--id", nargs="+", default=[], dest="id_columns", metavar="COLUMN",
+                        help="identifier columns: kept in the prepared data beside the "
+                        "features, never features (predict --keep passes them through)")
+    parser.add_argument("--feature", nargs="+", default=[], dest="feature_columns",
+                        metavar="COLUMN",
+                        help="columns that look like identifiers to use as features anyway")
     parser.add_argument("--validation-fraction", type=float, default=0.15,
                         help="share of the rows in the validation split")
     parser.add_argument("--test-fraction", type=float, default=0.15,

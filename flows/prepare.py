@@ -75,12 +75,14 @@ def _fractions(validation: float, test: float) -> dict[str, float]:
 
 @task(name="inspect-source", cache_policy=NO_CACHE)
 def inspect_source(
-    source: str, target: str, task_kind: str, categorical: list[str], drop: list[str]
+    source: str, target: str, task_kind: str, categorical: list[str], drop: list[str],
+    id_columns: list[str] | None = None, feature_columns: list[str] | None = None,
 ) -> tuple[str, list[str], PreparedSchema]:
     """List the input files and infer the schema from the first one."""
     fmt, files = list_source_files(source)
     head = read_file(files[0], fmt, nrows=2000)
-    schema = infer_data_schema(head, files[0], target, task_kind, categorical, drop)
+    schema = infer_data_schema(head, files[0], target, task_kind, categorical, drop,
+                               id_columns, feature_columns)
     return fmt, files, schema.model_copy(update={"source": source})
 
 
@@ -252,6 +254,8 @@ def prepare(
     task: str = "auto",
     categorical: list[str] | None = None,
     drop: list[str] | None = None,
+    id_columns: list[str] | None = None,
+    feature_columns: list[str] | None = None,
     validation_fraction: float = 0.15,
     test_fraction: float = 0.15,
     seed: int = 0,
@@ -275,7 +279,15 @@ def prepare(
     task : {"auto", "classification", "regression"}
         "auto": classification for text labels or few distinct integers.
     categorical, drop : list of str
-        Columns to treat as categories / to leave out (e.g. identifiers).
+        Columns to treat as categories / to leave out.
+    id_columns : list of str
+        Identifiers: carried into the splits beside the features, never
+        features (``distboost predict --keep`` passes them through). A column
+        that looks like one (named like ``id``, ``*_id``, ``uuid``, ``key``,
+        or a different whole number or text in every row) is refused unless
+        named here, in ``drop``, ``categorical`` or ``feature_columns``.
+    feature_columns : list of str
+        Columns that look like identifiers to use as features all the same.
     validation_fraction, test_fraction : float
     seed : int
         Seed of the split hash.
@@ -304,7 +316,8 @@ def prepare(
     fractions = _fractions(validation_fraction, test_fraction)
     if batch_rows < 1:
         raise ValueError(f"batch_rows must be >= 1; got {batch_rows}")
-    fmt, files, schema = inspect_source(source, target, task, categorical or [], drop or [])
+    fmt, files, schema = inspect_source(source, target, task, categorical or [], drop or [],
+                                        id_columns, feature_columns)
     logger.info("reading %d %s file(s) from %s", len(files), fmt, source)
     staging = out.with_name(f".{out.name}.partial-{uuid.uuid4().hex[:8]}")
     with dask_client(scheduler, cluster) as client:

@@ -135,8 +135,8 @@ def test_unknown_keep_column_fails_at_once(data, tmp_path, capsys):
 
 
 @pytest.mark.parametrize("argv, pattern", [
-    (["--keep", "prediction"], r"--keep column\(s\) \['prediction'\] would share a name with "
-                               r"the output's own column"),
+    (["--keep", "prediction"], (r"--keep column\(s\) \['prediction'\] would share a name "
+                                r"with the output's own column")),
     (["--out", "OUT.csv"], r"OUT.csv already exists; pass --force"),
 ], ids=["keep clashes with the output", "existing CSV output"])
 def test_refusals_before_any_work(argv, pattern, data, tmp_path, capsys):
@@ -171,3 +171,55 @@ def test_not_a_number_in_a_feature_is_named(prefect_harness, scheduler, data, tm
     assert re.search(r"column 'x1' of .*rows.csv holds 'n/a\?' at data row 121, which is not "
                      r"a number", err), err
     assert not (tmp_path / "p.csv").exists()
+
+
+def _prepare(data, out, *extra) -> list[str]:
+    return ["prepare", str(data["root"] / "csv"), "--out", str(out), "--target", "y",
+            "--categorical", "colour", "region", "--drop", "zip", *extra]
+
+
+def test_prepare_refuses_an_id_column_unless_told(prefect_harness, data, tmp_path, capsys):
+    assert cli.main(_prepare(data, tmp_path / "data")) == 1
+    err = capsys.readouterr().err
+    assert ("column 'id' looks like an identifier (its name 'id'); as a feature a model would "
+            "learn the rows by heart: pass --id id to carry it beside the data") in err, err
+    assert "--drop id to leave it out, or --feature id to use it as a feature" in err
+    assert not (tmp_path / "data").exists()
+
+
+def test_identifier_by_values():
+    from flows._schema import identifier_reason
+
+    rows = pd.Series(np.arange(40) * 3 + 7, name="account")
+    assert identifier_reason(rows) == "a different value in each of the first 40 rows"
+    assert identifier_reason(rows.astype(str).rename("ref")) is not None
+    assert identifier_reason(pd.Series(np.linspace(0, 1, 40), name="x")) is None  # measurements
+    assert identifier_reason(pd.Series(np.arange(40) % 5, name="n")) is None
+    assert identifier_reason(rows[:10]) is None  # too few rows to tell
+
+
+def test_prepared_id_is_carried_not_trained_then_joins(prefect_harness, scheduler, data,
+                                                       tmp_path):
+    """``prepare --id id``: the id is in every split, not a feature; ``predict --keep id``
+    on the test split joins back to the raw rows, each prediction the model's."""
+    from flows._data import load_split
+    from flows._prepared import read_schema
+
+    prepared = tmp_path / "data"
+    assert _cli(_prepare(data, prepared, "--id", "id"), scheduler) == 0
+    schema = read_schema(prepared)
+    assert schema.ids == {"id": "integer"} and "id" not in schema.feature_names
+    X, _ = load_split(prepared, "train", schema)
+    assert "id" not in X.columns  # training never sees it
+    splits = [pd.read_parquet(prepared / s) for s in ("train", "validation", "test")]
+    ids = pd.concat([s["id"] for s in splits])
+    assert sorted(ids) == sorted(data["frame"]["id"]) and str(ids.dtype) == "Int64"
+    out = tmp_path / "pred"
+    argv = ["predict", data["path"], str(prepared / "test"), "--out", str(out), "--keep", "id"]
+    assert _cli(argv, scheduler) == 0
+    written = pd.concat([pd.read_parquet(p) for p in sorted(out.glob("*.parquet"))])
+    assert len(written) == schema.split_rows["test"] == len(splits[2])
+    joined = data["frame"].astype({"id": "Int64"}).merge(written, on="id", suffixes=("", "_out"),
+                                                         validate="one_to_one")
+    assert len(joined) == len(written)
+    np.testing.assert_array_equal(joined["prediction_out"], joined["prediction"])
