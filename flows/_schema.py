@@ -117,20 +117,23 @@ MIN_ID_ROWS = 20
 
 def identifier_reason(column: pd.Series) -> str | None:
     """Why a column looks like an identifier, or None: its name (``ID_NAMES``),
-    or one distinct value in each of at least ``MIN_ID_ROWS`` rows, all whole
-    numbers or text (distinct measurements, e.g. floats, are not identifiers)."""
+    or one distinct value in each of at least ``MIN_ID_ROWS`` rows, all
+    integers (an integer dtype, or text like ``1042``) or all text that is not
+    a number; distinct measurements (floats, even ``3.0``) are not identifiers."""
     name = str(column.name)
     if ID_NAMES.fullmatch(name):
         return f"its name {name!r}"
     values = column.dropna()
     if len(values) < MIN_ID_ROWS or len(values) < len(column) or not values.is_unique:
         return None
-    numbers = pd.to_numeric(values, errors="coerce")
-    whole = numbers.notna().all() and bool(np.all(np.asarray(numbers) % 1 == 0))
-    text = numbers.isna().all()
-    if whole or text:
-        return f"a different value in each of the first {len(values)} rows"
-    return None
+    if pd.api.types.is_bool_dtype(values.dtype) or pd.api.types.is_float_dtype(values.dtype):
+        return None
+    if not pd.api.types.is_integer_dtype(values.dtype):
+        text = values.astype(str)
+        numbers = pd.to_numeric(text, errors="coerce")
+        if numbers.notna().any() and not text.str.fullmatch(r"-?\d+").all():
+            return None
+    return f"a different value in each of the first {len(values)} rows"
 
 
 def infer_data_schema(

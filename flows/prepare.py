@@ -278,16 +278,10 @@ def prepare(
         Name of the column to predict.
     task : {"auto", "classification", "regression"}
         "auto": classification for text labels or few distinct integers.
-    categorical, drop : list of str
-        Columns to treat as categories / to leave out.
-    id_columns : list of str
-        Identifiers: carried into the splits beside the features, never
-        features (``distboost predict --keep`` passes them through). A column
-        that looks like one (named like ``id``, ``*_id``, ``uuid``, ``key``,
-        or a different whole number or text in every row) is refused unless
-        named here, in ``drop``, ``categorical`` or ``feature_columns``.
-    feature_columns : list of str
-        Columns that look like identifiers to use as features all the same.
+    categorical, drop, id_columns, feature_columns : list of str
+        Columns to treat as categories / to leave out / to carry beside the
+        features, never features (identifiers) / to use as features though they
+        look like identifiers (``_schema.identifier_reason``; refused else).
     validation_fraction, test_fraction : float
     seed : int
         Seed of the split hash.
@@ -296,12 +290,8 @@ def prepare(
         a model with another ``max_bins`` computes its own bins).
     overwrite : bool
         Replace an existing prepared folder.
-    scheduler : str, optional
-        Dask scheduler address; default: start a LocalCluster.
-    cluster : ClusterConfig, optional
-        LocalCluster settings.
-    progress : bool
-        Progress bars on stderr.
+    scheduler, cluster, progress : str, ClusterConfig, bool
+        Dask scheduler address (default: a LocalCluster with these settings); bars.
     batch_rows : int
         Rows of an input file a worker reads at a time (its memory for the
         file is about this many rows); the output does not depend on it.
@@ -322,13 +312,11 @@ def prepare(
     staging = out.with_name(f".{out.name}.partial-{uuid.uuid4().hex[:8]}")
     with dask_client(scheduler, cluster) as client:
         address = client.scheduler.address
-        schema, stats = _scan(address, fmt, files, schema, seed, fractions, progress,
-                                        batch_rows)
+        schema, stats = _scan(address, fmt, files, schema, seed, fractions, progress, batch_rows)
         staging.mkdir(parents=True)
         try:
-            rows, sample = write_splits(
-                address, fmt, files, schema, seed, fractions, str(staging), progress, batch_rows
-            )
+            rows, sample = write_splits(address, fmt, files, schema, seed, fractions,
+                                        str(staging), progress, batch_rows)
             schema = schema.model_copy(update={"seed": seed, "fractions": fractions,
                                                "split_rows": rows, "files": files})
             _publish(staging, out, schema, stats, bin_edges(schema, sample, max_bins))
