@@ -158,13 +158,18 @@ def write_files(scheduler: str, model: str, plan: Plan, output: str, kind: str, 
     try:
         with Client(scheduler, set_as_default=False) as client:
             check_functions(client, apply_file)
-            written = gather_with_progress(client, tasks, kind, progress)
+            written = gather_with_progress(client, tasks, f"{kind}: files", progress,
+                                           note=_rows_written)
         if csv:
             _join_csv(parts, [h for _, h in written], output)
     finally:
         if csv:
             shutil.rmtree(parts, ignore_errors=True)
     return sum(rows for rows, _ in written)
+
+
+def _rows_written(results: list) -> str:
+    return f"{sum(rows for rows, _ in results):,} rows"
 
 
 def _staging(output: str) -> Path:

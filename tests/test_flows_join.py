@@ -93,14 +93,18 @@ def test_predict_csv_to_csv_joins_back_on_id(prefect_harness, scheduler, data, t
     np.testing.assert_allclose(joined["proba_yes_out"], joined["proba_yes"], rtol=1e-12)
 
 
-def test_predict_parquet_in_batches_keeps_types(prefect_harness, scheduler, data, tmp_path):
+def test_predict_parquet_in_batches_keeps_types(prefect_harness, scheduler, data, tmp_path,
+                                                capsys):
     """Parquet in, a folder of Parquet parts out, read a few rows at a time:
-    the id keeps its integer type, so a join on it needs no conversion."""
+    the id keeps its integer type, so a join on it needs no conversion; a
+    progress bar counts the files and the rows written."""
     from flows.predict import predict
 
     out = predict(model=data["path"], data=str(data["root"] / "parquet"),
                   output=str(tmp_path / "pred"), keep=["id"], scheduler=scheduler,
-                  batch_rows=40)
+                  batch_rows=40, progress=True)
+    bar = capsys.readouterr().err
+    assert re.search(r"predict: files .* 2/2 .* 300 rows", bar), bar
     parts = sorted((tmp_path / "pred").glob("*.parquet"))
     assert [p.name for p in parts] == ["part-00000.parquet", "part-00001.parquet"]
     written = pd.concat([pd.read_parquet(p) for p in parts], ignore_index=True)
