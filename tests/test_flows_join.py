@@ -227,3 +227,14 @@ def test_prepared_id_is_carried_not_trained_then_joins(prefect_harness, schedule
                                                          validate="one_to_one")
     assert len(joined) == len(written)
     np.testing.assert_array_equal(joined["prediction_out"], joined["prediction"])
+
+
+def test_keep_id_and_prepare_options_parse():
+    parse = cli.build_parser().parse_args
+    args = parse(["predict", "m.json", "d", "--out", "o", "--keep", "id,region", "zip",
+                  "--id", "key", "--keep", "id"])
+    assert cli._kept(args) == ["id", "region", "zip", "key"]
+    assert cli._kept(parse(["explain", "m.json", "d", "--out", "o"])) == []
+    args = parse(["prepare", "raw", "--out", "d", "--target", "y", "--id", "id", "uuid",
+                  "--feature", "account"])
+    assert args.id_columns == ["id", "uuid"] and args.feature_columns == ["account"]
