@@ -238,3 +238,29 @@ def test_keep_id_and_prepare_options_parse():
     args = parse(["prepare", "raw", "--out", "d", "--target", "y", "--id", "id", "uuid",
                   "--feature", "account"])
     assert args.id_columns == ["id", "uuid"] and args.feature_columns == ["account"]
+
+
+def test_an_id_column_does_not_change_the_split(data, tmp_path):
+    """Rows split by a hash of their features and target alone: ``--id id`` and
+    ``--drop id`` put every row in the same split, the id carried beside it."""
+    from flows._schema import infer_data_schema
+    from flows._tabular import read_file, write_file_splits
+
+    path = str(data["root"] / "csv" / "part-0.csv")
+    head = read_file(path, "csv")
+    fractions = {"validation": 0.2, "test": 0.2}
+    written = {}
+    for name, how in (("with", {"id_columns": ["id"]}), ("without", {"drop": ["id"]})):
+        drop = ["zip"] + how.get("drop", [])
+        schema = infer_data_schema(head, path, "y", "auto", ["colour", "region"], drop,
+                                   how.get("id_columns"))
+        schema = schema.model_copy(update={"features": [
+            f.model_copy(update={"categories": sorted(head[f.name].unique())})
+            if f.kind == "categorical" else f for f in schema.features]})
+        counts, _ = write_file_splits(path, "csv", schema, 0, fractions, str(tmp_path / name), 0,
+                                      batch_rows=50)
+        written[name] = pd.read_parquet(tmp_path / name / "test")
+    assert counts["test"] > 0
+    pd.testing.assert_frame_equal(written["with"].drop(columns="id"), written["without"])
+    expected = data["frame"].set_index("id").loc[written["with"]["id"].astype(int)]
+    np.testing.assert_allclose(written["with"]["x1"], expected["x1"], rtol=1e-15)
