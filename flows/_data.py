@@ -85,17 +85,6 @@ def load_features(data: str | Path, features: list[Feature]) -> Any:
                               meta=_typed_features(empty_like(ddf), features))
 
 
-def predict_partition(est: Any, part: pd.DataFrame, path: str, proba: bool) -> int:
-    """Predict one partition and write it; returns its row count."""
-    frame = pd.DataFrame({"prediction": np.asarray(est.predict(part))})
-    if proba and hasattr(est, "predict_proba"):
-        p = np.asarray(est.predict_proba(part))
-        for k, c in enumerate(est.classes_):
-            frame[f"proba_{c}"] = p[:, k]
-    frame.to_parquet(path, index=False)
-    return len(frame)
-
-
 def shap_columns(est: Any, n_outputs: int) -> list[str]:
     """Column names of SHAP values: ``shap_<feature>`` and ``shap_bias`` for one
     output, ``shap_<class>_<feature>`` and ``shap_<class>_bias`` for several."""
@@ -124,13 +113,6 @@ def with_shap(part: pd.DataFrame, est: Any) -> pd.DataFrame:
     values = shap_frame(est, part) if len(part) else None
     rows = part.reset_index(drop=True)
     return rows if values is None else pd.concat([rows, values], axis=1)
-
-
-def explain_partition(est: Any, part: pd.DataFrame, path: str) -> int:
-    """Write the SHAP values of one partition's rows to Parquet; returns the row count."""
-    frame = shap_frame(est, part)
-    frame.to_parquet(path, index=False)
-    return len(frame)
 
 
 def load_bin_mapper(data: str | Path, schema: PreparedSchema | None = None) -> Any:

@@ -18,6 +18,7 @@ from flows._tabular import (
     BATCH_ROWS,
     SPLITS,
     DataError,
+    from_text,
     iter_frames,
     row_uniforms,
     split_labels,
@@ -43,6 +44,8 @@ def file_statistics(
         missing = [c for c in schema.columns_needed if c not in raw.columns]
         if missing:
             raise DataError(f"{path} has no column(s) {missing}; every file needs the same columns")
+        for name, kind in (schema.ids or {}).items():  # a value unlike the first rows': named
+            from_text(raw[name], kind, path, 0 if stats is None else stats["rows"])
         batch = batch_statistics(raw, schema, seed, fractions)
         stats = batch if stats is None else merge_statistics(stats, batch)
     return _finished(stats, path)

@@ -43,7 +43,11 @@ class PreparedSchema(BaseModel):
     """The target's values: numbers (regression), whole numbers or text (class labels)."""
     features: list[Feature]
     columns_needed: list[str]
-    """The columns read from each input file: the features, then the target."""
+    """The columns read from each input file: the features, the target, the ids."""
+    ids: dict[str, str] | None = None
+    """Identifier columns carried into the splits beside the features, never
+    features, by name: how each is read ("integer", "float" or "text" from CSV,
+    "typed" as Parquet stores it; ``flows._tabular.text_kind``)."""
     classes: list[int] | list[str] | None = None
     split_rows: dict[str, int] = {}
     seed: int | None = None
@@ -53,6 +57,10 @@ class PreparedSchema(BaseModel):
     @property
     def feature_names(self) -> list[str]:
         return [f.name for f in self.features]
+
+    @property
+    def id_names(self) -> list[str]:
+        return list(self.ids or {})
 
     @property
     def is_categorical(self) -> list[bool]:

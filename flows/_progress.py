@@ -8,7 +8,7 @@ pass ``enabled`` through from their ``progress`` parameter.
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -58,13 +58,21 @@ def progress_bar(label: str, total: int, enabled: bool = True, start: int = 0) -
 
 
 def gather_with_progress(
-    client: Any, tasks: Sequence[Any], label: str, enabled: bool = True
+    client: Any, tasks: Sequence[Any], label: str, enabled: bool = True,
+    note: Callable[[list[Any]], str] | None = None,
 ) -> list[Any]:
-    """Compute dask delayed ``tasks`` on ``client``; results in order."""
+    """Compute dask delayed ``tasks`` on ``client``; results in order.
+
+    ``note(results)``, given the results of the tasks done so far, is shown
+    beside the bar (e.g. the rows written).
+    """
     from distributed import as_completed
 
     futures = client.compute(list(tasks))
+    done: list[Any] = []
     with progress_bar(label, len(futures), enabled) as bar:
-        for _ in as_completed(futures, loop=client.loop):
-            bar.advance()
+        for future in as_completed(futures, loop=client.loop):
+            if note is not None and enabled:
+                done.append(future.result())
+            bar.advance(note=note(done) if note is not None and enabled else "")
     return client.gather(futures)

@@ -8,6 +8,7 @@ naming the column and the file (and row) where it was found.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import fsspec
@@ -15,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from flows._prepared import Feature, PreparedSchema
-from flows._tabular import SPLITS, DataError
+from flows._tabular import SPLITS, DataError, text_kind
 
 FORMATS = {".csv": "csv", ".csv.gz": "csv", ".parquet": "parquet", ".pq": "parquet"}
 MAX_CLASSES = 50
@@ -107,6 +108,34 @@ def _target_kind(column: pd.Series, task: str) -> tuple[str, str]:
     return task, "float"
 
 
+ID_NAMES = re.compile(r"(?i:(?:.*[_\- ])?(?:id|uuid|guid|key)|row_?id|index)|"
+                      r".*[a-z](?:Id|ID|Uuid|UUID|Key)")
+"""Column names that say "identifier": id, uuid, guid, key, *_id, customerId, row_id..."""
+MIN_ID_ROWS = 20
+"""Rows needed before one distinct value per row marks a column as an identifier."""
+
+
+def identifier_reason(column: pd.Series) -> str | None:
+    """Why a column looks like an identifier, or None: its name (``ID_NAMES``),
+    or one distinct value in each of at least ``MIN_ID_ROWS`` rows, all
+    integers (an integer dtype, or text like ``1042``) or all text that is not
+    a number; distinct measurements (floats, even ``3.0``) are not identifiers."""
+    name = str(column.name)
+    if ID_NAMES.fullmatch(name):
+        return f"its name {name!r}"
+    values = column.dropna()
+    if len(values) < MIN_ID_ROWS or len(values) < len(column) or not values.is_unique:
+        return None
+    if pd.api.types.is_bool_dtype(values.dtype) or pd.api.types.is_float_dtype(values.dtype):
+        return None
+    if not pd.api.types.is_integer_dtype(values.dtype):
+        text = values.astype(str)
+        numbers = pd.to_numeric(text, errors="coerce")
+        if numbers.notna().any() and not text.str.fullmatch(r"-?\d+").all():
+            return None
+    return f"a different value in each of the first {len(values)} rows"
+
+
 def infer_data_schema(
     head: pd.DataFrame,
     source: str,
@@ -114,20 +143,37 @@ def infer_data_schema(
     task: str = "auto",
     categorical: list[str] | None = None,
     drop: list[str] | None = None,
+    id_columns: list[str] | None = None,
+    feature_columns: list[str] | None = None,
 ) -> PreparedSchema:
-    """Decide every column's kind from the first rows of the first file."""
+    """Decide every column's kind from the first rows of the first file.
+
+    ``id_columns`` are carried beside the data, never features; a column that
+    looks like an identifier (``identifier_reason``) is refused unless it is
+    named in ``id_columns``, ``drop``, ``categorical`` or ``feature_columns``.
+    """
     categorical, drop = list(categorical or []), list(drop or [])
+    ids, told = list(id_columns or []), list(feature_columns or [])
     columns = [str(c) for c in head.columns]
     if target not in columns:
         raise DataError(
             f"target column {target!r} not found in {source}; its columns are {columns}"
         )
-    unknown = [c for c in categorical + drop if c not in columns]
+    unknown = [c for c in categorical + drop + ids + told if c not in columns]
     if unknown:
-        raise DataError(f"column(s) {unknown} named in categorical/drop are not in {source}")
+        raise DataError(f"column(s) {unknown} named in categorical/drop/id/feature are not in "
+                        f"{source}; its columns are {columns}")
     features, problems = [], []
     for name in columns:
-        if name == target or name in drop:
+        if name == target or name in drop or name in ids:
+            continue
+        reason = None if name in categorical + told else identifier_reason(head[name])
+        if reason:
+            problems.append(
+                f"column {name!r} looks like an identifier ({reason}); as a feature a model "
+                f"would learn the rows by heart: pass --id {name} to carry it beside the data "
+                f"(not a feature; `distboost predict --keep {name}` passes it through), "
+                f"--drop {name} to leave it out, or --feature {name} to use it as a feature")
             continue
         kind = _column_kind(head[name], name in categorical)
         if kind == "text":
@@ -144,7 +190,8 @@ def infer_data_schema(
         raise DataError(f"{source} has no feature columns besides the target {target!r}")
     task, target_kind = _target_kind(head[target], task)
     return PreparedSchema(source=source, target=target, task=task, target_kind=target_kind,
-                          features=features, columns_needed=[f.name for f in features] + [target])
+                          features=features, ids={n: text_kind(head[n]) for n in ids} or None,
+                          columns_needed=[f.name for f in features] + [target] + ids)
 
 
 # ----------------------------------------------------------------- combination

@@ -92,6 +92,51 @@ def read_file(path: str, fmt: str, nrows: int | None = None) -> pd.DataFrame:
 
 
 # ---------------------------------------------------------------------- typing
+_WHOLE = r"-?(?:0|[1-9]\d{0,17})"
+"""A whole number as text that reads back the same (no leading zeros, fits int64)."""
+
+
+def text_kind(column: pd.Series) -> str:
+    """How a passed-through CSV column (an identifier) is read: "integer" if
+    every value in ``column`` (its first rows) is a whole number written
+    plainly, "float" if every value is a number, else "text" (so ``00123``
+    stays text). A column typed already (Parquet) is kept "typed"."""
+    if not (column.dtype == object or pd.api.types.is_string_dtype(column.dtype)):
+        return "typed"
+    values = column.dropna().astype(str)
+    if values.str.fullmatch(_WHOLE).all():
+        return "integer"
+    padded = values.str.match(r"-?0\d").any()
+    if not padded and pd.to_numeric(values, errors="coerce").notna().all():
+        return "float"
+    return "text"
+
+
+def from_text(column: pd.Series, kind: str, path: str, first_row: int = 0) -> pd.Series:
+    """A passed-through column read as ``kind`` (``text_kind``): nullable Int64,
+    float64, text, or as stored ("typed").
+
+    Raises
+    ------
+    DataError
+        Naming the column, the file and the row of a value that is not of the
+        kind the column's first rows had.
+    """
+    if kind in ("typed", "text"):
+        return column
+    text = column.astype(object).where(column.notna(), None)
+    values = pd.to_numeric(text, errors="coerce")
+    bad = text.notna().to_numpy() & values.isna().to_numpy()
+    if kind == "integer":
+        bad |= text.notna().to_numpy() & ~text.astype(str).str.fullmatch(_WHOLE).to_numpy()
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise DataError(f"column {column.name!r} of {path} held {kind} values in the first rows "
+                        f"read, but {text.iloc[i]!r} at data row {first_row + i + 1}; make its "
+                        f"values alike (or write the file as Parquet, typed)")
+    return values.astype("Int64") if kind == "integer" else values.astype(np.float64)
+
+
 def _numeric(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     """Float64 values and a mask of the entries that were not numbers."""
     if pd.api.types.is_bool_dtype(column.dtype) or pd.api.types.is_numeric_dtype(column.dtype):
@@ -138,6 +183,17 @@ def typed_frame(raw: pd.DataFrame, schema: PreparedSchema) -> tuple[pd.DataFrame
             out[name], bad[name] = _numeric(raw[name])
     out[schema.target] = target_values(raw[schema.target], schema)
     return pd.DataFrame(out, index=raw.index).reset_index(drop=True), bad
+
+
+def with_ids(frame: pd.DataFrame, raw: pd.DataFrame, schema: PreparedSchema,
+             path: str, first_row: int = 0) -> pd.DataFrame:
+    """``frame`` followed by the schema's identifier columns of ``raw``, read as
+    their kinds (``from_text``): carried beside the data, never features, and
+    not in the row hash that splits the rows (a row's split does not depend on
+    its id)."""
+    ids = {name: from_text(raw[name], kind, path, first_row).reset_index(drop=True)
+           for name, kind in (schema.ids or {}).items()}
+    return frame.assign(**ids) if ids else frame
 
 
 def with_categories(frame: pd.DataFrame, schema: PreparedSchema) -> pd.DataFrame:
@@ -198,7 +254,7 @@ def write_file_splits(
             frame, _ = typed_frame(raw, schema)
             labels = split_labels(row_uniforms(frame, seed), fractions["validation"],
                                   fractions["test"])
-            frame = with_categories(frame, schema)
+            frame = with_categories(with_ids(frame, raw, schema, path), schema)
             for i, name in enumerate(SPLITS):
                 part = frame[labels == i]
                 if len(part):

@@ -7,8 +7,8 @@
     distboost train DATA --out RUN [--config FILE] [--estimator NAME] [--param k=v ...]
     distboost evaluate DATA --model RUN/model.json --out REPORT
     distboost pipeline SOURCE --out DIR --target COLUMN [--config FILE]
-    distboost predict MODEL DATA --out PREDICTIONS [--proba]
-    distboost explain MODEL DATA --out SHAP [--force]
+    distboost predict MODEL DATA --out PREDICTIONS[.csv] [--proba] [--keep id,...]
+    distboost explain MODEL DATA --out SHAP[.csv] [--keep id,...] [--force]
     distboost report REPORT
 
 Every command that computes takes ``--scheduler ADDRESS`` (a running Dask
@@ -115,6 +115,12 @@ def _prepare_options(parser: argparse.ArgumentParser) -> None:
         metavar="COLUMN",
         help="columns to leave out (identifiers, leaks)",
     )
+    parser.add_argument("--id", nargs="+", default=[], dest="id_columns", metavar="COLUMN",
+                        help="identifier columns: kept in the prepared data beside the "
+                        "features, never features (predict --keep passes them through)")
+    parser.add_argument("--feature", nargs="+", default=[], dest="feature_columns",
+                        metavar="COLUMN",
+                        help="columns that look like identifiers to use as features anyway")
     parser.add_argument("--validation-fraction", type=float, default=0.15,
                         help="share of the rows in the validation split")
     parser.add_argument("--test-fraction", type=float, default=0.15,
@@ -144,14 +150,26 @@ def _train_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _model_on_data(sub: Any, name: str, description: str, out: str) -> argparse.ArgumentParser:
-    """A command applying a model file to a Parquet file or folder, written to --out."""
+    """A command applying a model file to CSV or Parquet input, written to --out."""
     p = sub.add_parser(name, help=description)
     p.add_argument("model", help="model file")
-    p.add_argument("data", help="Parquet file or folder with the model's feature columns")
-    p.add_argument("--out", required=True, help=out)
+    p.add_argument("data", help="CSV/Parquet file, folder, glob or fsspec URL with the model's "
+                   "feature columns")
+    p.add_argument("--out", required=True, help=out + "; a name ending in .csv: one CSV file")
+    p.add_argument("--keep", nargs="+", action="extend", default=[], metavar="COLUMN",
+                   help="columns of DATA written first, beside each row's results, to join "
+                   "on (--keep id,region or --keep id region)")
+    p.add_argument("--id", dest="keep", action="append", metavar="COLUMN",
+                   help="an identifier column to pass through (the same as --keep COLUMN)")
     p.add_argument("--force", action="store_true", help="replace an existing output")
     _cluster_options(p)
     return p
+
+
+def _kept(args: argparse.Namespace) -> list[str]:
+    """--keep and --id columns, split at commas, in order, each once."""
+    names = [n.strip() for given in args.keep for n in given.split(",")]
+    return list(dict.fromkeys(n for n in names if n))
 
 
 def _shap_option(parser: argparse.ArgumentParser) -> None:
@@ -243,10 +261,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help="replace existing outputs")
     _cluster_options(p)
 
-    p = _model_on_data(sub, "predict", "predict a Parquet folder with a model",
+    p = _model_on_data(sub, "predict", "predict CSV or Parquet data with a model",
                        "output folder of prediction Parquet files")
     p.add_argument("--proba", action="store_true", help="also write class probabilities")
-    _model_on_data(sub, "explain", "SHAP values of a model for every row of a Parquet folder",
+    _model_on_data(sub, "explain", "SHAP values of a model for every row of CSV or Parquet data",
                    "output folder of SHAP value Parquet files (shap_<feature>, shap_bias)")
 
     p = sub.add_parser("report", help="re-render report.html of an evaluation folder")
@@ -393,20 +411,19 @@ def cmd_pipeline(args: argparse.Namespace) -> str:
 
 
 def cmd_predict(args: argparse.Namespace) -> str:
-    _check_model(args.model)
-    from flows.predict import predict
+    from flows.predict import check_predict, predict
 
-    return _run_flow(predict, args)
+    keep = _kept(args)
+    check_predict(args.model, args.data, args.out, args.force, keep, args.proba)
+    return _run_flow(predict, args, keep=keep)
 
 
 def cmd_explain(args: argparse.Namespace) -> str:
-    from flows.explain import check_explain_paths
+    from flows.explain import check_explain, explain
 
-    check_explain_paths(args.model, args.data, args.out, args.force)
-    _check_model(args.model)
-    from flows.explain import explain
-
-    return _run_flow(explain, args)
+    keep = _kept(args)
+    check_explain(args.model, args.data, args.out, args.force, keep)
+    return _run_flow(explain, args, keep=keep)
 
 
 def cmd_report(args: argparse.Namespace) -> str:

@@ -1,25 +1,34 @@
-"""Predict flow: a model applied to a Parquet folder, partition by partition.
+"""Predict flow: a model applied to CSV or Parquet input, file by file.
 
-Each partition is predicted on a worker and written as
-``part-NNNNN.parquet`` with a ``prediction`` column (and ``proba_<class>``
-columns with ``proba=True``); rows keep their order within a partition.
+Each input file is predicted on a worker (``flows._apply``), ``batch_rows``
+rows at a time. Output rows are in input order: the files in the order
+``prepare`` lists them, rows as in each file; first the ``keep`` columns,
+passed through as read, then ``prediction`` (and with ``proba=True``
+``proba_<class label>`` columns). An output ending in ``.csv`` is one CSV
+file; anything else is a folder of ``part-NNNNN.parquet``, one per input file
+(none for a file without rows).
 """
 
 # No `from __future__ import annotations` in a flow's module: Prefect 3.4.25 cannot
 # resolve a flow parameter's annotation given as text (tests/test_prefect_compat.py).
+import os
+import shutil
+import uuid
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import dask
 import numpy as np
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
+from flows._apply import apply_file, check_columns
 from flows._cluster import check_functions, dask_client, run_logger
-from flows._data import load_features, predict_partition
 from flows._output import PART_FILE, claim_output, only_parquet
 from flows._prepared import Feature
 from flows._progress import gather_with_progress
+from flows._schema import list_source_files
+from flows._tabular import BATCH_ROWS, DataError
 from flows.config import ClusterConfig
 
 
@@ -42,11 +51,80 @@ def model_features(est: Any) -> list[Feature]:
 
 
 def check_output(output: str, overwrite: bool, holds: str) -> None:
-    """``output`` may receive part files: empty or absent, or with ``overwrite``
-    a folder of nothing but Parquet files (``holds`` names what it would hold;
-    ``_output.claim_output``)."""
+    """``output`` may receive the results: a ``.csv`` file that is absent (or,
+    with ``overwrite``, a file); else a folder, empty or absent, or with
+    ``overwrite`` a folder of nothing but Parquet files (``holds`` names what
+    it would hold; ``_output.claim_output``)."""
+    if is_csv(output):
+        if Path(output).is_dir():
+            raise FileExistsError(f"{output} is a folder; a .csv output is one file: choose "
+                                  f"another output")
+        if Path(output).exists() and not overwrite:
+            raise FileExistsError(f"{output} already exists; pass --force (overwrite=True) to "
+                                  f"replace it")
+        return
     claim_output(output, f"a folder of {holds}", only_parquet, overwrite,
                  refuse=f"holds more than {holds}; refusing to replace it: choose another output")
+
+
+def is_csv(output: str) -> bool:
+    """Whether ``output`` names one CSV file (it ends in ``.csv``)."""
+    return str(output).lower().endswith(".csv")
+
+
+class Plan(NamedTuple):
+    """What applying a model to ``data`` takes: the input's format and files,
+    the model's features and the columns passed through (name -> kind)."""
+
+    fmt: str
+    files: list[str]
+    features: list[Feature]
+    keep: dict[str, str]
+
+
+def load_checked(model: str) -> Any:
+    """The model of a file that exists and passes the model file checks."""
+    import distboost
+
+    if not Path(model).is_file():
+        raise FileNotFoundError(f"model file {model} does not exist; train one first")
+    return distboost.load_model(model)
+
+
+def plan_files(est: Any, data: str, output: str, overwrite: bool, keep: list[str] | None,
+               taken: list[str], holds: str) -> Plan:
+    """Every check that needs no cluster, before any work starts: the input
+    files, the columns (features, ``keep``) of the first one, and the output.
+
+    Parameters
+    ----------
+    est : the model
+    taken : the output's own column names, which a kept column may not have
+    holds : what the output holds, for messages ("predictions")
+
+    Raises
+    ------
+    FileNotFoundError, FileExistsError, DataError
+        Naming the path or column and what to do.
+    """
+    try:
+        fmt, files = list_source_files(data)
+    except FileNotFoundError:
+        raise FileNotFoundError(f"data {data} does not exist; give a CSV or Parquet file or "
+                                f"folder with the model's feature columns") from None
+    files = [f.removeprefix("file://") for f in files]  # local paths as the user wrote them
+    features = model_features(est)
+    kept = check_columns(files[0], fmt, features, list(dict.fromkeys(keep or [])), taken)
+    check_output(output, overwrite, holds)
+    return Plan(fmt, files, features, kept)
+
+
+def output_names(est: Any, proba: bool) -> list[str]:
+    """The columns ``predict`` writes besides the kept ones."""
+    names = ["prediction"]
+    if proba and hasattr(est, "predict_proba"):
+        names += [f"proba_{c}" for c in est.classes_]
+    return names
 
 
 def emptied(output: str) -> Path:
@@ -60,33 +138,76 @@ def emptied(output: str) -> Path:
     return out
 
 
-def write_partitions(scheduler: str, model: str, data: str, output: str, function, name: str,
-                     progress: bool, *args) -> int:
-    """Apply ``function(model, partition, path, *args)`` to every partition of the
-    Parquet ``data`` on the workers, each writing ``output/part-NNNNN.parquet``;
-    return the number of rows written."""
+def write_files(scheduler: str, model: str, plan: Plan, output: str, kind: str, progress: bool,
+                proba: bool = False, batch_rows: int = BATCH_ROWS) -> int:
+    """Apply the model to every input file of ``plan`` on the workers
+    (``flows._apply.apply_file``), writing ``output``; return the rows written."""
     from distributed import Client
 
     import distboost
 
-    est = distboost.load_model(model)
-    X = load_features(data, model_features(est))
-    model_key = dask.delayed(est, pure=True)
-    fn = dask.delayed(function, pure=True)
-    tasks = [fn(model_key, part, str(Path(output) / f"part-{i:05d}.parquet"), *args,
-                dask_key_name=(f"distboost-{name}", i))
-             for i, part in enumerate(X.to_delayed())]
-    with Client(scheduler, set_as_default=False) as client:
-        check_functions(client, function)
-        return sum(gather_with_progress(client, tasks, name, progress))
+    est = dask.delayed(distboost.load_model(model), pure=True)
+    fn = dask.delayed(apply_file, pure=True, nout=2)
+    csv = is_csv(output)
+    parts = _staging(output) if csv else Path(output)
+    suffix = "csv" if csv else "parquet"
+    tasks = [fn(est, path, plan.fmt, plan.features, plan.keep, kind, proba,
+                str(parts / f"part-{i:05d}.{suffix}"), batch_rows,
+                dask_key_name=(f"distboost-{kind}", i))
+             for i, path in enumerate(plan.files)]
+    try:
+        with Client(scheduler, set_as_default=False) as client:
+            check_functions(client, apply_file)
+            written = gather_with_progress(client, tasks, f"{kind}: files", progress,
+                                           note=_rows_written)
+        if csv:
+            _join_csv(parts, [h for _, h in written], output)
+    finally:
+        if csv:
+            shutil.rmtree(parts, ignore_errors=True)
+    return sum(rows for rows, _ in written)
 
 
-@task(name="predict-partitions", cache_policy=NO_CACHE)
-def predict_partitions(
-    scheduler: str, model: str, data: str, output: str, proba: bool, progress: bool
-) -> int:
-    return write_partitions(scheduler, model, data, output, predict_partition, "predict",
-                            progress, proba)
+def _rows_written(results: list) -> str:
+    return f"{sum(rows for rows, _ in results):,} rows"
+
+
+def _staging(output: str) -> Path:
+    out = Path(output)
+    staging = out.with_name(f".{out.name}.partial-{uuid.uuid4().hex[:8]}")
+    staging.mkdir(parents=True)
+    return staging
+
+
+def _join_csv(parts: Path, headers: list, output: str) -> None:
+    """The part files (no header) one after the other under one header, moved
+    into place at once."""
+    found = [h for h in headers if h is not None]
+    if any(h != found[0] for h in found):
+        raise DataError(f"the input files give {output} different columns: {sorted(set(found))}")
+    joined = parts / "joined.csv"
+    with open(joined, "w", newline="") as out:
+        out.write(found[0] if found else "")
+        for i in range(len(headers)):
+            part = parts / f"part-{i:05d}.csv"
+            if part.is_file():
+                with open(part, newline="") as f:
+                    shutil.copyfileobj(f, out)
+    os.replace(joined, output)
+
+
+@task(name="predict-files", cache_policy=NO_CACHE)
+def predict_files(scheduler: str, model: str, plan: Plan, output: str, proba: bool,
+                  progress: bool, batch_rows: int) -> int:
+    return write_files(scheduler, model, plan, output, "predict", progress, proba, batch_rows)
+
+
+def check_predict(model: str, data: str, output: str, overwrite: bool = False,
+                  keep: list[str] | None = None, proba: bool = False) -> Plan:
+    """``plan_files`` for ``predict`` (the command line calls it before anything starts)."""
+    est = load_checked(model)
+    return plan_files(est, data, output, overwrite, keep, output_names(est, proba),
+                      "predictions")
 
 
 @flow(name="distboost-predict")
@@ -95,23 +216,41 @@ def predict(
     data: str,
     output: str,
     proba: bool = False,
+    keep: list[str] | None = None,
     overwrite: bool = False,
     scheduler: str | None = None,
     cluster: ClusterConfig | None = None,
     progress: bool = False,
+    batch_rows: int = BATCH_ROWS,
 ) -> str:
-    """Write predictions of ``model`` for every row of the Parquet ``data``.
+    """Write predictions of ``model`` for every row of the CSV or Parquet ``data``.
+
+    Parameters
+    ----------
+    model : str
+        Model file.
+    data : str
+        A CSV or Parquet file, a folder of them, a glob or an fsspec URL (as
+        ``prepare`` takes), with the model's feature columns.
+    output : str
+        A ``.csv`` file, or a folder of Parquet part files.
+    proba : bool
+        Also ``proba_<class label>`` columns.
+    keep : list of str
+        Columns of ``data`` written first, beside each row's prediction
+        (identifiers to join on).
+    batch_rows : int
+        Rows of an input file a worker reads at a time.
 
     Returns
     -------
     str
-        The output folder.
+        The output file or folder.
     """
-    if not Path(model).is_file():
-        raise FileNotFoundError(f"model file {model} does not exist")
-    check_output(output, overwrite, "predictions")
-    out = emptied(output)
+    plan = check_predict(model, data, output, overwrite, keep, proba)
+    out = output if is_csv(output) else str(emptied(output))
     with dask_client(scheduler, cluster) as client:
-        rows = predict_partitions(client.scheduler.address, model, data, str(out), proba, progress)
+        rows = predict_files(client.scheduler.address, model, plan, out, proba, progress,
+                             batch_rows)
     run_logger().info("wrote %d predictions to %s", rows, out)
-    return str(out)
+    return out

@@ -75,12 +75,14 @@ def _fractions(validation: float, test: float) -> dict[str, float]:
 
 @task(name="inspect-source", cache_policy=NO_CACHE)
 def inspect_source(
-    source: str, target: str, task_kind: str, categorical: list[str], drop: list[str]
+    source: str, target: str, task_kind: str, categorical: list[str], drop: list[str],
+    id_columns: list[str] | None = None, feature_columns: list[str] | None = None,
 ) -> tuple[str, list[str], PreparedSchema]:
     """List the input files and infer the schema from the first one."""
     fmt, files = list_source_files(source)
     head = read_file(files[0], fmt, nrows=2000)
-    schema = infer_data_schema(head, files[0], target, task_kind, categorical, drop)
+    schema = infer_data_schema(head, files[0], target, task_kind, categorical, drop,
+                               id_columns, feature_columns)
     return fmt, files, schema.model_copy(update={"source": source})
 
 
@@ -252,6 +254,8 @@ def prepare(
     task: str = "auto",
     categorical: list[str] | None = None,
     drop: list[str] | None = None,
+    id_columns: list[str] | None = None,
+    feature_columns: list[str] | None = None,
     validation_fraction: float = 0.15,
     test_fraction: float = 0.15,
     seed: int = 0,
@@ -274,8 +278,10 @@ def prepare(
         Name of the column to predict.
     task : {"auto", "classification", "regression"}
         "auto": classification for text labels or few distinct integers.
-    categorical, drop : list of str
-        Columns to treat as categories / to leave out (e.g. identifiers).
+    categorical, drop, id_columns, feature_columns : list of str
+        Columns to treat as categories / to leave out / to carry beside the
+        features, never features (identifiers) / to use as features though they
+        look like identifiers (``_schema.identifier_reason``; refused else).
     validation_fraction, test_fraction : float
     seed : int
         Seed of the split hash.
@@ -284,12 +290,8 @@ def prepare(
         a model with another ``max_bins`` computes its own bins).
     overwrite : bool
         Replace an existing prepared folder.
-    scheduler : str, optional
-        Dask scheduler address; default: start a LocalCluster.
-    cluster : ClusterConfig, optional
-        LocalCluster settings.
-    progress : bool
-        Progress bars on stderr.
+    scheduler, cluster, progress : str, ClusterConfig, bool
+        Dask scheduler address (default: a LocalCluster with these settings); bars.
     batch_rows : int
         Rows of an input file a worker reads at a time (its memory for the
         file is about this many rows); the output does not depend on it.
@@ -304,18 +306,17 @@ def prepare(
     fractions = _fractions(validation_fraction, test_fraction)
     if batch_rows < 1:
         raise ValueError(f"batch_rows must be >= 1; got {batch_rows}")
-    fmt, files, schema = inspect_source(source, target, task, categorical or [], drop or [])
+    fmt, files, schema = inspect_source(source, target, task, categorical or [], drop or [],
+                                        id_columns, feature_columns)
     logger.info("reading %d %s file(s) from %s", len(files), fmt, source)
     staging = out.with_name(f".{out.name}.partial-{uuid.uuid4().hex[:8]}")
     with dask_client(scheduler, cluster) as client:
         address = client.scheduler.address
-        schema, stats = _scan(address, fmt, files, schema, seed, fractions, progress,
-                                        batch_rows)
+        schema, stats = _scan(address, fmt, files, schema, seed, fractions, progress, batch_rows)
         staging.mkdir(parents=True)
         try:
-            rows, sample = write_splits(
-                address, fmt, files, schema, seed, fractions, str(staging), progress, batch_rows
-            )
+            rows, sample = write_splits(address, fmt, files, schema, seed, fractions,
+                                        str(staging), progress, batch_rows)
             schema = schema.model_copy(update={"seed": seed, "fractions": fractions,
                                                "split_rows": rows, "files": files})
             _publish(staging, out, schema, stats, bin_edges(schema, sample, max_bins))

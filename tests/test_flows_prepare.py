@@ -106,7 +106,7 @@ def test_constant_target_and_missing_target(tmp_path):
 
 def test_class_absent_from_training_split(tmp_path):
     n = 400
-    base = pd.DataFrame({"x": np.arange(n, dtype=float), "y": ["a", "b"] * (n // 2)})
+    base = pd.DataFrame({"x": np.arange(n) + 0.5, "y": ["a", "b"] * (n // 2)})
     for row in range(20):  # the split is a hash of the row: find a row it keeps out of train
         frame = base.copy()
         frame.loc[row, "y"] = "rare"
