@@ -141,7 +141,9 @@ def draw_diagnostics(predictions: str, model: str, est: Any, metrics: dict,
                 "roc",
                 "diagnostics",
                 "ROC curve",
-                "True against false positive rate as the decision threshold varies.",
+                "True against false positive rate as the decision threshold varies"
+                + (" (one vs rest: each class against the others)." if len(classes) > 2
+                   else f" (class {classes[1]} against class {classes[0]})."),
             ),
             _save(
                 plots.plot_calibration(y, proba, classes),
@@ -447,7 +449,7 @@ def draw_shap(
                              + "; the spread at one value comes from its interactions with "
                              "the other inputs."))
     kind = "score" if hasattr(est, "decision_function") else "probability"
-    what = f"{kind} of each class, each on its own" if multi else explained[0][0]
+    what = f"{kind} of each class (each class on its own)" if multi else explained[0][0]
     bias = None if multi else float(explained[0][1][0, -1])
     summary = {"rows": len(rows), "sampled": sample is not X, "split": split, "explained": what,
                "bias": bias, "mean_abs": table}

@@ -27,7 +27,7 @@ text-align:right} th{background:#f4f4f4} td:first-child,th:first-child{text-alig
 .grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(480px,1fr));gap:1rem}
 figure{margin:0} figure img{max-width:100%;border:1px solid #eee}
 figcaption{font-size:.85rem;color:#555} code{background:#f4f4f4;padding:0 .2rem}
-table.kv td{text-align:left} pre{background:#f8f8f8;padding:.6rem;font-size:.85rem}
+table.kv td,table.kv th{text-align:left} pre{background:#f8f8f8;padding:.6rem;font-size:.85rem}
 """
 
 SECTIONS = (
@@ -72,7 +72,8 @@ def _section_body(key: str, evaluation: dict, folder: Path) -> str:
         parts.append(_metrics_section(evaluation["metrics"]))
     if key == "importance" and evaluation.get("importance"):
         figures_html = "".join(_figure(folder, f) for f in figures)
-        top = evaluation["importance"][:15]
+        top = [{k: (f"{v:.1f}" if isinstance(v, float) else v) for k, v in r.items()}
+               for r in evaluation["importance"][:15]]
         return f'<div class="grid">{figures_html}<div>{_table(top)}</div></div>'
     if key == "shap" and evaluation.get("shap"):
         parts.append(f"<p>{html.escape(shap_note(evaluation['shap']))}</p>")
