@@ -51,7 +51,7 @@ def trimmed(image: Image.Image, margin: int = 40) -> Image.Image:
     """``image`` without the blank rows below the page's last content."""
     pixels = np.asarray(image)
     used = np.flatnonzero((pixels < 250).any(axis=(1, 2)))
-    bottom = min(len(pixels), (used[-1] + margin) if used.size else len(pixels))
+    bottom = min(len(pixels), (used[-1] + 1 + margin) if used.size else len(pixels))
     return image.crop((0, 0, image.width, bottom))
 
 

@@ -230,6 +230,27 @@ def test_multiclass_shap_is_drawn_per_class():
         "class 0 score", "class 1 score", "class 2 score"]
 
 
+def test_partial_dependence_captions_match_the_plots(tmp_path):
+    """Bars for a categorical input (no deciles drawn, none spoken of), a
+    decile rug for a numeric one (and the caption says so)."""
+    import dask.dataframe as dd
+
+    from flows.evaluate import _dependence_figures
+
+    rng = np.random.default_rng(1)
+    X = pd.DataFrame({"a": rng.normal(size=400),
+                      "c": pd.Categorical(rng.choice(["u", "v", "w"], 400))})
+    y = X["a"] + 2 * (X["c"] == "v")
+    model = distboost.GradientBoostingRegressor(n_estimators=5, max_depth=2).fit(X, y)
+    (tmp_path / "figures").mkdir()
+    figures, _ = _dependence_figures(model, dd.from_pandas(X, npartitions=2), ["c", "a"], 2,
+                                     tmp_path)
+    captions = {f["title"]: f["caption"] for f in figures}
+    assert captions["Partial dependence on c"] == "One bar per category."
+    assert captions["Partial dependence on a"] == ("Red ticks along the bottom: deciles of the "
+                                                   "input.")
+
+
 def test_artifacts_are_in_the_prefect_database(run):
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
