@@ -334,8 +334,9 @@ def _warn_if_not_ascii(name: str, values: list) -> None:
             f"categorical feature {name!r} has non-ASCII categories ({other[:3]!r}); xgboost's "
             f"Python package (3.2 and before) measures category names in characters instead of "
             f"UTF-8 bytes and does not match them, so rows with any category of this feature "
-            f"can route wrongly in xgboost: give xgboost the training data's CategoricalDtype "
-            f"and its codes as numbers, or use ASCII category names", XGBoostFormatWarning,
+            f"can route wrongly in xgboost: give xgboost the column with the training data's "
+            f"CategoricalDtype (same categories, same order) or its codes as numbers, or use "
+            f"ASCII category names", XGBoostFormatWarning,
             stacklevel=5)
 
 
