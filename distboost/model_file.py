@@ -112,18 +112,19 @@ def check_format(format: str) -> None:
                          f"{format!r}")
 
 
-def save_model(est, path, format: str = "distboost") -> None:
+def save_model(est, path, format: str = "distboost", *, xgboost_categories: bool = True) -> None:
     """Write ``est`` to ``path`` atomically (a partial file never replaces a good one).
 
     ``format="distboost"``: this module's JSON model file; ``"xgboost"``:
-    XGBoost's JSON model format (``distboost.xgboost_format``).
+    XGBoost's JSON model format (``distboost.xgboost_format``), with the
+    training categories unless ``xgboost_categories`` is False.
     """
     check_format(format)
     est._check_fitted()
     if format == "xgboost":
         from .xgboost_format import model_to_xgboost
 
-        write_json(path, model_to_xgboost(est))
+        write_json(path, model_to_xgboost(est, categories=xgboost_categories))
     else:
         write_json(path, model_to_dict(est))
 

@@ -322,6 +322,7 @@ def plot_shap_dependence(
     *,
     categories: Sequence | None = None,
     ylabel: str = "SHAP value",
+    labels: Sequence[str] | None = None,
 ) -> Figure:
     """SHAP dependence plot: a feature's SHAP value against its value, one point
     per row (Lundberg et al. 2020, figure 6); missing values at the left, in grey.
@@ -330,34 +331,43 @@ def plot_shap_dependence(
     ----------
     x : ndarray of shape (n_rows,), float
         The feature's values (category codes for a categorical feature, NaN missing).
-    values : ndarray of shape (n_rows,)
-        Its SHAP values.
+    values : ndarray of shape (n_rows,) or (n_rows, K)
+        Its SHAP values; K columns (e.g. one per class) are drawn in K colours,
+        named by ``labels``.
     feature_name : str
     categories : sequence, optional
         The categories, for a categorical feature: one column of points each.
+    labels : sequence of str, optional
+        Names of the K columns of ``values``, for the legend.
     """
     x = np.asarray(x, np.float64)
-    values = np.asarray(values, np.float64)
+    values = np.asarray(values, np.float64).reshape(len(x), -1)
     missing = np.isnan(x)
     fig, ax = figure(5.6, 4.0)
     jitter = np.random.default_rng(0).uniform(-0.25, 0.25, len(x))
     if categories is not None:
         position = np.where(missing, -1.0, x) + jitter
         ticks = list(range(-1 if missing.any() else 0, len(categories)))
-        labels = (["missing"] if missing.any() else []) + [str(c) for c in categories]
-        ax.set_xticks(ticks, labels, rotation=30 if len(categories) > 6 else 0)
+        names = (["missing"] if missing.any() else []) + [str(c) for c in categories]
+        ax.set_xticks(ticks, names, rotation=30 if len(categories) > 6 else 0)
     else:
         finite = x[~missing]
         left = (finite.min() - 0.08 * (np.ptp(finite) or 1.0)) if finite.size else 0.0
         position = np.where(missing, left, x)
-    ax.scatter(position[~missing], values[~missing], s=8, alpha=0.6, color="tab:blue",
-               linewidths=0)
-    if missing.any():
-        ax.scatter(position[missing], values[missing], s=8, alpha=0.6, color="0.55",
-                   linewidths=0, label="missing")
-        ax.legend(loc="best")
+    several = values.shape[1] > 1
+    for k in range(values.shape[1]):
+        colour = f"C{k}" if several else "tab:blue"
+        label = (labels[k] if labels is not None else f"output {k}") if several else None
+        ax.scatter(position[~missing], values[~missing, k], s=8, alpha=0.5 if several else 0.6,
+                   color=colour, linewidths=0, label=label)
+        if missing.any():
+            ax.scatter(position[missing], values[missing, k], s=8, alpha=0.6,
+                       color=colour if several else "0.55", linewidths=0,
+                       label=None if several else "missing")
+    if several or missing.any():
+        ax.legend(loc="best", fontsize="small", markerscale=2)
     ax.axhline(0, color="0.5", lw=0.8)
-    ax.set_xlabel(feature_name)
+    ax.set_xlabel(feature_name + (" (missing at the left)" if several and missing.any() else ""))
     ax.set_ylabel(ylabel)
     ax.set_title(f"SHAP dependence on {feature_name}")
     ax.grid(alpha=0.3)

@@ -41,27 +41,57 @@ in distboost; other float64 values route by their float32 rounding, as
 everything XGBoost predicts does. Missing values follow ``default_left``.
 Categorical splits list the category codes that go right (XGBoost sends the
 listed codes right, the others left); the codes are distboost's: the index
-of the category in the model's categories (a pandas column with the
-training data's ``CategoricalDtype``, or its codes as numbers).
+of the category in the model's categories.
+
+Categories travel by name. A model with categorical features carries its
+training categories as XGBoost's own models do since XGBoost 3.1 (the
+``cats`` container of the ``gbtree`` model: per feature its categories, as
+UTF-8 text or as 64-bit integers, in the model's order), so XGBoost >= 3.1
+re-codes a pandas categorical column by its categories' names, as distboost
+does: a serving DataFrame whose categories are ordered differently (or are a
+subset) predicts the same. Numbers given as codes (a NumPy array) are read as
+the model's codes. XGBoost before 3.1 ignores the container and reads a pandas
+column's own codes, which is right only with the training data's
+``CategoricalDtype``: exporting warns where the xgboost installed here is older
+than 3.1, and where a feature's categories are neither all text nor all
+integers (XGBoost stores no others) the container is left out with a warning
+naming the feature. Non-ASCII category names are warned about too: xgboost's
+Python package (3.2 and before) measures names in characters, not UTF-8 bytes,
+and matches none of them, not even in its own models. A model without
+categorical features (or saved with ``xgboost_categories=False``, for treelite
+4.8, which refuses the container) is written in the 2.1 layout, which every
+XGBoost since 2.1 reads.
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
 from .kernels.common import MISSING_BIN
 
 FORMAT_VERSION = [2, 1, 0]
-"""The XGBoost version whose JSON layout is written (scalar ``base_score``,
-no category container), read by XGBoost 2.1 and later, treelite and onnxmltools."""
+"""The XGBoost version whose JSON layout is written for a model without
+categorical features (scalar ``base_score``, no category container), read by
+XGBoost 2.1 and later, treelite and onnxmltools."""
+CATEGORIES_VERSION = [3, 1, 0]
+"""The version written with a category container: the first XGBoost that reads
+one and re-codes pandas categorical input by name."""
+I64_ARRAY = 15
+"""XGBoost's JSON value kind of an int64 array (``Value::ValueKind::kI64Array``),
+the type of integer categories in the category container."""
 INVALID_PARENT = 2147483647
 """XGBoost's parent id of a root node."""
 
 
 class XGBoostFormatError(TypeError):
     """The model cannot be expressed in XGBoost's model format."""
+
+
+class XGBoostFormatWarning(UserWarning):
+    """The exported model routes categories by their codes for some XGBoost versions."""
 
 
 # ----------------------------------------------------------------- objectives
@@ -236,6 +266,98 @@ def _leaf_only(value: float, tree_id: int, n_features: int) -> dict:
             "categories_sizes": [], "categories": []}
 
 
+# ----------------------------------------------------------------- categories
+def _encoded_categories(values: list) -> tuple[dict, list[int]] | None:
+    """One feature's categories as XGBoost stores them and their sorted order,
+    or None where XGBoost cannot (categories neither all text nor all integers)."""
+    if all(isinstance(v, str) for v in values):
+        raw = [v.encode("utf-8") for v in values]
+        offsets = np.cumsum([0] + [len(b) for b in raw]).tolist()
+        data = np.frombuffer(b"".join(raw), np.uint8).astype(np.int8)  # XGBoost's I8Array
+        return {"offsets": offsets, "values": data.tolist()}, sorted(range(len(raw)),
+                                                                      key=raw.__getitem__)
+    if all(_is_integral(v) for v in values):
+        ints = [int(v) for v in values]
+        return {"type": I64_ARRAY, "values": ints}, sorted(range(len(ints)),
+                                                           key=ints.__getitem__)
+    return None
+
+
+def _is_integral(v) -> bool:
+    """An integer (not a bool), or a float that is a whole number within int64."""
+    if isinstance(v, (bool, np.bool_)):
+        return False
+    if isinstance(v, (int, np.integer)):
+        return -2**63 <= int(v) < 2**63
+    return isinstance(v, (float, np.floating)) and float(v).is_integer() and abs(v) < 2**63
+
+
+def category_container(schema) -> dict | None:
+    """XGBoost's ``cats`` container of the model's training categories (XGBoost
+    >= 3.1): per feature its categories in distboost's code order (none for a
+    numeric feature), the features' segments, and within each segment the
+    categories' order sorted by value (bytes for text), which XGBoost searches
+    when re-coding input. None for a model without categorical features, or
+    with one whose categories XGBoost cannot store (warned, naming it)."""
+    if not any(schema.is_categorical):
+        return None
+    enc, segments, sorted_idx = [], [0], []
+    for j, name in enumerate(schema.feature_names):
+        if not schema.is_categorical[j]:
+            enc.append({"offsets": [], "values": []})
+            segments.append(segments[-1])
+            continue
+        values = list(schema.categories.get(j, []))
+        encoded = _encoded_categories(values)
+        if encoded is None:
+            warnings.warn(
+                f"categorical feature {name!r} has categories that are neither all text nor all "
+                f"integers ({values[:5]!r}...); XGBoost stores no others, so the exported model "
+                f"carries no training categories and XGBoost reads a pandas column's category "
+                f"codes: predict with the training data's CategoricalDtype (or cast the "
+                f"categories to text before training)", XGBoostFormatWarning, stacklevel=4)
+            return None
+        _warn_if_not_ascii(name, values)
+        enc.append(encoded[0])
+        segments.append(segments[-1] + len(values))
+        sorted_idx += encoded[1]
+    return {"enc": enc, "feature_segments": segments, "sorted_idx": sorted_idx}
+
+
+def _warn_if_not_ascii(name: str, values: list) -> None:
+    """XGBoost's Python package (3.2 and before) measures a pandas column's
+    category names in characters, not UTF-8 bytes, so it does not match
+    non-ASCII names with the stored ones, not even in its own models."""
+    other = [v for v in values if isinstance(v, str) and not v.isascii()]
+    if other:
+        warnings.warn(
+            f"categorical feature {name!r} has non-ASCII categories ({other[:3]!r}); xgboost's "
+            f"Python package (3.2 and before) measures category names in characters instead of "
+            f"UTF-8 bytes and does not match them, so rows with any category of this feature "
+            f"can route wrongly in xgboost: give xgboost the column with the training data's "
+            f"CategoricalDtype (same categories, same order) or its codes as numbers, or use "
+            f"ASCII category names", XGBoostFormatWarning,
+            stacklevel=5)
+
+
+def warn_if_xgboost_ignores_categories() -> None:
+    """Warn where the xgboost installed here is older than 3.1: it would
+    ignore the exported training categories and read pandas codes."""
+    try:
+        import xgboost
+    except ImportError:
+        return
+    installed = xgboost.__version__
+    numbers = [int(p) if p.isdigit() else 0 for p in installed.split(".")[:2]]
+    if numbers < CATEGORIES_VERSION[:2]:
+        warnings.warn(
+            f"the xgboost installed here ({installed}) is older than 3.1: it ignores the "
+            f"training categories the exported model carries and reads a pandas categorical "
+            f"column's own codes, which route rows wrongly unless the column has the training "
+            f"data's CategoricalDtype (same categories, same order). Use xgboost >= 3.1 to "
+            f"predict from DataFrames", XGBoostFormatWarning, stacklevel=4)
+
+
 # --------------------------------------------------------------------- model
 def _scalar_trees(terms) -> list[tuple[object, np.ndarray, int]]:
     """(tree, node values, output) per scalar XGBoost tree, output-major
@@ -248,7 +370,8 @@ def _scalar_trees(terms) -> list[tuple[object, np.ndarray, int]]:
     return out
 
 
-def _gbtree(est, terms, kind: str, n_features: int) -> tuple[dict, np.ndarray]:
+def _gbtree(est, terms, kind: str, n_features: int,
+            categories: bool) -> tuple[dict, np.ndarray]:
     """The ``gradient_booster`` section and the base score left to write."""
     n_categories = {int(j): len(c) for j, c in est._schema.categories.items()}
     scalar = _scalar_trees(terms)
@@ -271,12 +394,15 @@ def _gbtree(est, terms, kind: str, n_features: int) -> tuple[dict, np.ndarray]:
     model = {"gbtree_model_param": {"num_parallel_tree": str(parallel),
                                     "num_trees": str(len(trees))},
              "iteration_indptr": indptr, "tree_info": info, "trees": trees}
+    cats = category_container(est._schema) if categories else None
+    if cats is not None:
+        model["cats"] = cats
     return {"model": model, "name": "gbtree"}, base
 
 
 def _base_score(base: np.ndarray, kind: str) -> str:
     """XGBoost's base_score (in the objective's probability space: it applies
-    the link to get the margin; logistic: the sigmoid of the margin)."""
+    the link to get the margin; logistic: the sigmoid of the margin), as text."""
     if np.ptp(base) != 0:
         raise XGBoostFormatError("outputs with different base scores need one-leaf trees")
     f0 = float(base[0])  # one value for every output
@@ -285,12 +411,22 @@ def _base_score(base: np.ndarray, kind: str) -> str:
             raise XGBoostFormatError(f"the initial log-odds {f0} is beyond what XGBoost's "
                                      f"float32 base_score can hold as a probability; save "
                                      f"the model with format='distboost'")
-        return repr(1.0 / (1.0 + math.exp(-f0)))
-    return repr(f0)
+        return _float32_text(1.0 / (1.0 + math.exp(-f0)))
+    return _float32_text(f0)
 
 
-def model_to_xgboost(est) -> dict:
-    """The fitted estimator as XGBoost's JSON model (a dict); see the module."""
+def _float32_text(value: float) -> str:
+    """The shortest text of ``value`` rounded to float32, as XGBoost holds it.
+    XGBoost before 3.1 does not read longer decimals (it keeps its default
+    base_score 0.5 for a 17-digit one, silently)."""
+    return np.format_float_scientific(np.float32(value), unique=True, trim="-")
+
+
+def model_to_xgboost(est, categories: bool = True) -> dict:
+    """The fitted estimator as XGBoost's JSON model (a dict); see the module.
+    ``categories=False`` leaves the training categories out: codes only, in
+    the 2.1 layout, for readers that refuse a category container (treelite
+    4.8 does)."""
     est._check_fitted()
     objective, kind, scale = xgboost_objective(est)
     terms = est._additive_trees()
@@ -298,7 +434,7 @@ def model_to_xgboost(est) -> dict:
                            base_score=scale * terms.base_score)
     schema = est._schema
     n_features = schema.n_features
-    booster, base = _gbtree(est, terms, kind, n_features)
+    booster, base = _gbtree(est, terms, kind, n_features, categories)
     named = not all(n == f"f{j}" for j, n in enumerate(schema.feature_names))
     n_classes = len(est.classes_) if kind == "softmax" else 0
     learner = {
@@ -313,4 +449,7 @@ def model_to_xgboost(est) -> dict:
         },
         "objective": objective,
     }
+    if "cats" in booster["model"]:
+        warn_if_xgboost_ignores_categories()
+        return {"learner": learner, "version": CATEGORIES_VERSION}
     return {"learner": learner, "version": FORMAT_VERSION}

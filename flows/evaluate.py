@@ -31,6 +31,7 @@ from flows._data import empty_like, load_split, shap_columns, with_shap
 from flows._output import claim_output, has_marker
 from flows._prepared import read_schema
 from flows.config import ClusterConfig
+from flows.data_summary import rounded_seconds, summarize_data
 from flows.metrics import classification_metrics, headline_rows, regression_metrics
 from flows.report import markdown_summary, render_report
 
@@ -72,6 +73,13 @@ def predict_split(client: Any, est: Any, data: str, split: str, output: str) -> 
     path = Path(output) / "predictions.parquet"
     frame.to_parquet(path, index=False)
     return str(path)
+
+
+@task(name="summarize-data", cache_policy=NO_CACHE)
+def describe_data(client: Any, data: str) -> dict:
+    """Rows, missing rates and the target of every split, on the workers."""
+    with client.as_current():
+        return summarize_data(data, read_schema(data))
 
 
 @task(name="compute-metrics", cache_policy=NO_CACHE)
@@ -133,7 +141,9 @@ def draw_diagnostics(predictions: str, model: str, est: Any, metrics: dict,
                 "roc",
                 "diagnostics",
                 "ROC curve",
-                "True against false positive rate as the decision threshold varies.",
+                "True against false positive rate as the decision threshold varies"
+                + (" (one vs rest: each class against the others)." if len(classes) > 2
+                   else f" (class {classes[1]} against class {classes[0]})."),
             ),
             _save(
                 plots.plot_calibration(y, proba, classes),
@@ -261,9 +271,11 @@ def _dependence_figures(est, X, top, n_features, out: Path):
             output_names=names,
             ylabel="raw class score (partial dependence)" if multi else names[shown],
         )
+        caption = ("One bar per category." if pd_.categorical[0]
+                   else "Red ticks along the bottom: deciles of the input.")
         figures.append(_save(fig, out, f"pd_{rank}", "dependence",
                              f"Partial dependence on {feature}{_constraint_note(est, feature)}",
-                             "Red ticks: deciles of the input."))
+                             caption))
     if len(top) >= 2:
         pd2 = inspection.partial_dependence(est, over, tuple(top[:2]), grid_resolution=15)
         fig = plotting.plot_partial_dependence_2d(pd2, output=shown or 0, output_names=names)
@@ -346,27 +358,35 @@ def _sample(X: Any, n_rows: int, total: int | None, seed: int = 0) -> Any:
     return X.sample(frac=n_rows / total, random_state=seed)
 
 
-def _explained_rows(est: Any, values: np.ndarray) -> tuple[np.ndarray, float | None, str]:
-    """The (n_rows, n_features + 1) SHAP values the report draws, the bias (None
-    when it differs by row) and what they explain: the one output, P(class 1)
-    of two-class forests, or else each row's predicted (largest) output."""
+MAX_SHAP_CLASSES = 6
+"""At most this many classes get a SHAP summary plot of their own."""
+
+
+def _explained_outputs(est: Any, values: np.ndarray) -> list[tuple[str, np.ndarray]]:
+    """(what it explains, its (n_rows, n_features + 1) SHAP values) per output
+    the report draws: the one output, P(class 1) of two-class forests, or each
+    class's score (probability for forests) on its own, never mixing classes."""
     names = _output_names(est)
     if values.ndim == 2:
-        return values, float(values[0, -1]), names[0]
+        return [(names[0], values)]
     shown = _shown_output(est, names)
     if shown is not None:
-        return values[:, shown], float(values[0, shown, -1]), names[shown]
-    predicted = values.sum(axis=-1).argmax(axis=1)
-    what = "predicted class's score" if hasattr(est, "decision_function") else \
-        "predicted class's probability"
-    return values[np.arange(len(values)), predicted], None, what
+        return [(names[shown], values[:, shown])]
+    return [(name, values[:, k]) for k, name in enumerate(names)]
 
 
-def _mean_abs_shap(values: np.ndarray, names: list[str]) -> list[dict]:
-    """Mean |SHAP| per feature (averaged over the outputs too), largest first."""
+def _mean_abs_shap(values: np.ndarray, names: list[str],
+                   outputs: list[str] | None = None) -> list[dict]:
+    """Mean |SHAP| per feature (averaged over the outputs too), largest first;
+    with ``outputs`` (K > 1 of them), also each output's own mean |SHAP|."""
     per_feature = np.abs(values[..., :-1]).reshape(-1, values.shape[-1] - 1).mean(axis=0)
     order = np.argsort(-per_feature, kind="stable")
-    return [{"feature": names[j], "mean |SHAP|": float(per_feature[j])} for j in order]
+    rows = [{"feature": names[j], "mean |SHAP|": float(per_feature[j])} for j in order]
+    if outputs and values.ndim == 3:
+        per_output = np.abs(values[..., :-1]).mean(axis=0)  # (K, n_features)
+        for row, j in zip(rows, order):
+            row.update({name: float(per_output[k, j]) for k, name in enumerate(outputs)})
+    return rows
 
 
 def _feature_matrix(rows: pd.DataFrame) -> np.ndarray:
@@ -401,24 +421,36 @@ def draw_shap(
     names = [str(c) for c in rows.columns]
     values = joined[columns].to_numpy(np.float64).reshape(len(joined), -1, len(names) + 1)
     values = values[:, 0] if n_outputs == 1 else values
-    shown, bias, what = _explained_rows(est, values)
-    table = _mean_abs_shap(values, names)
+    explained = _explained_outputs(est, values)
+    multi = len(explained) > 1
+    table = _mean_abs_shap(values, names, [w for w, _ in explained] if multi else None)
     features = _feature_matrix(rows)
-    fig = plotting.plot_shap_summary(shown[:, :-1], features, names,
-                                     xlabel=f"SHAP value (effect on the {what})")
-    figures = [_save(fig, out, "shap_summary", "shap", "SHAP summary",
-                     "Each point is a row: its SHAP value for the feature, coloured by the "
-                     "feature's value (red high, blue low, grey missing); features by mean |SHAP|.")]
+    figures = []
+    for k, (what, shown) in enumerate(explained[:MAX_SHAP_CLASSES]):
+        fig = plotting.plot_shap_summary(shown[:, :-1], features, names,
+                                         xlabel=f"SHAP value (effect on the {what})")
+        figures.append(_save(fig, out, f"shap_summary_{k}" if multi else "shap_summary", "shap",
+                             f"SHAP summary: {what}" if multi else "SHAP summary",
+                             "Each point is a row: its SHAP value for the feature, coloured by "
+                             "the feature's value (red high, blue low, grey missing); features "
+                             "by mean |SHAP|."))
     for rank, name in enumerate(r["feature"] for r in table[:n_features]):
         j = names.index(name)
         categories = list(rows[name].cat.categories) \
             if isinstance(rows[name].dtype, pd.CategoricalDtype) else None
-        fig = plotting.plot_shap_dependence(features[:, j], shown[:, j], name,
-                                            categories=categories, ylabel=f"SHAP value ({what})")
+        fig = plotting.plot_shap_dependence(
+            features[:, j], np.column_stack([v[:, j] for _, v in explained]), name,
+            categories=categories, ylabel="SHAP value" if multi else f"SHAP value ({what})",
+            labels=[w for w, _ in explained] if multi else None)
         figures.append(_save(fig, out, f"shap_dependence_{rank}", "shap",
                              f"SHAP dependence on {name}",
-                             "Its SHAP value against its value; the spread at one value "
-                             "comes from its interactions with the other inputs."))
+                             "Its SHAP value against its value"
+                             + (", one colour per class" if multi else "")
+                             + "; the spread at one value comes from its interactions with "
+                             "the other inputs."))
+    kind = "score" if hasattr(est, "decision_function") else "probability"
+    what = f"{kind} of each class (each class on its own)" if multi else explained[0][0]
+    bias = None if multi else float(explained[0][1][0, -1])
     summary = {"rows": len(rows), "sampled": sample is not X, "split": split, "explained": what,
                "bias": bias, "mean_abs": table}
     return figures, summary
@@ -456,7 +488,7 @@ TRAINING_LABELS = {
     "rounds": "boosting rounds",
     "best_iteration": "best round (early stopping)",
     "resumed_from_round": "resumed from round",
-    "seconds_this_run": "training time (s)",
+    "seconds_this_run": "training time",
 }
 
 
@@ -480,7 +512,8 @@ def _details(data: str, model: str, split: str) -> tuple[dict, Any]:
         training = json.loads(summary.read_text())
         for key, label in TRAINING_LABELS.items():
             if training.get(key) is not None:
-                details[label] = training[key]
+                value = training[key]
+                details[label] = rounded_seconds(value) if key == "seconds_this_run" else value
     config = json.loads(run.read_text())["config"] if run.is_file() else None
     return details, config
 
@@ -537,6 +570,7 @@ def evaluate(
     with dask_client(scheduler, cluster) as client:
         predictions = predict_split(client, est, data, split, str(out))
         metrics = compute_metrics(predictions, est)
+        data_summary = describe_data(client, data)
         figures = draw_diagnostics(predictions, model, est, metrics, str(out))
         more, importance, note = draw_interpretation(client, est, data, split, str(out),
                                                      n_features)
@@ -548,6 +582,7 @@ def evaluate(
         "title": f"distboost evaluation: {est_name} predicting {details['target']!r}",
         "subtitle": f"{details['task']} of {details['target']!r}, {split} split "
         f"({metrics['n']:,} rows); generated {time.strftime('%Y-%m-%d %H:%M:%S')}",
+        "data": data_summary,
         "metrics": metrics,
         "figures": figures + more + shap_figures,
         "importance": importance,

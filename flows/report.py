@@ -14,7 +14,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from flows.metrics import headline_rows
+from flows.data_summary import data_tables
+from flows.metrics import headline_rows, per_class_rows
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem auto;
@@ -26,10 +27,11 @@ text-align:right} th{background:#f4f4f4} td:first-child,th:first-child{text-alig
 .grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(480px,1fr));gap:1rem}
 figure{margin:0} figure img{max-width:100%;border:1px solid #eee}
 figcaption{font-size:.85rem;color:#555} code{background:#f4f4f4;padding:0 .2rem}
-table.kv td{text-align:left} pre{background:#f8f8f8;padding:.6rem;font-size:.85rem}
+table.kv td,table.kv th{text-align:left} pre{background:#f8f8f8;padding:.6rem;font-size:.85rem}
 """
 
 SECTIONS = (
+    ("data", "Data"),
     ("metrics", "Metrics"),
     ("learning", "Learning curves"),
     ("importance", "Relative importance"),
@@ -64,15 +66,18 @@ def _figure(folder: Path, fig: dict) -> str:
 def _section_body(key: str, evaluation: dict, folder: Path) -> str:
     figures = [f for f in evaluation["figures"] if f["section"] == key]
     parts = []
+    if key == "data" and evaluation.get("data"):
+        return _data_section(evaluation["data"])
     if key == "metrics":
-        parts.append(_table(headline_rows(evaluation["metrics"])))
+        parts.append(_metrics_section(evaluation["metrics"]))
     if key == "importance" and evaluation.get("importance"):
         figures_html = "".join(_figure(folder, f) for f in figures)
-        top = evaluation["importance"][:15]
+        top = [{k: (f"{v:.1f}" if isinstance(v, float) else v) for k, v in r.items()}
+               for r in evaluation["importance"][:15]]
         return f'<div class="grid">{figures_html}<div>{_table(top)}</div></div>'
     if key == "shap" and evaluation.get("shap"):
         parts.append(f"<p>{html.escape(shap_note(evaluation['shap']))}</p>")
-        rows = [{"feature": r["feature"], "mean |SHAP|": f"{r['mean |SHAP|']:.4g}"}
+        rows = [{k: (f"{v:.3g}" if isinstance(v, float) else v) for k, v in r.items()}
                 for r in evaluation["shap"]["mean_abs"][:15]]
         figures_html = "".join(_figure(folder, f) for f in figures)
         return "".join(parts) + f'<div class="grid">{figures_html}<div>{_table(rows)}</div></div>'
@@ -80,6 +85,39 @@ def _section_body(key: str, evaluation: dict, folder: Path) -> str:
         parts.append(f"<p>{html.escape(evaluation.get('dependence_note', ''))}</p>")
     if figures:
         parts.append('<div class="grid">' + "".join(_figure(folder, f) for f in figures) + "</div>")
+    return "".join(parts)
+
+
+def _data_section(summary: dict) -> str:
+    """Rows per split, class balance or target distribution, missing rates."""
+    parts = []
+    for heading, note, rows in data_tables(summary):
+        parts.append(f"<h3>{html.escape(heading)}</h3>")
+        if note:
+            parts.append(f"<p>{html.escape(note)}</p>")
+        if rows:
+            parts.append(_table(rows))
+    return "".join(parts)
+
+
+def _metrics_section(metrics: dict) -> str:
+    """Headline metrics beside the baseline's, the AUC's averaging, per-class scores."""
+    parts = [_table(headline_rows(metrics))]
+    notes = []
+    if "baseline" in metrics and "accuracy" in metrics:
+        notes.append("Baseline: a model that knows only the class frequencies of the evaluated "
+                     "rows (it predicts the majority class, gives every row the frequencies "
+                     "as probabilities, and ranks no row above another: AUC 0.5).")
+    elif "baseline" in metrics:
+        notes.append("Baseline: predicting the mean of the evaluated target for every row "
+                     "(R² 0).")
+    if metrics.get("auc_average"):
+        notes.append(f"AUC: {metrics['auc_average']}.")
+    parts += [f"<p>{html.escape(n)}</p>" for n in notes]
+    if metrics.get("per_class"):
+        parts.append("<h3>Per class</h3><p>Precision, recall and F1 of each class when the most "
+                     "probable class is predicted; support: rows of the class.</p>")
+        parts.append(_table(per_class_rows(metrics)))
     return "".join(parts)
 
 
@@ -143,8 +181,9 @@ def markdown_summary(evaluation: dict, report_path: str | Path) -> str:
     """The Prefect markdown artifact: headline metrics and where the report is."""
     lines = [f"# {evaluation.get('title', 'distboost evaluation')}", ""]
     lines.append(evaluation.get("subtitle", ""))
-    lines += ["", "| metric | value |", "|---|---|"]
-    lines += [f"| {r['metric']} | {r['value']} |" for r in headline_rows(evaluation["metrics"])]
+    lines += ["", "| metric | value | baseline |", "|---|---|---|"]
+    lines += [f"| {r['metric']} | {r['value']} | {r.get('baseline', '')} |"
+              for r in headline_rows(evaluation["metrics"])]
     if evaluation.get("importance"):
         top = ", ".join(r["feature"] for r in evaluation["importance"][:5])
         lines += ["", f"Most important inputs: {top}."]

@@ -141,6 +141,7 @@ def assert_same_model(a, b):
 def test_report_has_sections_and_embedded_images(run):
     html = (run["root"] / "report" / "report.html").read_text()
     for heading in (
+        "Data",
         "Metrics",
         "Learning curves",
         "Relative importance",
@@ -164,6 +165,17 @@ def test_report_has_sections_and_embedded_images(run):
     )
     assert metrics["error_rate"] < 0.35 and metrics["auc"] > 0.7
     assert evaluation["importance"][0]["gain"] == 100.0
+    assert evaluation["data"]["rows"] == json.loads(
+        (run["root"] / "data" / "schema.json").read_text())["split_rows"]
+    assert evaluation["data"]["missing"]["x2"]["train"] > 0  # every 23rd row
+    assert "baseline" in metrics and metrics["auc_average"] == "class 1 against class -1"
+    for fig in (f for f in evaluation["figures"] if f["file"].startswith("figures/pd_")
+                and f["file"] != "figures/pd_2d.png"):
+        categorical = fig["title"].startswith("Partial dependence on colour")
+        assert fig["caption"] == ("One bar per category." if categorical
+                                  else "Red ticks along the bottom: deciles of the input.")
+    assert re.fullmatch(r"\d+\.\d s|\d\.\d\d s|\d+ min \d+ s",
+                        evaluation["details"]["training time"])
 
 
 def test_report_shap_section_is_the_models_shap_values(run):
@@ -190,6 +202,53 @@ def test_report_shap_section_is_the_models_shap_values(run):
     assert not shap["sampled"]
     assert (f"SHAP values of the model&#x27;s log-odds of class 1 for the {len(X)} rows of the "
             f"test split") in html
+
+
+def test_multiclass_shap_is_drawn_per_class():
+    """Three classes: each class's SHAP values on their own (a summary per
+    class, the class's column of the mean |SHAP| table), never one row's
+    predicted class mixed with another's."""
+    from distboost.inspection import shap_values
+    from distboost.plotting import plot_shap_dependence
+    from flows.evaluate import _explained_outputs, _mean_abs_shap
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.normal(size=300), "b": rng.normal(size=300)})
+    y = np.digitize(X["a"] + X["b"] / 2, [-0.5, 0.5])
+    model = distboost.GradientBoostingClassifier(n_estimators=5, max_depth=2).fit(X, y)
+    values = shap_values(model, X)  # (300, 3, 3)
+    explained = _explained_outputs(model, values)
+    assert [w for w, _ in explained] == ["class 0 score", "class 1 score", "class 2 score"]
+    for k, (_, v) in enumerate(explained):
+        np.testing.assert_array_equal(v, values[:, k])
+    table = _mean_abs_shap(values, ["a", "b"], [w for w, _ in explained])
+    assert table[0]["feature"] == "a"
+    assert table[0]["class 2 score"] == pytest.approx(np.abs(values[:, 2, 0]).mean())
+    fig = plot_shap_dependence(X["a"].to_numpy(), values[:, :, 0], "a",
+                               labels=[w for w, _ in explained])
+    assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == [
+        "class 0 score", "class 1 score", "class 2 score"]
+
+
+def test_partial_dependence_captions_match_the_plots(tmp_path):
+    """Bars for a categorical input (no deciles drawn, none spoken of), a
+    decile rug for a numeric one (and the caption says so)."""
+    import dask.dataframe as dd
+
+    from flows.evaluate import _dependence_figures
+
+    rng = np.random.default_rng(1)
+    X = pd.DataFrame({"a": rng.normal(size=400),
+                      "c": pd.Categorical(rng.choice(["u", "v", "w"], 400))})
+    y = X["a"] + 2 * (X["c"] == "v")
+    model = distboost.GradientBoostingRegressor(n_estimators=5, max_depth=2).fit(X, y)
+    (tmp_path / "figures").mkdir()
+    figures, _ = _dependence_figures(model, dd.from_pandas(X, npartitions=2), ["c", "a"], 2,
+                                     tmp_path)
+    captions = {f["title"]: f["caption"] for f in figures}
+    assert captions["Partial dependence on c"] == "One bar per category."
+    assert captions["Partial dependence on a"] == ("Red ticks along the bottom: deciles of the "
+                                                   "input.")
 
 
 def test_artifacts_are_in_the_prefect_database(run):

@@ -10,8 +10,15 @@ import pandas as pd
 import pytest
 
 import distboost as db
+from distboost.inputs.frames import Schema
 from distboost.inspection import shap_interaction_values, shap_values
-from distboost.xgboost_format import XGBoostFormatError, _right_categories, split_condition
+from distboost.xgboost_format import (
+    XGBoostFormatError,
+    XGBoostFormatWarning,
+    _right_categories,
+    category_container,
+    split_condition,
+)
 
 xgb = pytest.importorskip("xgboost")
 
@@ -95,7 +102,9 @@ def test_objectives_and_layout(data, tmp_path):
                                     "quantile_loss_param": {"quantile_alpha": "[0.3]"}}
     assert learner["feature_names"] == ["a", "b", "c"]
     assert learner["feature_types"] == ["float", "float", "c"]
-    assert float(learner["learner_model_param"]["base_score"]) == model.base_score_[0]
+    # the shortest text of the float32 value: XGBoost < 3.1 keeps its default 0.5 for longer ones
+    text = learner["learner_model_param"]["base_score"]
+    assert np.float32(text) == np.float32(model.base_score_[0]) and len(text) <= 16
     forest = db.RandomForestClassifier(n_estimators=4, max_depth=3).fit(X, data[3])
     forest.save_model(tmp_path / "f.json", format="xgboost")
     learner = json.loads((tmp_path / "f.json").read_text())["learner"]
@@ -164,6 +173,71 @@ def test_categories_going_right_are_listed():
     right = _right_categories(bits, False, 300)
     assert len(right) == 253 + 45 and right[-45:] == list(range(255, 300))
     assert _right_categories(bits, False, 5)[-1] == 255
+
+
+# --------------------------------------------------------------- categories
+def test_reordered_categories_predict_as_distboost(data, tmp_path):
+    """XGBoost re-codes a serving DataFrame's categories by name from the
+    categories the export carries, as distboost does: reversed, or a subset."""
+    X, y = data[0], data[2]
+    model = db.GradientBoostingClassifier(n_estimators=10, max_depth=3).fit(X, y)
+    b = booster(model, tmp_path)
+    reordered = X.assign(c=X["c"].cat.reorder_categories(["t", "s", "r", "q", "p"]))
+    subset = X[X["c"] != "p"].assign(c=lambda d: d["c"].cat.remove_categories(["p"]))
+    for frame in (reordered, subset):
+        got = b.predict(xgb.DMatrix(frame, enable_categorical=True))
+        np.testing.assert_allclose(got, model.predict_proba(frame)[:, 1], rtol=0, atol=1e-6)
+    # without the categories (for treelite), XGBoost reads the reordered column's codes: far off
+    model.save_model(tmp_path / "codes.json", format="xgboost", xgboost_categories=False)
+    stored = json.loads((tmp_path / "codes.json").read_text())
+    assert "cats" not in stored["learner"]["gradient_booster"]["model"]
+    assert stored["version"] == [2, 1, 0]
+    by_codes = xgb.Booster(model_file=str(tmp_path / "codes.json"))
+    wrong = by_codes.predict(xgb.DMatrix(reordered, enable_categorical=True))
+    assert np.abs(wrong - model.predict_proba(reordered)[:, 1]).max() > 0.1
+
+
+def test_integer_categories_are_recoded_by_value(tmp_path):
+    rng = np.random.default_rng(4)
+    X = pd.DataFrame({"x": rng.normal(size=300),
+                      "k": pd.Categorical(rng.choice([30, 10, 20], 300), categories=[30, 10, 20])})
+    y = X["x"] + 2 * (X["k"] == 10) - (X["k"] == 20)
+    model = db.GradientBoostingRegressor(n_estimators=5, max_depth=3).fit(X, y)
+    b = booster(model, tmp_path)
+    served = X.assign(k=X["k"].cat.reorder_categories([10, 20, 30]))
+    np.testing.assert_allclose(b.predict(xgb.DMatrix(served, enable_categorical=True)),
+                               model.predict(served), rtol=0, atol=1e-5)
+
+
+def test_category_container_layout():
+    schema = Schema(["x", "s", "k"], np.array([False, True, True]),
+                    {1: ["b", "ab", "a"], 2: [30, 10.0, 20]})
+    assert category_container(schema) == {
+        "enc": [{"offsets": [], "values": []},
+                {"offsets": [0, 1, 3, 4], "values": [98, 97, 98, 97]},
+                {"type": 15, "values": [30, 10, 20]}],  # XGBoost's int64 array kind
+        "feature_segments": [0, 0, 3, 6],
+        "sorted_idx": [2, 1, 0, 1, 2, 0]}  # per feature, the categories sorted by value
+    assert category_container(Schema(["x"], np.array([False]))) is None
+
+
+def test_what_the_category_container_cannot_say_is_warned(data, tmp_path, monkeypatch):
+    with pytest.warns(XGBoostFormatWarning, match="feature 'k' has categories that are neither "
+                      "all text nor all integers"):
+        assert category_container(Schema(["k"], np.array([True]), {0: [0.5, 1.5]})) is None
+    with pytest.warns(XGBoostFormatWarning,
+                      match=r"feature 's' has non-ASCII categories \(\['é'\]\)"):
+        assert category_container(Schema(["s"], np.array([True]), {0: ["e", "é"]})) is not None
+    X, y = data[0], data[1]
+    model = db.GradientBoostingRegressor(n_estimators=2).fit(X, y)
+    monkeypatch.setattr(xgb, "__version__", "3.0.5")
+    with pytest.warns(XGBoostFormatWarning, match=r"xgboost installed here \(3.0.5\) is older "
+                      "than 3.1: it ignores the training categories"):
+        model.save_model(tmp_path / "m.json", format="xgboost")
+    assert json.loads((tmp_path / "m.json").read_text())["version"] == [3, 1, 0]
+    numeric = db.GradientBoostingRegressor(n_estimators=2).fit(X[["a", "b"]], y)
+    numeric.save_model(tmp_path / "n.json", format="xgboost")  # no categories: no warning
+    assert json.loads((tmp_path / "n.json").read_text())["version"] == [2, 1, 0]
 
 
 # ---------------------------------------------------------------- refusals

@@ -185,7 +185,8 @@ class TreeEnsembleBase(ParamsMixin):
         self.best_iteration_ = None
         self.evals_result_ = {}
 
-    def save_model(self, path, format: str = "distboost") -> None:
+    def save_model(self, path, format: str = "distboost", *,
+                   xgboost_categories: bool = True) -> None:
         """Write the model to ``path``, atomically.
 
         Parameters
@@ -197,10 +198,15 @@ class TreeEnsembleBase(ParamsMixin):
             which ``xgboost.Booster(model_file=path)`` loads and predicts with
             the same margins (``distboost.xgboost_format``; not every model
             can be written so).
+        xgboost_categories : bool, default True
+            ``format="xgboost"`` only: carry the training categories, so that
+            XGBoost >= 3.1 re-codes a pandas categorical column by name. False
+            writes category codes only (XGBoost's 2.1 layout), for readers that
+            refuse XGBoost's category container (treelite 4.8).
         """
         from ..model_file import save_model
 
-        save_model(self, path, format)
+        save_model(self, path, format, xgboost_categories=xgboost_categories)
 
 
 def _normalized(v: np.ndarray) -> np.ndarray:
