@@ -60,8 +60,20 @@ def progress_bar(label: str, total: int, enabled: bool = True, start: int = 0) -
 def gather_with_progress(
     client: Any, tasks: Sequence[Any], label: str, enabled: bool = True
 ) -> list[Any]:
-    """Compute dask delayed ``tasks`` on ``client``; results in order."""
+    """Compute dask delayed ``tasks`` on ``client``; results in order.
+
+    On an ``InProcess`` client (``flows._in_process``) the tasks run one
+    after the other in this process.
+    """
     from distributed import as_completed
+
+    if getattr(client, "in_process", False):
+        with progress_bar(label, len(tasks), enabled) as bar:
+            results = []
+            for task in tasks:
+                results.append(client.compute([task])[0])
+                bar.advance()
+        return results
 
     futures = client.compute(list(tasks))
     with progress_bar(label, len(futures), enabled) as bar:

@@ -15,7 +15,7 @@ import numpy as np
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
-from flows._cluster import check_functions, dask_client, run_logger
+from flows._cluster import check_functions, connect, dask_client, run_logger
 from flows._data import load_features, predict_partition
 from flows._output import PART_FILE, claim_output, only_parquet
 from flows._prepared import Feature
@@ -65,8 +65,6 @@ def write_partitions(scheduler: str, model: str, data: str, output: str, functio
     """Apply ``function(model, partition, path, *args)`` to every partition of the
     Parquet ``data`` on the workers, each writing ``output/part-NNNNN.parquet``;
     return the number of rows written."""
-    from distributed import Client
-
     import distboost
 
     est = distboost.load_model(model)
@@ -76,7 +74,7 @@ def write_partitions(scheduler: str, model: str, data: str, output: str, functio
     tasks = [fn(model_key, part, str(Path(output) / f"part-{i:05d}.parquet"), *args,
                 dask_key_name=(f"distboost-{name}", i))
              for i, part in enumerate(X.to_delayed())]
-    with Client(scheduler, set_as_default=False) as client:
+    with connect(scheduler) as client:
         check_functions(client, function)
         return sum(gather_with_progress(client, tasks, name, progress))
 
