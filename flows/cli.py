@@ -351,11 +351,12 @@ def _check_model(path: str) -> Any:
     return load_model(path)
 
 
-def _check_model_data(args: argparse.Namespace) -> None:
-    """The model, and the data's columns (``flows._precheck.check_model_data``)."""
+def _check_model_data(args: argparse.Namespace, data: str | None = None) -> None:
+    """The model, and the columns of ``data`` (default: ``args.data``;
+    ``flows._precheck.check_model_data``)."""
     from flows._precheck import check_model_data
 
-    check_model_data(_check_model(args.model), args.data)
+    check_model_data(_check_model(args.model), data or args.data)
 
 
 _OPTION_OF = {"output": "out", "overwrite": "force"}
@@ -455,9 +456,13 @@ def cmd_evaluate(args: argparse.Namespace) -> str:
     from flows._prepared import read_schema
 
     read_schema(args.data)
-    _check_model(args.model)
+    split = Path(args.data) / args.split
     from flows._precheck import check_evaluate_output
+    from flows._tabular import DataError
 
+    if not any(split.glob("*.parquet")):
+        raise DataError(f"{args.data} has no {args.split!r} split (no Parquet files in {split})")
+    _check_model_data(args, str(split))
     check_evaluate_output(args.out)
     _small_in_process(args, str(Path(args.data) / args.split), "evaluating")
     from flows.evaluate import evaluate
