@@ -464,7 +464,7 @@ def cmd_evaluate(args: argparse.Namespace) -> str:
         raise DataError(f"{args.data} has no {args.split!r} split (no Parquet files in {split})")
     _check_model_data(args, str(split))
     check_evaluate_output(args.out)
-    _small_in_process(args, str(Path(args.data) / args.split), "evaluating")
+    _small_in_process(args, str(split), "evaluating")
     from flows.evaluate import evaluate
 
     return _run_flow(evaluate, args)
@@ -530,8 +530,9 @@ def cmd_cluster(args: argparse.Namespace) -> str:
     print(f"address: {state['address']}\ndashboard: {state['dashboard']}\n"
           f"training live: {state['live']}\nstarted: {state['started']} (process {state['pid']})")
     for w in kept.workers(state["address"]):
+        limit = w["memory_limit"]
         print(f"worker {w['address']}: {w['threads']} thread(s), "
-              f"memory limit {w['memory_limit'] / 2**30:.1f} GiB")
+              + (f"memory limit {limit / 2**30:.1f} GiB" if limit else "no memory limit"))
     return state["address"]
 
 
