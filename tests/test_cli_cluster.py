@@ -39,6 +39,23 @@ def model_and_data(tmp_path_factory):
     return model, data
 
 
+@pytest.fixture(scope="module")
+def prepared_and_model(tmp_path_factory):
+    """A prepared folder (made without Prefect) and a small model of its training split."""
+    from flows._data import load_split
+
+    base = tmp_path_factory.mktemp("cli-evaluate")
+    raw = fx.hastie_csv(base / "raw", n_rows=600, n_files=2)
+    data = base / "data"
+    data.mkdir()
+    fx.prepared_folder(raw, data, categorical=["colour"])
+    X, y = load_split(data, "train")
+    model = base / "model.json"
+    db.GradientBoostingClassifier(n_estimators=4, max_depth=2).fit(
+        X.compute(), y.compute()).save_model(model)
+    return data, model
+
+
 @pytest.fixture
 def no_scheduler(tmp_path, monkeypatch):
     """No DISTBOOST_SCHEDULER, and a state folder of the test's own (no kept cluster)."""
@@ -103,19 +120,26 @@ def _read(folder):
                      ignore_index=True)
 
 
-def test_small_jobs_in_process_and_a_kept_cluster(prefect_harness, model_and_data, tmp_path,
-                                                  no_scheduler, monkeypatch, capsys):
-    """predict and explain in this process, then on the cluster of ``distboost
-    cluster start`` (found by its state file) and by DISTBOOST_SCHEDULER: the
-    same values; status names the workers; stop ends the cluster."""
+def test_small_jobs_in_process_and_a_kept_cluster(prefect_harness, model_and_data,
+                                                  prepared_and_model, tmp_path, no_scheduler,
+                                                  monkeypatch, capsys):
+    """predict, explain and evaluate in this process, then on the cluster of
+    ``distboost cluster start`` (found by its state file) and by
+    DISTBOOST_SCHEDULER: the same values; status names the workers; stop ends
+    the cluster."""
     model, data = model_and_data
     predict = ["predict", str(model), str(data), "--proba", "--no-progress", "--out"]
     explain = ["explain", str(model), str(data), "--no-progress", "--out"]
+    prepared, evaluated = prepared_and_model
+    evaluate = ["evaluate", str(prepared), "--model", str(evaluated), "--shap-rows", "50",
+                "--out"]
     assert cli.main([*predict, str(tmp_path / "p1")]) == 0
     assert cli.main([*explain, str(tmp_path / "s1")]) == 0
+    assert cli.main([*evaluate, str(tmp_path / "e1")]) == 0
     err = capsys.readouterr().err
     assert "predicting 400 rows in this process (small data: no Dask cluster" in err
     assert "explaining 400 rows in this process" in err
+    assert "evaluating " in err and err.count(" rows in this process") == 3
     assert "Dask" not in err.replace("no Dask cluster", "")  # nothing started, no dashboard
 
     assert cli.main(["cluster", "start", "--workers", "1", "--dashboard-address", ":0"]) == 0
@@ -131,6 +155,7 @@ def test_small_jobs_in_process_and_a_kept_cluster(prefect_harness, model_and_dat
         monkeypatch.setenv("DISTBOOST_SCHEDULER", address)
         assert cli.main([*explain, str(tmp_path / "s2")]) == 0
         assert "using the Dask scheduler DISTBOOST_SCHEDULER names" in capsys.readouterr().err
+        assert cli.main([*evaluate, str(tmp_path / "e2")]) == 0
         assert cli.main(["cluster", "status"]) == 0
         out = capsys.readouterr().out
         assert f"address: {address}" in out and out.count("worker tcp://") == 1
@@ -142,3 +167,8 @@ def test_small_jobs_in_process_and_a_kept_cluster(prefect_harness, model_and_dat
     pd.testing.assert_frame_equal(_read(tmp_path / "p1"), _read(tmp_path / "p2"))
     pd.testing.assert_frame_equal(_read(tmp_path / "s1"), _read(tmp_path / "s2"))
     assert set(_read(tmp_path / "p1").columns) == {"prediction", "proba_0", "proba_1"}
+    pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "e1" / "predictions.parquet"),
+                                  pd.read_parquet(tmp_path / "e2" / "predictions.parquet"))
+    local, remote = (json.loads((tmp_path / e / "evaluation.json").read_text())
+                     for e in ("e1", "e2"))
+    assert local["metrics"] == remote["metrics"] and local["shap"] == remote["shap"]
