@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from distributed import Client, LocalCluster
 
 from distboost.dashboard import PAGE, SCHEDULER_KWARGS
+from flows._in_process import IN_PROCESS, InProcess, is_in_process
 from flows.config import ClusterConfig
 
 
@@ -67,6 +68,8 @@ def check_importable(client: Client, modules) -> None:
     RuntimeError
         Naming the first worker and module that failed, with the worker's error.
     """
+    if is_in_process(client):
+        return  # this process imported them
     address = client.scheduler.address
     for module in dict.fromkeys(modules):
         if (address, module) in _IMPORTABLE:
@@ -104,23 +107,39 @@ def quiet_dask_logs(level: int = logging.ERROR) -> None:
         logging.getLogger(name).setLevel(level)
 
 
+def connect(address: str) -> Client | InProcess:
+    """A client of the scheduler at ``address`` (a flow's task reconnecting to
+    its flow's cluster), or ``InProcess`` for ``IN_PROCESS``; close it after use."""
+    if address == IN_PROCESS:
+        return InProcess()
+    return Client(address, set_as_default=False)
+
+
 @contextmanager
 def dask_client(
-    scheduler: str | None = None, cluster: ClusterConfig | dict | None = None, quiet: bool = False
-) -> Iterator[Client]:
+    scheduler: str | None = None, cluster: ClusterConfig | dict | None = None,
+    quiet: bool = False, training: bool = False,
+) -> Iterator[Client | InProcess]:
     """Connect to ``scheduler`` or start a LocalCluster; close what we opened.
 
     Parameters
     ----------
     scheduler : str, optional
-        Address of a Dask scheduler (``tcp://host:8786``). Without it a
-        LocalCluster is started with the ``cluster`` settings, and its
-        dashboard address is printed.
+        Address of a Dask scheduler (``tcp://host:8786``), or ``IN_PROCESS``
+        (``flows._in_process``: no cluster, Dask's synchronous scheduler in
+        this process). Without it a LocalCluster is started with the
+        ``cluster`` settings, and its dashboard address is printed.
     cluster : ClusterConfig or dict, optional
     quiet : bool
         Print nothing (the caller already announced the cluster).
+    training : bool
+        The caller trains: print the live training page of a LocalCluster it
+        starts too (a link that works while the command runs).
     """
     config = cluster_config(scheduler, cluster)
+    if config.scheduler == IN_PROCESS:
+        yield InProcess()
+        return
     if config.scheduler:
         client = Client(config.scheduler, set_as_default=False)
         if not quiet and config.scheduler not in _STARTED | _ANNOUNCED:
@@ -154,7 +173,8 @@ def dask_client(
         )
         if config.dashboard_address is not None:
             say(f"Dask dashboard: {client.dashboard_link}")
-            say(f"training live: {client.dashboard_link.replace('/status', PAGE)}")
+            if training:
+                say(f"training live: {client.dashboard_link.replace('/status', PAGE)}")
     try:
         check_importable(client, WORKER_MODULES)
         yield client

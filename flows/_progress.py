@@ -65,8 +65,19 @@ def gather_with_progress(
 
     ``note(results)``, given the results of the tasks done so far, is shown
     beside the bar (e.g. the rows written).
+
+    On an ``InProcess`` client (``flows._in_process``) the tasks run one
+    after the other in this process.
     """
     from distributed import as_completed
+
+    if getattr(client, "in_process", False):
+        with progress_bar(label, len(tasks), enabled) as bar:
+            results = []
+            for task in tasks:
+                results.append(client.compute([task])[0])
+                bar.advance(note=note(results) if note is not None and enabled else "")
+        return results
 
     futures = client.compute(list(tasks))
     done: list[Any] = []

@@ -16,11 +16,13 @@ import numpy as np
 import pandas as pd
 
 from flows._prepared import Feature, PreparedSchema
-from flows._tabular import SPLITS, DataError, text_kind
+from flows._tabular import SPLITS, DataError, read_file, text_kind
 
 FORMATS = {".csv": "csv", ".csv.gz": "csv", ".parquet": "parquet", ".pq": "parquet"}
 MAX_CLASSES = 50
 """A numeric target with at most this many distinct integer values is a class label."""
+HEAD_ROWS = 2000
+"""Rows of the first input file the column kinds are inferred from."""
 
 
 def _format_of(path: str) -> str | None:
@@ -192,6 +194,31 @@ def infer_data_schema(
     return PreparedSchema(source=source, target=target, task=task, target_kind=target_kind,
                           features=features, ids={n: text_kind(head[n]) for n in ids} or None,
                           columns_needed=[f.name for f in features] + [target] + ids)
+
+
+def source_schema(
+    source: str, target: str, task: str = "auto", categorical: list[str] | None = None,
+    drop: list[str] | None = None, id_columns: list[str] | None = None,
+    feature_columns: list[str] | None = None,
+) -> tuple[str, list[str], PreparedSchema]:
+    """The format and files of ``source`` and the schema inferred from the first
+    ``HEAD_ROWS`` rows of its first file (``infer_data_schema``): every check of
+    names and kinds that needs no more of the data."""
+    fmt, files = list_source_files(source)
+    head = read_file(files[0], fmt, nrows=HEAD_ROWS)
+    schema = infer_data_schema(head, files[0], target, task, categorical, drop, id_columns,
+                               feature_columns)
+    return fmt, files, schema.model_copy(update={"source": source})
+
+
+def split_fractions(validation: float, test: float) -> dict[str, float]:
+    """The validation and test shares of the rows, checked."""
+    if validation < 0 or test < 0 or validation + test >= 1:
+        raise ValueError(
+            f"validation_fraction ({validation}) and test_fraction ({test}) must be >= 0 "
+            "and leave rows for training (sum < 1)"
+        )
+    return {"validation": validation, "test": test}
 
 
 # ----------------------------------------------------------------- combination

@@ -10,9 +10,15 @@
     distboost predict MODEL DATA --out PREDICTIONS[.csv] [--proba] [--keep id,...]
     distboost explain MODEL DATA --out SHAP[.csv] [--keep id,...] [--force]
     distboost report REPORT
+    distboost cluster start|status|stop [--workers N]
 
 Every command that computes takes ``--scheduler ADDRESS`` (a running Dask
-scheduler); without it a LocalCluster is started and its dashboard printed.
+scheduler; also from ``DISTBOOST_SCHEDULER``); without it the cluster of
+``distboost cluster start`` is used where one runs, predict, explain and
+evaluate of small data run in this process (``flows._in_process``), and
+otherwise a LocalCluster is started and its dashboard printed. Every check
+that needs no data (paths, names, parameters, columns) runs before any
+cluster or Prefect server starts (``flows._precheck``).
 Results (paths) go to stdout, the last line being the main one; status and
 progress go to stderr. Exit status: 0 done, 1 bad input or failure, 2 bad
 usage, 130 interrupted.
@@ -198,15 +204,25 @@ def _common_options(parser: argparse.ArgumentParser, defaults: bool) -> None:
     parser.add_argument("--no-progress", action="store_true", help="no progress bars", **keep)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from distboost import __version__
+def _version() -> str:
+    """distboost's version, without importing it (numba, Dask: seconds)."""
+    from importlib.metadata import PackageNotFoundError, version
 
+    try:
+        return version("distboost")
+    except PackageNotFoundError:  # a checkout on the path, not installed
+        from distboost import __version__
+
+        return __version__
+
+
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="distboost",
         description="Boosted tree ensembles on partitioned data with Dask, run as Prefect flows.",
         formatter_class=_Formatter,
     )
-    parser.add_argument("--version", action="version", version=f"distboost {__version__}")
+    parser.add_argument("--version", action="version", version=f"distboost {_version()}")
     _common_options(parser, defaults=True)
     common = argparse.ArgumentParser(add_help=False)
     _common_options(common, defaults=False)
@@ -269,6 +285,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("report", help="re-render report.html of an evaluation folder")
     p.add_argument("folder", help="evaluation folder (holds evaluation.json)")
+
+    p = sub.add_parser("cluster", help="keep a local Dask cluster running for the commands "
+                                       "that follow (start, status, stop)")
+    p.add_argument("action", choices=["start", "status", "stop"], help="what to do")
+    p.add_argument("--workers", type=int, default=2, help="worker processes")
+    p.add_argument("--threads-per-worker", type=int, default=1, help="threads per worker")
+    p.add_argument("--memory-limit", default="auto",
+                   help="memory limit per worker, e.g. 4GiB (default: auto, a share of the "
+                        "machine's)")
+    p.add_argument("--dashboard-address", default=":8787", help="dashboard address")
     return parser
 
 
@@ -285,11 +311,49 @@ def _params(args: argparse.Namespace) -> dict[str, Any] | None:
     return dict(getattr(args, "param", None) or ()) or None
 
 
-def _check_source(source: str) -> None:
-    """Fail in a second, not after Prefect has started, on a wrong input path."""
-    from flows._schema import list_source_files
+def _check_prepare(args: argparse.Namespace) -> None:
+    """Input files, column names and kinds, split options: in a second, before
+    any cluster or Prefect server starts (``flows._precheck``)."""
+    from flows._precheck import check_prepare
 
-    list_source_files(source)
+    check_prepare(args.source, args.target, args.task, args.categorical, args.drop,
+                  args.validation_fraction, args.test_fraction, args.batch_rows,
+                  args.id_columns, args.feature_columns)
+
+
+def _find_scheduler(args: argparse.Namespace) -> None:
+    """``args.scheduler`` from ``--scheduler``, else ``DISTBOOST_SCHEDULER``, else
+    the running cluster of ``distboost cluster start``; each said on stderr."""
+    if args.scheduler:
+        return
+    from flows._cluster import SCHEDULER_ENV
+
+    if os.environ.get(SCHEDULER_ENV):
+        args.scheduler = os.environ[SCHEDULER_ENV]
+        _say(f"using the Dask scheduler {SCHEDULER_ENV} names")
+        return
+    from flows._kept_cluster import running
+
+    state = running()
+    if state is not None:
+        args.scheduler = state["address"]
+        _say("using the cluster of `distboost cluster start` (`distboost cluster stop` "
+             "stops it)")
+
+
+def _small_in_process(args: argparse.Namespace, data: str, what: str) -> None:
+    """Run in this process (``flows._in_process``) when no scheduler was found
+    and ``data`` (a Parquet file or folder) is small; say so."""
+    _find_scheduler(args)
+    if args.scheduler:
+        return
+    from flows._in_process import IN_PROCESS, fits_in_process, parquet_size
+
+    size = parquet_size(data)
+    if fits_in_process(size):
+        args.scheduler = IN_PROCESS
+        _say(f"{what} {size[0]:,} rows in this process (small data: no Dask cluster; "
+             f"--scheduler or DISTBOOST_SCHEDULER to use one)")
 
 
 def _check_file(path: str, what: str) -> None:
@@ -297,12 +361,21 @@ def _check_file(path: str, what: str) -> None:
         raise FileNotFoundError(f"{what} {path} does not exist")
 
 
-def _check_model(path: str) -> None:
-    """A model file that exists and follows the schema, before anything starts."""
+def _check_model(path: str) -> Any:
+    """A model file that exists and follows the schema, before anything starts;
+    the model."""
     _check_file(path, "model file")
     from distboost import load_model
 
-    load_model(path)
+    return load_model(path)
+
+
+def _check_model_data(args: argparse.Namespace, data: str | None = None) -> None:
+    """The model, and the columns of ``data`` (default: ``args.data``;
+    ``flows._precheck.check_model_data``)."""
+    from flows._precheck import check_model_data
+
+    check_model_data(_check_model(args.model), data or args.data)
 
 
 _OPTION_OF = {"output": "out", "overwrite": "force"}
@@ -316,6 +389,8 @@ def _run_flow(flow, args: argparse.Namespace, **given: Any) -> str:
     renamed ones), the cluster options and ``--param`` pairs; ``given``
     overrides them.
     """
+    from distboost.engine.lost_scheduler import quiet_dask_noise
+
     if os.environ.get("PREFECT_API_URL"):
         flow = flow.with_options(on_running=[_announce_flow_run])
     from flows._prefect_server import start_local_server
@@ -329,7 +404,8 @@ def _run_flow(flow, args: argparse.Namespace, **given: Any) -> str:
             kwargs[name] = values[name]
         elif hasattr(args, option):
             kwargs[name] = getattr(args, option)
-    return flow(**kwargs)
+    with quiet_dask_noise():  # no "Closing dangling stream"... when a process dies
+        return flow(**kwargs)
 
 
 def _announce_flow_run(flow, flow_run, state) -> None:
@@ -342,7 +418,11 @@ def _announce_flow_run(flow, flow_run, state) -> None:
 
 
 def cmd_prepare(args: argparse.Namespace) -> str:
-    _check_source(args.source)
+    _check_prepare(args)
+    from flows._precheck import check_prepare_output
+
+    check_prepare_output(args.out, args.force)
+    _find_scheduler(args)
     from flows.prepare import prepare
 
     return _run_flow(prepare, args)
@@ -385,6 +465,7 @@ def cmd_train(args: argparse.Namespace) -> str:
     from flows._output import locked_output
 
     with locked_output(args.out):  # a second training into the folder is refused at once
+        _find_scheduler(args)
         from flows.train import train
 
         return _run_flow(train, args)
@@ -394,17 +475,26 @@ def cmd_evaluate(args: argparse.Namespace) -> str:
     from flows._prepared import read_schema
 
     read_schema(args.data)
-    _check_model(args.model)
+    split = Path(args.data) / args.split
+    from flows._precheck import check_evaluate_output
+    from flows._tabular import DataError
+
+    if not any(split.glob("*.parquet")):
+        raise DataError(f"{args.data} has no {args.split!r} split (no Parquet files in {split})")
+    _check_model_data(args, str(split))
+    check_evaluate_output(args.out)
+    _small_in_process(args, str(split), "evaluating")
     from flows.evaluate import evaluate
 
     return _run_flow(evaluate, args)
 
 
 def cmd_pipeline(args: argparse.Namespace) -> str:
-    _check_source(args.source)
+    _check_prepare(args)
     if args.config:
         _check_file(args.config, "configuration file")
     _check_train_config(args, None)
+    _find_scheduler(args)
     from flows.pipeline import pipeline
 
     return _run_flow(pipeline, args)
@@ -415,6 +505,7 @@ def cmd_predict(args: argparse.Namespace) -> str:
 
     keep = _kept(args)
     check_predict(args.model, args.data, args.out, args.force, keep, args.proba)
+    _small_in_process(args, args.data, "predicting")
     return _run_flow(predict, args, keep=keep)
 
 
@@ -423,6 +514,7 @@ def cmd_explain(args: argparse.Namespace) -> str:
 
     keep = _kept(args)
     check_explain(args.model, args.data, args.out, args.force, keep)
+    _small_in_process(args, args.data, "explaining")
     return _run_flow(explain, args, keep=keep)
 
 
@@ -430,6 +522,36 @@ def cmd_report(args: argparse.Namespace) -> str:
     from flows.report import render_report
 
     return str(render_report(args.folder))
+
+
+def cmd_cluster(args: argparse.Namespace) -> str:
+    """``distboost cluster start|status|stop`` (``flows._kept_cluster``)."""
+    from flows import _kept_cluster as kept
+
+    if args.action == "start":
+        state = kept.start(args.workers, args.threads_per_worker, args.dashboard_address,
+                           args.memory_limit)
+        _say(f"distboost cluster ({state['workers']} workers) at {state['address']}; "
+             f"commands use it until `distboost cluster stop`")
+        _say(f"Dask dashboard: {state['dashboard']}; training live: {state['live']}")
+        return state["address"]
+    if args.action == "stop":
+        state = kept.stop()
+        if state is None:
+            _say("no distboost cluster runs; nothing to stop")
+            return ""
+        _say(f"stopped the distboost cluster at {state['address']}")
+        return state["address"]
+    state = kept.running()
+    if state is None:
+        raise ProcessLookupError("no distboost cluster runs (start one: distboost cluster start)")
+    print(f"address: {state['address']}\ndashboard: {state['dashboard']}\n"
+          f"training live: {state['live']}\nstarted: {state['started']} (process {state['pid']})")
+    for w in kept.workers(state["address"]):
+        limit = w["memory_limit"]
+        print(f"worker {w['address']}: {w['threads']} thread(s), "
+              + (f"memory limit {limit / 2**30:.1f} GiB" if limit else "no memory limit"))
+    return state["address"]
 
 
 def cmd_demo(args: argparse.Namespace) -> str:
@@ -441,6 +563,7 @@ def cmd_demo(args: argparse.Namespace) -> str:
     target, description = DATASETS[args.dataset]
     _say(f"writing {args.rows:,} rows of {description} to {out / 'raw'}")
     write_csv_files(make_dataset(args.dataset, args.rows), out / "raw", n_files=4)
+    _find_scheduler(args)
     from flows.pipeline import pipeline
 
     return _run_flow(
@@ -465,7 +588,10 @@ COMMANDS = {
     "predict": cmd_predict,
     "explain": cmd_explain,
     "report": cmd_report,
+    "cluster": cmd_cluster,
 }
+NO_FLOW = ("report", "cluster")
+"""Commands that run no Prefect flow."""
 
 
 def _say(message: str) -> None:
@@ -483,12 +609,9 @@ def _expected_errors() -> tuple[type[BaseException], ...]:
         TypeError,
         KeyError,
     ]
-    try:
-        from distributed import TimeoutError as DaskTimeout
-
-        errors.append(DaskTimeout)
-    except ImportError:  # pragma: no cover
-        pass
+    distributed = sys.modules.get("distributed")  # not imported: none of its errors raised
+    if distributed is not None:
+        errors.append(distributed.TimeoutError)
     errors.append(OSError)
     return tuple(errors)
 
@@ -526,15 +649,13 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from distboost.engine.lost_scheduler import quiet_dask_noise
     from flows._prefect_compat import check_prefect_server
 
     started = time.perf_counter()
     try:
-        if args.command != "report":  # every other command runs Prefect flows
+        if args.command not in NO_FLOW:  # every other command runs Prefect flows
             check_prefect_server()
-        with quiet_dask_noise():  # no "Closing dangling stream"... when a process dies
-            result = COMMANDS[args.command](args)
+        result = COMMANDS[args.command](args)
     except KeyboardInterrupt as exc:
         _say(f"interrupted{f' ({exc})' if isinstance(exc, Terminated) else ''}; "
              f"stopped what this command started")
@@ -545,7 +666,7 @@ def _run(args: argparse.Namespace) -> int:
         message = str(exc).strip() or type(exc).__name__
         print(f"distboost: error: {message}", file=sys.stderr)
         return 1
-    if args.command != "report":
+    if args.command not in NO_FLOW:
         _say(f"done in {time.perf_counter() - started:.0f} s")
     print(result, flush=True)
     return 0

@@ -60,7 +60,7 @@ def pipeline(
     """
     logger = run_logger()
     out = Path(output)
-    with dask_client(scheduler, cluster) as client:
+    with dask_client(scheduler, cluster, training=True) as client:
         address = client.scheduler.address
         data = prepare(
             source=source,

@@ -23,7 +23,7 @@ from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
 from flows._apply import apply_file, check_columns
-from flows._cluster import check_functions, dask_client, run_logger
+from flows._cluster import check_functions, connect, dask_client, run_logger
 from flows._output import PART_FILE, claim_output, only_parquet
 from flows._prepared import Feature
 from flows._progress import gather_with_progress
@@ -142,8 +142,6 @@ def write_files(scheduler: str, model: str, plan: Plan, output: str, kind: str, 
                 proba: bool = False, batch_rows: int = BATCH_ROWS) -> int:
     """Apply the model to every input file of ``plan`` on the workers
     (``flows._apply.apply_file``), writing ``output``; return the rows written."""
-    from distributed import Client
-
     import distboost
 
     est = dask.delayed(distboost.load_model(model), pure=True)
@@ -156,7 +154,7 @@ def write_files(scheduler: str, model: str, plan: Plan, output: str, kind: str, 
                 dask_key_name=(f"distboost-{kind}", i))
              for i, path in enumerate(plan.files)]
     try:
-        with Client(scheduler, set_as_default=False) as client:
+        with connect(scheduler) as client:
             check_functions(client, apply_file)
             written = gather_with_progress(client, tasks, f"{kind}: files", progress,
                                            note=_rows_written)

@@ -46,10 +46,10 @@ from flows._schema import (
     check_statistics,
     classes_of,
     combine_statistics,
-    infer_data_schema,
-    list_source_files,
+    source_schema,
+    split_fractions,
 )
-from flows._tabular import BATCH_ROWS, DataError, read_file, write_file_splits
+from flows._tabular import BATCH_ROWS, DataError, write_file_splits
 from flows.config import ClusterConfig
 
 MARKER = "schema.json"
@@ -64,26 +64,14 @@ def check_output(output: str | Path, overwrite: bool) -> Path:
                         has_marker(MARKER), overwrite)
 
 
-def _fractions(validation: float, test: float) -> dict[str, float]:
-    if validation < 0 or test < 0 or validation + test >= 1:
-        raise ValueError(
-            f"validation_fraction ({validation}) and test_fraction ({test}) must be >= 0 "
-            "and leave rows for training (sum < 1)"
-        )
-    return {"validation": validation, "test": test}
-
-
 @task(name="inspect-source", cache_policy=NO_CACHE)
 def inspect_source(
     source: str, target: str, task_kind: str, categorical: list[str], drop: list[str],
     id_columns: list[str] | None = None, feature_columns: list[str] | None = None,
 ) -> tuple[str, list[str], PreparedSchema]:
     """List the input files and infer the schema from the first one."""
-    fmt, files = list_source_files(source)
-    head = read_file(files[0], fmt, nrows=2000)
-    schema = infer_data_schema(head, files[0], target, task_kind, categorical, drop,
-                               id_columns, feature_columns)
-    return fmt, files, schema.model_copy(update={"source": source})
+    return source_schema(source, target, task_kind, categorical, drop, id_columns,
+                         feature_columns)
 
 
 def _worker_tasks(client, function, label, calls, **delayed) -> list[Any]:
@@ -303,7 +291,7 @@ def prepare(
     """
     logger = run_logger()
     out = check_output(output, overwrite)
-    fractions = _fractions(validation_fraction, test_fraction)
+    fractions = split_fractions(validation_fraction, test_fraction)
     if batch_rows < 1:
         raise ValueError(f"batch_rows must be >= 1; got {batch_rows}")
     fmt, files, schema = inspect_source(source, target, task, categorical or [], drop or [],

@@ -251,7 +251,7 @@ def _train_locked(out: Path, data: str, cfg: TrainConfig, overwrite: bool, sched
         logger.info("%s is already trained; nothing to do", model_path)
         return str(model_path)
     try:
-        with dask_client(scheduler, cluster) as client:
+        with dask_client(scheduler, cluster, training=True) as client:
             _train_run(client.scheduler.address, data, cfg, out, progress)
     except BaseException as exc:
         if created:

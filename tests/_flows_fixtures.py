@@ -48,6 +48,11 @@ def subprocess_env(prefect_home: str | Path) -> dict[str, str]:
     env["PREFECT_HOME"] = str(prefect_home)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
     env.pop("PREFECT_API_URL", None)
+    # no cluster of the developer's (`distboost cluster start`, DISTBOOST_SCHEDULER)
+    run = Path(prefect_home) / "run"
+    run.mkdir(parents=True, exist_ok=True)
+    env["XDG_RUNTIME_DIR"] = str(run)
+    env.pop("DISTBOOST_SCHEDULER", None)
     return env
 
 

@@ -429,12 +429,12 @@ ROWS = [
      ValueError, r"X has 1 features, but GradientBoostingClassifier is expecting 3 features"),
     ("predict on a frame missing a column",
      lambda c: _fitted(data=DF).predict(DF[["a", "b"]]),
-     ValueError, r"missing feature column\(s\) \['c'\] that GradientBoostingClassifier was "
-                 r"trained on \(features \['a', 'b', 'c'\]\)"),
+     ValueError, (r"missing feature column\(s\) \['c'\] that GradientBoostingClassifier was "
+                 r"trained on \(features \['a', 'b', 'c'\]\)")),
     ("predict on a Dask frame missing a column",  # the same refusal, word for word
      lambda c: _fitted(data=DF).predict(_dask_frame(c.client, Y_CLASS, ("a", "b"))[0]),
-     ValueError, r"missing feature column\(s\) \['c'\] that GradientBoostingClassifier was "
-                 r"trained on \(features \['a', 'b', 'c'\]\)"),
+     ValueError, (r"missing feature column\(s\) \['c'\] that GradientBoostingClassifier was "
+                 r"trained on \(features \['a', 'b', 'c'\]\)")),
     ("SHAP values with too few features",
      lambda c: shap_values(_fitted(), X[:, :1]),
      ValueError, r"X has 1 features, but GradientBoostingClassifier is expecting 3 features"),

@@ -144,6 +144,7 @@ def test_demo_runs_the_pipeline_and_prints_the_report_last(demo):
     assert last == str(out / "report" / "report.html") and Path(last).is_file()
     assert "started a local Dask cluster (1 workers)" in result.stderr
     assert "Dask dashboard: http://" in result.stderr
+    assert "training live: http://" in result.stderr  # the demo trains
     assert (out / "raw").is_dir() and (out / "model" / "model.json").is_file()
 
 

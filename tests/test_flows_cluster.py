@@ -86,9 +86,14 @@ def test_local_clusters_of_the_flows_serve_the_distboost_page(capsys):
     import urllib.request
 
     config = {**fx.TEST_CLUSTER, "dashboard_address": "127.0.0.1:0"}
-    with _cluster.dask_client(cluster=config) as client:
+    with _cluster.dask_client(cluster=config, training=True) as client:
         port = client.scheduler_info()["services"]["dashboard"]
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/distboost", timeout=30) as response:
             assert response.status == 200
         page = client.dashboard_link.replace("/status", "/distboost")
     assert f"training live: {page}" in capsys.readouterr().err
+    # a flow that does not train (prepare, predict, explain, evaluate) names no live page
+    with _cluster.dask_client(cluster=config) as client:
+        dashboard = client.dashboard_link
+    err = capsys.readouterr().err
+    assert f"Dask dashboard: {dashboard}" in err and "training live" not in err
