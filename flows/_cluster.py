@@ -28,6 +28,15 @@ def run_logger() -> logging.Logger | logging.LoggerAdapter:
         return logging.getLogger("distboost.flows")
 
 
+def step(task, *args):
+    """``task(*args)`` in a flow run; outside one, the task's plain function
+    (a small job the command line runs in this process without Prefect:
+    ``flow.fn``, no flow run, no Prefect server to start)."""
+    from prefect.context import FlowRunContext
+
+    return task(*args) if FlowRunContext.get() is not None else task.fn(*args)
+
+
 def say(message: str) -> None:
     """A status line for the person at the terminal (stderr: stdout is for results)."""
     print(f"distboost: {message}", file=sys.stderr, flush=True)

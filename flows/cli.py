@@ -341,9 +341,12 @@ def _find_scheduler(args: argparse.Namespace) -> None:
              "stops it)")
 
 
-def _small_in_process(args: argparse.Namespace, data: str, what: str) -> None:
+def _small_in_process(args: argparse.Namespace, data: str, what: str,
+                      flow_optional: bool = False) -> None:
     """Run in this process (``flows._in_process``) when no scheduler was found
-    and ``data`` (a Parquet file or folder) is small; say so."""
+    and ``data`` (a Parquet file or folder) is small; say so. ``flow_optional``:
+    such a job runs without Prefect too when no Prefect API is configured
+    (``_without_prefect``)."""
     _find_scheduler(args)
     if args.scheduler:
         return
@@ -352,8 +355,15 @@ def _small_in_process(args: argparse.Namespace, data: str, what: str) -> None:
     size = parquet_size(data)
     if fits_in_process(size):
         args.scheduler = IN_PROCESS
+        args.no_flow_run = flow_optional and not os.environ.get("PREFECT_API_URL")
+        note = "; no Prefect flow run: set PREFECT_API_URL to record one" if args.no_flow_run else ""
         _say(f"{what} {size[0]:,} rows in this process (small data: no Dask cluster; "
-             f"--scheduler or DISTBOOST_SCHEDULER to use one)")
+             f"--scheduler or DISTBOOST_SCHEDULER to use one{note})")
+
+
+def _without_prefect(args: argparse.Namespace) -> bool:
+    """Whether ``_small_in_process`` chose to run the job without Prefect."""
+    return bool(getattr(args, "no_flow_run", False))
 
 
 def _check_file(path: str, what: str) -> None:
@@ -387,18 +397,24 @@ def _run_flow(flow, args: argparse.Namespace, **given: Any) -> str:
 
     Parameters come from the options of the same name (``_OPTION_OF`` for the
     renamed ones), the cluster options and ``--param`` pairs; ``given``
-    overrides them.
+    overrides them. A small job run in this process (``_small_in_process``)
+    with no Prefect API configured runs the flow's function without Prefect
+    (``flows._cluster.step``): no flow run to record, no server to start.
     """
     from distboost.engine.lost_scheduler import quiet_dask_noise
 
+    without_prefect = _without_prefect(args)
     if os.environ.get("PREFECT_API_URL"):
         flow = flow.with_options(on_running=[_announce_flow_run])
-    from flows._prefect_server import start_local_server
+    if without_prefect:
+        flow = flow.fn
+    else:
+        from flows._prefect_server import start_local_server
 
-    start_local_server()  # else Prefect starts one that a SIGKILL would leave behind
+        start_local_server()  # else Prefect starts one that a SIGKILL would leave behind
     values = {"cluster": _cluster(args), "params": _params(args), **given}
     kwargs = {}
-    for name in inspect.signature(flow.fn).parameters:
+    for name in inspect.signature(getattr(flow, "fn", flow)).parameters:
         option = _OPTION_OF.get(name, name)
         if name in values:
             kwargs[name] = values[name]
@@ -505,7 +521,7 @@ def cmd_predict(args: argparse.Namespace) -> str:
 
     keep = _kept(args)
     check_predict(args.model, args.data, args.out, args.force, keep, args.proba)
-    _small_in_process(args, args.data, "predicting")
+    _small_in_process(args, args.data, "predicting", flow_optional=True)
     return _run_flow(predict, args, keep=keep)
 
 
@@ -514,7 +530,7 @@ def cmd_explain(args: argparse.Namespace) -> str:
 
     keep = _kept(args)
     check_explain(args.model, args.data, args.out, args.force, keep)
-    _small_in_process(args, args.data, "explaining")
+    _small_in_process(args, args.data, "explaining", flow_optional=True)
     return _run_flow(explain, args, keep=keep)
 
 

@@ -15,7 +15,7 @@ value) ``shap_bias``, which add up to the model's raw output
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
-from flows._cluster import dask_client, run_logger
+from flows._cluster import dask_client, run_logger, step
 from flows._data import shap_columns
 from flows._tabular import BATCH_ROWS
 from flows.config import ClusterConfig
@@ -74,6 +74,7 @@ def explain(
     plan = check_explain(model, data, output, overwrite, keep)
     out = output if is_csv(output) else str(emptied(output))
     with dask_client(scheduler, cluster) as client:
-        rows = explain_files(client.scheduler.address, model, plan, out, progress, batch_rows)
+        rows = step(explain_files, client.scheduler.address, model, plan, out, progress,
+                    batch_rows)
     run_logger().info("wrote the SHAP values of %d rows to %s", rows, out)
     return out

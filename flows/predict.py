@@ -23,7 +23,7 @@ from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
 from flows._apply import apply_file, check_columns
-from flows._cluster import check_functions, connect, dask_client, run_logger
+from flows._cluster import check_functions, connect, dask_client, run_logger, step
 from flows._output import PART_FILE, claim_output, only_parquet
 from flows._prepared import Feature
 from flows._progress import gather_with_progress
@@ -248,7 +248,7 @@ def predict(
     plan = check_predict(model, data, output, overwrite, keep, proba)
     out = output if is_csv(output) else str(emptied(output))
     with dask_client(scheduler, cluster) as client:
-        rows = predict_files(client.scheduler.address, model, plan, out, proba, progress,
-                             batch_rows)
+        rows = step(predict_files, client.scheduler.address, model, plan, out, proba, progress,
+                    batch_rows)
     run_logger().info("wrote %d predictions to %s", rows, out)
     return out

@@ -115,6 +115,54 @@ def test_a_stale_state_file_is_ignored(no_scheduler, capsys):
         capsys.readouterr().err
 
 
+_MAIN_THEN_MODULES = """
+import sys
+from flows import cli
+code = cli.main(sys.argv[1:])
+print("flow engine loaded:", "prefect.flow_engine" in sys.modules)
+sys.exit(code)
+"""
+
+
+def _cli_in_child(args):
+    """The command line in a child process (no Prefect API configured), and
+    whether it loaded Prefect's flow engine (which any flow run does)."""
+    result = subprocess.run([sys.executable, "-c", _MAIN_THEN_MODULES, "--no-progress", *args],
+                            env=fx.subprocess_env(fx.shared_prefect_home()), cwd=fx.REPO,
+                            capture_output=True, text=True, timeout=300, check=False)
+    assert result.returncode == 0, result.stderr
+    return result
+
+
+def test_a_small_job_without_prefect(model_and_data, tmp_path):
+    """No Prefect API configured: a small predict or explain runs in this
+    process without a flow run (no Prefect server starts) and says so; the
+    values are the model's own. With ``--scheduler synchronous`` (in process,
+    asked for) the same job is a flow run."""
+    model, data = model_and_data
+    est = db.load_model(model)
+    X = pd.concat([pd.read_parquet(p) for p in sorted(data.glob("*.parquet"))],
+                  ignore_index=True)
+    predict = ["predict", str(model), str(data), "--proba", "--keep", "x1", "--out"]
+    result = _cli_in_child([*predict, str(tmp_path / "p.csv")])
+    assert ("predicting 400 rows in this process (small data: no Dask cluster; --scheduler or "
+            "DISTBOOST_SCHEDULER to use one; no Prefect flow run: set PREFECT_API_URL to "
+            "record one)") in result.stderr
+    assert "flow engine loaded: False" in result.stdout
+    out = pd.read_csv(tmp_path / "p.csv")
+    assert list(out.columns) == ["x1", "prediction", "proba_0", "proba_1"]
+    np.testing.assert_array_equal(out["x1"], X["x1"])
+    np.testing.assert_allclose(out[["proba_0", "proba_1"]], est.predict_proba(X), rtol=1e-12)
+    flow_run = _cli_in_child([*predict, str(tmp_path / "q.csv"), "--scheduler", "synchronous"])
+    assert "flow engine loaded: True" in flow_run.stdout
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "q.csv"), out)
+    result = _cli_in_child(["explain", str(model), str(data), "--out", str(tmp_path / "s")])
+    assert "no Prefect flow run" in result.stderr
+    assert "flow engine loaded: False" in result.stdout
+    shap = _read(tmp_path / "s")
+    np.testing.assert_allclose(shap.sum(axis=1), est.decision_function(X), atol=1e-9)
+
+
 def _read(folder):
     return pd.concat([pd.read_parquet(p) for p in sorted(folder.glob("part-*.parquet"))],
                      ignore_index=True)
