@@ -7,10 +7,10 @@ Dask client, and the very Dask graphs they would send to the workers are
 computed by Dask's synchronous scheduler, one pandas partition at a time, in
 this process; the same functions on the same partitions give the same results.
 
-The rule (``fits_in_process``): at most ``MAX_ROWS`` rows, and an uncompressed
-size (from the Parquet files' footers, nothing else read) of at most
-``MEMORY_SHARE`` of the memory available now. Data given by an fsspec URL
-(not a local path) always go to a cluster.
+The rule (``fits_in_process``): at most ``MAX_ROWS`` rows, and a size (the
+Parquet files' uncompressed size from their footers, or the CSV files' bytes)
+of at most ``MEMORY_SHARE`` of the memory available now. Data given by an
+fsspec URL (not a local path), and compressed CSV, always go to a cluster.
 """
 
 from __future__ import annotations
@@ -75,25 +75,45 @@ def is_in_process(client: Any) -> bool:
     return bool(getattr(client, "in_process", False))
 
 
-def parquet_size(data: str | Path) -> tuple[int, int] | None:
-    """Rows and uncompressed bytes of a local Parquet file or folder, from the
-    files' footers; None for anything else (a URL, a missing path, no Parquet,
-    an unreadable footer: the cluster path then reports it)."""
+def data_size(data: str | Path) -> tuple[int, int] | None:
+    """Rows and bytes of local input, the files ``prepare`` would read
+    (``flows._schema.list_source_files``): for Parquet the rows and
+    uncompressed bytes from the files' footers; for CSV (not compressed) the
+    bytes on disk and the lines after each header, counted only when the
+    bytes could pass. None for anything else (a URL, a missing path,
+    compressed CSV, an unreadable footer: the cluster path then reports it)."""
     import pyarrow.parquet as pq
 
-    path = Path(data)
-    if "://" in str(data) or not path.exists():
+    from flows._schema import list_source_files
+
+    if "://" in str(data) or not Path(data).exists():
         return None
-    files = [path] if path.is_file() else sorted(path.rglob("*.parquet"))
-    rows = size = 0
     try:
+        fmt, urls = list_source_files(str(data))
+        files = [Path(u.removeprefix("file://")) for u in urls]
+        if fmt == "csv":
+            return _csv_size(files)
+        rows = size = 0
         for file in files:
             meta = pq.ParquetFile(file).metadata
             rows += meta.num_rows
             size += sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
     except Exception:  # noqa: BLE001 - the flow names the bad file
         return None
-    return (rows, size) if files else None
+    return rows, size
+
+
+def _csv_size(files: list[Path]) -> tuple[int, int] | None:
+    if any(f.suffix != ".csv" for f in files):
+        return None
+    size = sum(f.stat().st_size for f in files)
+    if size > MEMORY_SHARE * available_memory():
+        return MAX_ROWS + 1, size  # too large to count
+    rows = 0
+    for file in files:
+        with open(file, "rb") as f:
+            rows += max(0, sum(1 for _ in f) - 1)
+    return rows, size
 
 
 def available_memory() -> int:

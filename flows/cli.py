@@ -344,15 +344,15 @@ def _find_scheduler(args: argparse.Namespace) -> None:
 def _small_in_process(args: argparse.Namespace, data: str, what: str,
                       flow_optional: bool = False) -> None:
     """Run in this process (``flows._in_process``) when no scheduler was found
-    and ``data`` (a Parquet file or folder) is small; say so. ``flow_optional``:
+    and ``data`` (local CSV or Parquet) is small; say so. ``flow_optional``:
     such a job runs without Prefect too when no Prefect API is configured
     (``_without_prefect``)."""
     _find_scheduler(args)
     if args.scheduler:
         return
-    from flows._in_process import IN_PROCESS, fits_in_process, parquet_size
+    from flows._in_process import IN_PROCESS, data_size, fits_in_process
 
-    size = parquet_size(data)
+    size = data_size(data)
     if fits_in_process(size):
         args.scheduler = IN_PROCESS
         args.no_flow_run = flow_optional and not os.environ.get("PREFECT_API_URL")

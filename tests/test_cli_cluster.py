@@ -91,13 +91,24 @@ def test_model_data_checked_from_the_parquet_schema(model_and_data, tmp_path):
 
 def test_small_job_rule(model_and_data):
     _, data = model_and_data
-    rows, nbytes = _in_process.parquet_size(data)
+    rows, nbytes = _in_process.data_size(data)
     assert rows == 400 and nbytes > 0
     assert _in_process.fits_in_process((rows, nbytes), available=10 * nbytes)
     assert not _in_process.fits_in_process((rows, nbytes), available=10 * nbytes - 1)
     assert not _in_process.fits_in_process((_in_process.MAX_ROWS + 1, 1), available=2**40)
-    assert _in_process.parquet_size(data / "nothing") is None
-    assert _in_process.parquet_size("s3://bucket/data") is None  # URLs go to a cluster
+    assert _in_process.data_size(data / "nothing") is None
+    assert _in_process.data_size("s3://bucket/data") is None  # URLs go to a cluster
+
+
+def test_small_job_rule_of_csv(tmp_path):
+    frame = pd.DataFrame({"x": np.arange(30) / 3, "y": ["a", "b", "c"] * 10})
+    frame.iloc[:10].to_csv(tmp_path / "a.csv", index=False)
+    frame.iloc[10:].to_csv(tmp_path / "b.csv", index=False)
+    size = sum(f.stat().st_size for f in tmp_path.glob("*.csv"))
+    assert _in_process.data_size(tmp_path) == (30, size)
+    assert _in_process.data_size(tmp_path / "a.csv") == (10, (tmp_path / "a.csv").stat().st_size)
+    frame.to_csv(tmp_path / "c.csv.gz", index=False)
+    assert _in_process.data_size(tmp_path / "c.csv.gz") is None  # compressed: a cluster
 
 
 def test_a_stale_state_file_is_ignored(no_scheduler, capsys):
