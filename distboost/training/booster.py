@@ -26,7 +26,7 @@ from ..kernels.grower import GrowthParams
 from ..kernels.sampling import NodeFeatures, feature_masks
 from ..kernels.splitting import GradientCriterion, SplitParams
 from ..learners.gradient import GradientLearner, pack_rounds
-from ..metrics import EarlyStopping
+from ..metrics import EarlyStopping, NoChangeStopping
 from . import line_search, objective
 from .loop import RoundSpec, train
 
@@ -45,6 +45,9 @@ class BoostParams:
     early_stopping_rounds: int | None = None
     train_metric: bool = False
     metrics: tuple = ()  # ``metrics.make_metrics``; the last one decides early stopping
+    n_iter_no_change: int | None = None  # scikit-learn's rule (``metrics.NoChangeStopping``)
+    tol: float = 0.0
+    no_change_set: str | None = None  # its watched set: None, the last validation set
 
 
 @dataclass
@@ -53,6 +56,7 @@ class BoostResult:
     history: dict = field(default_factory=dict)  # ``evals_result_``: set -> metric -> per round
     best_iteration: int | None = None  # global round index (early stopping)
     keep: int | None = None  # rounds the model keeps, prior rounds included (early stopping)
+    stopped_by: str | None = None  # "early_stopping_rounds" or "n_iter_no_change", if one stopped
 
 
 def round_metrics(names, train_values, eval_values) -> dict[str, dict[str, float]]:
@@ -72,13 +76,18 @@ class _Tracker:
     (``first`` of them); the rule replays them, so it decides across both.
     """
 
-    def __init__(self, metrics, patience, on_round, events=None, first=0, result=None):
+    def __init__(self, metrics, patience, on_round, events=None, first=0, result=None,
+                 no_change=None):
         self.result = BoostResult() if result is None else result
         self.names = [m.name for m in metrics]
         last = metrics[-1] if metrics else None
-        self.rule = EarlyStopping(getattr(last, "name", None),
-                                  bool(getattr(last, "higher_is_better", False)), patience)
+        name, higher = getattr(last, "name", None), bool(getattr(last, "higher_is_better", False))
+        self.rule = EarlyStopping(name, higher, patience)
         self.rule.replay(self.result.history, first)
+        self.no_change = None
+        if no_change is not None and no_change[0]:
+            self.no_change = NoChangeStopping(name, higher, *no_change)
+            self.no_change.replay(self.result.history, first)
         self.on_round = on_round
         self.events, self.first = events, first
 
@@ -92,9 +101,17 @@ class _Tracker:
         if self.events is not None:
             self.events.round(r, metrics, res.trees[r - self.first])
         stop = bool(self.on_round(r, metrics)) if self.on_round else False
-        if self.rule.patience:
-            stop = self.rule.update(r, metrics) or stop
+        if self.rule.patience and self.rule.update(r, metrics):
+            res.stopped_by, stop = "early_stopping_rounds", True
+        if self.no_change is not None and self.no_change.update(r, metrics):
+            res.stopped_by = res.stopped_by or "n_iter_no_change"
+            stop = True
         return stop
+
+    def exhausted(self) -> bool:
+        """Whether a rule had already stopped the run in the replayed rounds."""
+        return self.rule.exhausted() or (self.no_change is not None
+                                         and self.no_change.exhausted())
 
 
 def boost(engine, loss, n_outputs: int, params: BoostParams, base_score, prior_trees=(),
@@ -110,9 +127,10 @@ def boost(engine, loss, n_outputs: int, params: BoostParams, base_score, prior_t
     then watches too (a model whose patience ran out adds no round).
     """
     first = len(prior_trees)
+    no_change = (params.n_iter_no_change, params.tol, params.no_change_set)
     tracker = _Tracker(params.metrics, params.early_stopping_rounds, on_round, events, first,
-                       result)
-    n_rounds = 0 if tracker.rule.exhausted() else params.n_rounds
+                       result, no_change)
+    n_rounds = 0 if tracker.exhausted() else params.n_rounds
     boosting = _Boosting(engine, loss, n_outputs, params, base_score, prior_trees, tracker)
     train(engine, boosting, range(first, first + n_rounds))
     res = tracker.result
