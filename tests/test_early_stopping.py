@@ -96,7 +96,7 @@ def test_early_stopping_holds_out_and_stops_by_the_rule(data):
 
 def test_validation_rows_score_as_an_eval_set_would(data):
     X, y = data
-    params = dict(n_estimators=8, max_depth=2, random_state=5)
+    params = {"n_estimators": 8, "max_depth": 2, "random_state": 5}
     auto = db.GradientBoostingClassifier(**params, early_stopping=True, n_iter_no_change=50)
     auto.fit(X, y)
     held = _holdout.held_out(X, 5, 0.1)
@@ -108,7 +108,7 @@ def test_validation_rows_score_as_an_eval_set_would(data):
 
 def test_early_stopping_rounds_in_the_constructor_equals_the_fit_argument(data):
     X, y = data
-    params = dict(n_estimators=60, learning_rate=0.8, max_depth=4, random_state=0)
+    params = {"n_estimators": 60, "learning_rate": 0.8, "max_depth": 4, "random_state": 0}
     Xt, yt, Xv, yv = X[:900], y[:900], X[900:], y[900:]
     a = db.GradientBoostingClassifier(**params, early_stopping_rounds=3)
     a.fit(Xt, yt, eval_set=[(Xv, yv)])
@@ -176,8 +176,8 @@ def test_dask_equals_in_process(data, dask_client):
     dd = pytest.importorskip("dask.dataframe")
     X, y = data
     frame = X.assign(y=y)
-    params = dict(n_estimators=40, learning_rate=0.6, max_depth=3, early_stopping=True,
-                  n_iter_no_change=2, validation_fraction=0.2, random_state=3)
+    params = {"n_estimators": 40, "learning_rate": 0.6, "max_depth": 3, "early_stopping": True,
+                  "n_iter_no_change": 2, "validation_fraction": 0.2, "random_state": 3}
     local = db.GradientBoostingClassifier(**params).fit(X, y)
     ddf = dd.from_pandas(frame, npartitions=3)
     remote = db.GradientBoostingClassifier(**params, client=dask_client)

@@ -36,7 +36,7 @@ def early_stopping_on(est, X) -> bool:
 def n_rows(X) -> int:
     """The number of rows of ``X`` (in memory or Dask)."""
     if is_dask(X) and hasattr(X, "columns"):
-        return int(len(X))
+        return len(X)
     rows = X.shape[0]
     if is_dask(X) and not isinstance(rows, int | np.integer):
         return int(rows.compute()) if hasattr(rows, "compute") else int(X.shape[0])
