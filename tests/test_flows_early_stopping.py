@@ -104,3 +104,18 @@ def test_off_runs_every_round(runs):
     assert len(values) == PARAMS["n_estimators"]
     assert len(distboost.load_model(off).trees_) == PARAMS["n_estimators"]
     assert stderr.count("early stopping at round") == 2  # the bar and the line, of "on" only
+
+
+def test_the_command_line_param_takes_early_stopping_rounds():
+    from flows import cli
+
+    parser = cli.build_parser()
+    for value, expected in (("10", 10), ("null", None)):
+        args = parser.parse_args(["train", "data", "--out", "run", "--param",
+                                  f"early_stopping_rounds={value}"])
+        cli._check_train_config(args, None)  # no "has no parameter"
+        assert train_config({}, params=cli._params(args)).early_stopping_rounds == expected
+    args = parser.parse_args(["train", "data", "--out", "run", "--estimator",
+                              "RandomForestClassifier", "--param", "early_stopping_rounds=10"])
+    with pytest.raises(ValueError, match="RandomForestClassifier has no early stopping"):
+        cli._check_train_config(args, None)
