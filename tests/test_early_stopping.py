@@ -177,7 +177,7 @@ def test_dask_equals_in_process(data, dask_client):
     X, y = data
     frame = X.assign(y=y)
     params = {"n_estimators": 40, "learning_rate": 0.6, "max_depth": 3, "early_stopping": True,
-                  "n_iter_no_change": 2, "validation_fraction": 0.2, "random_state": 3}
+              "n_iter_no_change": 2, "validation_fraction": 0.2, "random_state": 3}
     local = db.GradientBoostingClassifier(**params).fit(X, y)
     ddf = dd.from_pandas(frame, npartitions=3)
     remote = db.GradientBoostingClassifier(**params, client=dask_client)

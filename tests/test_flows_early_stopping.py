@@ -20,7 +20,7 @@ import distboost
 from flows.config import DEFAULT_PATIENCE, train_config
 from flows.train import train
 
-PARAMS = {"n_estimators": 60, "max_depth": 4, "learning_rate": 1.0}  # overfits in a few rounds
+PARAMS = {"n_estimators": 30, "max_depth": 4, "learning_rate": 1.0}  # overfits in a few rounds
 
 
 # ------------------------------------------------------------ configuration
@@ -50,7 +50,7 @@ def test_param_errors_name_the_right_place():
 @pytest.fixture(scope="module")
 def runs(prefect_harness, tmp_path_factory):
     root = tmp_path_factory.mktemp("early-stopping")
-    data = fx.prepared_folder(fx.hastie_csv(root / "raw", 1200), root / "data",
+    data = fx.prepared_folder(fx.hastie_csv(root / "raw", 800), root / "data",
                               categorical=["colour"])
     stderr = io.StringIO()
     with LocalCluster(**fx.TEST_CLUSTER) as cluster:
