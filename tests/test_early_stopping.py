@@ -185,3 +185,15 @@ def test_dask_equals_in_process(data, dask_client):
     assert remote.evals_result_ == local.evals_result_
     assert remote.n_estimators_ == local.n_estimators_ < 40
     assert np.array_equal(remote.predict_proba(X), local.predict_proba(X))
+
+
+def test_dask_arrays_hold_out_the_same_rows(data, dask_client):
+    da = pytest.importorskip("dask.array")
+    X, y = data
+    Xn, yn = X[list("abc")].to_numpy(), y.to_numpy()
+    params = {"n_estimators": 6, "max_depth": 2, "early_stopping": True, "random_state": 4}
+    local = db.GradientBoostingClassifier(**params).fit(Xn, yn)
+    remote = db.GradientBoostingClassifier(**params, client=dask_client)
+    remote.fit(da.from_array(Xn, chunks=(500, 3)), da.from_array(yn, chunks=500))
+    assert len(local.evals_result_["validation_0"]["logloss"]) == 6
+    assert remote.evals_result_ == local.evals_result_
