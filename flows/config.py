@@ -227,7 +227,7 @@ def load_config_file(path: str | Path) -> dict[str, Any]:
 def config_mapping(config: str | Path | dict | TrainConfig | None) -> dict[str, Any]:
     """The settings of a configuration given as a file path, a mapping or a model."""
     if isinstance(config, TrainConfig):
-        return config.model_dump()
+        return config.model_dump(exclude_unset=True)  # a default stays a default
     if isinstance(config, dict):
         return dict(config)
     if config is None:

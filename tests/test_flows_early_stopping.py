@@ -119,3 +119,10 @@ def test_the_command_line_param_takes_early_stopping_rounds():
                               "RandomForestClassifier", "--param", "early_stopping_rounds=10"])
     with pytest.raises(ValueError, match="RandomForestClassifier has no early stopping"):
         cli._check_train_config(args, None)
+
+
+def test_a_configuration_passed_on_keeps_its_defaults_as_defaults():
+    ada = train_config({"estimator": "AdaBoostClassifier"})
+    assert train_config(ada) == ada  # not "AdaBoostClassifier has no early stopping"
+    gbm = train_config({"early_stopping_rounds": None, "checkpoint_every": 3})
+    assert train_config(gbm) == gbm
