@@ -381,6 +381,10 @@ class NoChangeStopping:
         self.scores.append(self._sign * float(metrics[watched][self.metric]))
         return self.exhausted()
 
+    def start(self, value: float) -> None:
+        """Take the metric's value before the first round (scikit-learn scores f_0)."""
+        self.scores.append(self._sign * float(value))
+
     def exhausted(self) -> bool:
         """Whether ``should_stop`` holds for the scores so far."""
         return should_stop(self.scores, self.n_iter_no_change, self.tol)

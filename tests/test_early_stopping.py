@@ -74,24 +74,36 @@ def data():
     return X, y
 
 
-def _stop_round(values, n, tol):
-    """The first round after which scikit-learn's rule stops, or None."""
-    scores = [-v for v in values]
-    return next((r for r in range(len(scores)) if should_stop(scores[:r + 1], n, tol)), None)
-
-
 def test_early_stopping_holds_out_and_stops_by_the_rule(data):
     X, y = data
     est = db.GradientBoostingClassifier(n_estimators=200, learning_rate=0.5, max_depth=3,
                                         early_stopping=True, n_iter_no_change=3,
                                         random_state=2).fit(X, y)
     values = est.evals_result_["validation_0"]["logloss"]
-    assert len(values) < 200
-    assert _stop_round(values, 3, 1e-7) == len(values) - 1  # stopped at the first chance
+    scores = est.validation_score_
+    assert len(values) < 200 and len(scores) == len(values) + 1  # f_0's score first
+    assert list(scores[1:]) == [-v for v in values]
+    stops = [should_stop(list(scores[:k + 1]), 3, 1e-7) for k in range(len(scores))]
+    assert stops.index(True) == len(scores) - 1  # stopped at the first chance
     assert est.n_estimators_ == len(values)  # scikit-learn keeps every round it ran
-    assert est.best_iteration_ is None
+    assert est.best_iteration_ is None and len(est.train_score_) == 0
     held = _holdout.held_out(X, 2, 0.1)
     assert 60 < held.sum() < 180  # about a tenth of 1200 rows
+    p = 1.0 / (1.0 + np.exp(-est.base_score_[0]))  # f_0: the training rows' log-odds
+    yv = y[held].to_numpy()
+    f0_loss = -np.mean(yv * np.log(p) + (1 - yv) * np.log(1 - p))
+    assert -scores[0] == pytest.approx(f0_loss, rel=1e-12)
+
+
+def test_early_stopping_on_the_training_rows(data):
+    X, y = data
+    est = db.GradientBoostingRegressor(n_estimators=50, learning_rate=0.5, max_depth=2,
+                                       early_stopping=True, validation_fraction=None,
+                                       n_iter_no_change=2, tol=0.05).fit(X, y)
+    values = est.evals_result_["training"]["rmse"]
+    assert list(est.train_score_[1:]) == [-v for v in values]
+    assert -est.train_score_[0] == pytest.approx(np.std(y), rel=1e-12)  # f_0: the mean
+    assert len(values) < 50 and len(est.validation_score_) == 0
 
 
 def test_validation_rows_score_as_an_eval_set_would(data):
@@ -127,7 +139,9 @@ def test_defaults_leave_fits_as_they_were(data):
     est = db.GradientBoostingRegressor(n_estimators=5)
     assert est.get_params()["early_stopping"] is False
     assert est.get_params()["early_stopping_rounds"] is None
-    assert est.fit(X, y).evals_result_ == {}  # nothing held out, nothing measured
+    est.fit(X, y)
+    assert est.evals_result_ == {}  # nothing held out, nothing measured
+    assert len(est.train_score_) == len(est.validation_score_) == 0
 
 
 def test_auto_follows_scikit_learns_row_count():

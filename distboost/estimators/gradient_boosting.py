@@ -496,9 +496,8 @@ _SHARED_PARAMETERS = """\
         "auto": on when the training data have more than 10 000 rows, as in
         scikit-learn (a Dask collection's rows are counted first). The default
         is False, unlike scikit-learn's "auto", so that a fit that sets nothing
-        trains the same model as before this parameter existed. Scores are
-        taken after each round (scikit-learn also scores f_0), so the earliest
-        stop comes after ``n_iter_no_change + 1`` rounds.
+        trains the same model as before this parameter existed. As in
+        scikit-learn the scores start with f_0's (``validation_score_``).
     validation_fraction : float in (0, 1) or None, default 0.1
         The share of the training rows ``early_stopping`` holds out and
         scores. Each row is held out with this probability by a hash of its
@@ -560,6 +559,10 @@ class GradientBoostingRegressor(_GradientBoosting):
     trees_ : list of lists of Tree
         The trees of every round.
     base_score_ : ndarray of shape (1,)
+    train_score_, validation_score_ : ndarray
+        scikit-learn's: the scores of ``early_stopping`` (the watched metric,
+        negated when lower is better), f_0's first; the one it watched, the
+        other empty (both empty without ``early_stopping``).
     n_features_in_, feature_names_in_, best_iteration_, evals_result_,
     feature_importances_
     """.replace("{shared}", _SHARED_PARAMETERS)
@@ -607,6 +610,10 @@ class GradientBoostingClassifier(_GradientBoosting):
     classes_ : ndarray of shape (K,)
     trees_ : list of lists of Tree
         The trees of every round (K per round for K > 2 classes).
+    train_score_, validation_score_ : ndarray
+        scikit-learn's: the scores of ``early_stopping`` (the watched metric,
+        negated when lower is better), f_0's first; the one it watched, the
+        other empty (both empty without ``early_stopping``).
     n_features_in_, feature_names_in_, best_iteration_, evals_result_,
     feature_importances_
     """.replace("{shared}", _SHARED_PARAMETERS)
@@ -705,6 +712,10 @@ class FitState:
             for name in self.eval_sets + (["training"] if "training" in history else [])
         }
         est.bin_mapper_ = self.bin_mapper
+        scores = np.asarray(result.scores if result.scores is not None else [], np.float64)
+        on_training = result.scores is not None and not self.eval_sets
+        est.train_score_ = scores if on_training else np.zeros(0)
+        est.validation_score_ = np.zeros(0) if on_training else scores
 
 
 def _snapshot(est):

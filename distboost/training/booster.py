@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..engine import TRAIN, eval_key
 from ..kernels.fixed_point import fixed_point_scales
 from ..kernels.grower import GrowthParams
 from ..kernels.sampling import NodeFeatures, feature_masks
@@ -57,6 +58,7 @@ class BoostResult:
     best_iteration: int | None = None  # global round index (early stopping)
     keep: int | None = None  # rounds the model keeps, prior rounds included (early stopping)
     stopped_by: str | None = None  # "early_stopping_rounds" or "n_iter_no_change", if one stopped
+    scores: list | None = None  # scikit-learn's early stopping: its scores, f_0's first
 
 
 def round_metrics(names, train_values, eval_values) -> dict[str, dict[str, float]]:
@@ -130,6 +132,8 @@ def boost(engine, loss, n_outputs: int, params: BoostParams, base_score, prior_t
     no_change = (params.n_iter_no_change, params.tol, params.no_change_set)
     tracker = _Tracker(params.metrics, params.early_stopping_rounds, on_round, events, first,
                        result, no_change)
+    if tracker.no_change is not None and first == 0:  # scikit-learn scores f_0 too
+        tracker.no_change.start(_initial_value(engine, loss, params))
     n_rounds = 0 if tracker.exhausted() else params.n_rounds
     boosting = _Boosting(engine, loss, n_outputs, params, base_score, prior_trees, tracker)
     train(engine, boosting, range(first, first + n_rounds))
@@ -137,6 +141,8 @@ def boost(engine, loss, n_outputs: int, params: BoostParams, base_score, prior_t
     if tracker.rule.best_round is not None and params.early_stopping_rounds:
         res.best_iteration = tracker.rule.best_round
         res.keep = res.best_iteration + 1
+    if tracker.no_change is not None:
+        res.scores = list(tracker.no_change.scores)
     if events is not None:
         events.end(first + len(res.trees) if res.keep is None else res.keep)
     return res
@@ -206,6 +212,14 @@ class _Boosting:
             self.tracker.record(last, tm, evals)
         elif self.tracker.on_round is not None or self.tracker.events is not None:
             self.tracker.record(last, None, [])
+
+
+def _initial_value(engine, loss, params: BoostParams) -> float:
+    """The watched metric at f_0, before any tree: on the training rows or the
+    last evaluation set (``params.no_change_set``)."""
+    learner = GradientLearner(loss, metrics=params.metrics)
+    key = TRAIN if params.no_change_set == "training" else eval_key(engine.n_eval_sets - 1)
+    return engine.measure(learner, key)[-1]
 
 
 def _round_loss(engine, loss, pending_packed):
