@@ -324,3 +324,74 @@ class EarlyStopping:
             self.update(r, {s: {m: v[r] for m, v in ms.items() if len(v) > r}
                             for s, ms in history.items()})
         return self
+
+
+def should_stop(scores, n_iter_no_change: int, tol: float) -> bool:
+    """scikit-learn's rule (``HistGradientBoosting*._should_stop``): True when none
+    of the last ``n_iter_no_change`` scores beats the score before them by more
+    than ``tol``.
+
+    ``scores`` are higher-is-better (a loss enters negated), one per round,
+    oldest first; with fewer than ``n_iter_no_change + 1`` of them, False.
+
+    Examples
+    --------
+    >>> should_stop([-3.0, -2.0, -2.0, -2.0], 2, 0.0)
+    True
+    >>> should_stop([-3.0, -2.0, -2.0, -1.5], 2, 0.0)
+    False
+    >>> should_stop([-3.0, -2.0, -1.95, -1.92], 2, 0.1)
+    True
+    """
+    reference_position = n_iter_no_change + 1
+    if len(scores) < reference_position:
+        return False
+    reference_score = scores[-reference_position] + tol
+    return not any(score > reference_score for score in scores[-reference_position + 1:])
+
+
+class NoChangeStopping:
+    """scikit-learn's early stopping (``early_stopping``, ``n_iter_no_change``,
+    ``tol``) on the per-round values of ``metric``.
+
+    It watches the last evaluation set (``watched_set``), or the training rows
+    (``watched="training"``: scikit-learn's ``validation_fraction=None``). A
+    lower-is-better metric is negated into a score; ``should_stop`` decides.
+    The rounds stay in the model (scikit-learn keeps every iteration it ran).
+
+    Attributes
+    ----------
+    scores : list of float
+        The watched scores so far (higher is better), oldest first.
+    """
+
+    def __init__(self, metric: str | None, higher_is_better: bool, n_iter_no_change: int,
+                 tol: float, watched: str | None = None):
+        self.metric, self.watched = metric, watched
+        self.n_iter_no_change, self.tol = n_iter_no_change, tol
+        self._sign = 1.0 if higher_is_better else -1.0
+        self.scores: list[float] = []
+
+    def update(self, round_index: int, metrics: dict) -> bool:
+        """Take round ``round_index``'s metrics (``{set: {metric: value}}``);
+        True when training should stop."""
+        watched = self.watched or watched_set(metrics)
+        if watched is None or self.metric not in metrics.get(watched, {}):
+            return False
+        self.scores.append(self._sign * float(metrics[watched][self.metric]))
+        return self.exhausted()
+
+    def start(self, value: float) -> None:
+        """Take the metric's value before the first round (scikit-learn scores f_0)."""
+        self.scores.append(self._sign * float(value))
+
+    def exhausted(self) -> bool:
+        """Whether ``should_stop`` holds for the scores so far."""
+        return should_stop(self.scores, self.n_iter_no_change, self.tol)
+
+    def replay(self, history: dict, n_rounds: int) -> NoChangeStopping:
+        """Take the first ``n_rounds`` rounds of ``history`` (``evals_result_``)."""
+        for r in range(n_rounds):
+            self.update(r, {s: {m: v[r] for m, v in ms.items() if len(v) > r}
+                            for s, ms in history.items()})
+        return self

@@ -76,6 +76,16 @@ def save_checkpoint(est: Any, output: Path, rounds: int, history: History) -> Pa
     return path
 
 
+def watched_metric(history: History) -> tuple[str, list[float]] | None:
+    """The name and values of the metric early stopping watches (the last metric
+    of the last validation set), or None without one."""
+    watched = watched_set(history)
+    if not watched or not history[watched]:
+        return None
+    name = list(history[watched])[-1]
+    return name, list(history[watched][name])
+
+
 def watched_values(history: History) -> list[float]:
     """The values early stopping watches (``distboost.metrics.watched_set``:
     the last metric of the last validation set), or [] without one."""

@@ -25,6 +25,13 @@ class _Bar:
         elif self._total:
             print(f"{self._label}: {self.done}/{self._total} {note}", file=sys.stderr, flush=True)
 
+    def end(self, done: int, note: str) -> None:
+        """End the bar before its total (early stopping): full at ``done``, with ``note``."""
+        if self._progress is not None:
+            self._progress.update(self._task, total=done, completed=done, note=note)
+        elif self._total:
+            print(f"{self._label}: {note}", file=sys.stderr, flush=True)
+
 
 @contextmanager
 def progress_bar(label: str, total: int, enabled: bool = True, start: int = 0) -> Iterator[_Bar]:

@@ -149,7 +149,8 @@ def _train_options(parser: argparse.ArgumentParser) -> None:
         type=_key_value,
         default=[],
         metavar="KEY=VALUE",
-        help="estimator parameter (repeatable)",
+        help="estimator parameter, or a setting of the run (early_stopping_rounds, "
+        "checkpoint_every); VALUE is read as YAML, null for None (repeatable)",
     )
     parser.add_argument("--checkpoint-every", type=int,
                         help="rounds between checkpoints (default: the configuration's, 10)")

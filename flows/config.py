@@ -6,7 +6,7 @@ distboost estimator can be trained by the same flow::
     estimator: GradientBoostingClassifier
     params: {n_estimators: 200, learning_rate: 0.1, max_depth: 4}
     checkpoint_every: 20
-    early_stopping_rounds: null
+    early_stopping_rounds: 10   # the default; null turns early stopping off
 """
 
 from __future__ import annotations
@@ -61,15 +61,27 @@ class ClusterConfig(BaseModel):
     dashboard_address: str | None = ":8787"
 
 
+DEFAULT_PATIENCE = 10
+"""The pipeline's ``early_stopping_rounds`` unless the configuration says otherwise."""
+
+RUN_SETTINGS = ("estimator", "checkpoint_every", "early_stopping_rounds")
+"""Settings of a training run beside the estimator's ``params``; among ``params``
+(e.g. ``--param checkpoint_every=5``) they are moved to their place."""
+
+
 class TrainConfig(BaseModel):
     """What to train and how often to checkpoint.
 
     ``params`` are the estimator's constructor parameters (``n_estimators``
     is the total number of rounds; ``random_state`` defaults to 0 so that a
     resumed run draws the same random numbers). ``early_stopping_rounds``
-    (with a validation split) watches the validation metric over the whole
-    run, resumed parts included: training stops after that many rounds
-    without a new best, and the model keeps the rounds up to the best.
+    (gradient boosting with a validation split; 10 by default, ``null`` for
+    off) watches the validation metric over the whole run, resumed parts
+    included: training stops after that many rounds without a new best, and
+    the model keeps the rounds up to the best. The settings beside ``params``
+    (``early_stopping_rounds``, ``checkpoint_every``, ``estimator``) may also
+    be given among ``params`` (``--param early_stopping_rounds=20``): they are
+    moved to their place (``RUN_SETTINGS``).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -77,7 +89,7 @@ class TrainConfig(BaseModel):
     estimator: str = "GradientBoostingClassifier"
     params: dict[str, Any] = Field(default_factory=dict)
     checkpoint_every: int = Field(10, ge=1, description="save a checkpoint every N rounds")
-    early_stopping_rounds: int | None = Field(None, ge=1)
+    early_stopping_rounds: int | None = Field(DEFAULT_PATIENCE, ge=1)
 
     @field_validator("estimator")
     @classmethod
@@ -92,7 +104,15 @@ class TrainConfig(BaseModel):
         if reserved:
             raise ValueError(f"params may not set {sorted(reserved)}: the flow provides it")
         check_estimator_params(self.estimator, self.params)
+        if (self.early_stopping_rounds is not None and not self.stops_early()
+                and "early_stopping_rounds" in self.model_fields_set):
+            raise ValueError(f"early_stopping_rounds: {self.estimator} has no early stopping "
+                             f"(gradient boosting has); remove it or set it to null")
         return self
+
+    def stops_early(self) -> bool:
+        """Whether the estimator can stop early (gradient boosting)."""
+        return self.estimator.startswith("GradientBoosting")
 
     @property
     def n_estimators(self) -> int:
@@ -120,6 +140,9 @@ def check_estimator_params(estimator: str, params: dict[str, Any]) -> None:
             close = difflib.get_close_matches(key, valid, n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             hint += CONSTRAINT_HINTS.get(key, "")
+            if key in COMMAND_OPTIONS:
+                hint += (f" ({key} is a setting of the command, not of the estimator: give it "
+                         f"as --{key.replace('_', '-')})")
             raise ValueError(f"{estimator} has no parameter {key!r}{hint}; its parameters are "
                              f"{', '.join(valid)}")
     cls(**estimator_params(params))._validate_params()
@@ -131,6 +154,11 @@ CONSTRAINT_HINTS = {
     "interaction_cst": " (interaction constraints: GradientBoostingRegressor, "
                        "GradientBoostingClassifier)",
 }
+
+
+COMMAND_OPTIONS = ("target", "task", "categorical", "drop", "test_fraction", "seed",
+                   "batch_rows", "shap_rows", "scheduler", "workers", "threads_per_worker")
+"""Options of the ``distboost`` commands that a ``--param`` might be mistaken for."""
 
 
 def estimator_params(params: dict[str, Any]) -> dict[str, Any]:
@@ -199,7 +227,7 @@ def load_config_file(path: str | Path) -> dict[str, Any]:
 def config_mapping(config: str | Path | dict | TrainConfig | None) -> dict[str, Any]:
     """The settings of a configuration given as a file path, a mapping or a model."""
     if isinstance(config, TrainConfig):
-        return config.model_dump()
+        return config.model_dump(exclude_unset=True)  # a default stays a default
     if isinstance(config, dict):
         return dict(config)
     if config is None:
@@ -221,11 +249,23 @@ def train_config(config: str | Path | dict | TrainConfig | None = None, **overri
             data["params"] = {**data.get("params", {}), **value}
         else:
             data[key] = value
+    data = lift_run_settings(data)
     source = str(config) if isinstance(config, (str, Path)) else "(given)"
     try:
         return TrainConfig.model_validate(data)
     except ValidationError as exc:
         raise _clean_error(exc, source) from None
+
+
+def lift_run_settings(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` with the ``RUN_SETTINGS`` found among its ``params`` moved beside them
+    (where they win over the same key's value there)."""
+    params = data.get("params")
+    if not isinstance(params, dict) or not set(RUN_SETTINGS) & set(params):
+        return data
+    params = dict(params)
+    lifted = {key: params.pop(key) for key in RUN_SETTINGS if key in params}
+    return {**data, **lifted, "params": params}
 
 
 def resolve_train_config(

@@ -48,7 +48,7 @@ from flows._checkpoints import (
     last_good_checkpoint,
     load_history,
     save_checkpoint,
-    watched_values,
+    watched_metric,
 )
 from flows._cluster import dask_client, run_logger, say
 from flows._data import has_split, load_bin_mapper, load_split
@@ -305,14 +305,61 @@ def _train_run(scheduler: str, data: str, cfg: TrainConfig, out: Path, progress:
     if done:
         say(f"resuming from checkpoint {checkpoint} (round {done} of {total})")
         logger.warning("resuming from checkpoint %s (round %d of %d)", checkpoint, done, total)
-    patience = cfg.early_stopping_rounds if has_split(data, "validation") else None
+    patience = _patience(cfg, data)
     artifact = create_progress_artifact(100.0 * done / total, description="boosting rounds")
     started = time.perf_counter()
     with progress_bar("rounds", total, progress, start=done) as bar:
         run = _Run(scheduler, data, cfg, out, patience, artifact, bar)
         fit = _fit_with_checkpoints if _resumable(cfg) else _fit_at_once
         est = fit(run, done, checkpoint)
+        stopped = early_stopping_note(est, total, patience)
+        if stopped:
+            bar.end(stopped[0], f"early stopping at round {stopped[0]} of {total}")
+    if stopped:
+        say(stopped[1])
+        logger.info(stopped[1])
     _finish(out, est, total, done, time.perf_counter() - started)
+
+
+def _patience(cfg: TrainConfig, data: str) -> int | None:
+    """The run's ``early_stopping_rounds``: the configuration's, for gradient
+    boosting with a validation split (said when there is none)."""
+    if not cfg.stops_early() or cfg.early_stopping_rounds is None:
+        return None
+    if not has_split(data, "validation"):
+        run_logger().info("%s has no validation split: early stopping is off, every round runs",
+                          data)
+        return None
+    return cfg.early_stopping_rounds
+
+
+def early_stopping_note(est: Any, total: int, patience: int | None) -> tuple[int, str] | None:
+    """``(rounds run, what to say)`` when ``est`` stopped before ``total`` rounds
+    by early stopping, else None: when, on which metric, since which best round.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> est = SimpleNamespace(best_iteration_=2, evals_result_={
+    ...     "validation_0": {"logloss": [0.5, 0.4, 0.3, 0.31, 0.32]}})
+    >>> early_stopping_note(est, 100, 2)[1]
+    'early stopping at round 5 of 100: validation logloss has not improved for 2 rounds since round 3 (best 0.3); the model keeps rounds 1-3'
+    """
+    watched = watched_metric(getattr(est, "evals_result_", None) or {})
+    if watched is None or len(watched[1]) >= total:
+        return None
+    name, values = watched
+    ran, best = len(values), getattr(est, "best_iteration_", None)
+    if best is not None and patience:
+        return ran, (f"early stopping at round {ran} of {total}: validation {name} has not "
+                     f"improved for {ran - best - 1} rounds since round {best + 1} "
+                     f"(best {values[best]:.4g}); the model keeps rounds 1-{best + 1}")
+    if not getattr(est, "early_stopping", False):
+        return None
+    n, tol = est.n_iter_no_change, est.tol
+    return ran, (f"early stopping at round {ran} of {total}: validation {name} "
+                 f"({values[-1]:.4g}) has not improved by more than tol={tol} in {n} rounds "
+                 f"(early_stopping, n_iter_no_change={n}); the model keeps every round")
 
 
 def _resumable(cfg: TrainConfig) -> bool:
@@ -336,11 +383,8 @@ def _fit_with_checkpoints(run: _Run, done: int, checkpoint: Path | None) -> Any:
 
     writer = RunCheckpoints(run.out, run.cfg.checkpoint_every, total, on_round, on_checkpoint)
     init = str(checkpoint) if checkpoint else None
-    est = fit_rounds(run.scheduler, run.data, run.cfg, init, done, total, [writer], run.patience)
-    if getattr(est, "best_iteration_", None) is not None and est.n_estimators_ < total:
-        logger.info("early stopping: the best validation metric was at round %d",
-                    est.best_iteration_ + 1)
-    return est
+    return fit_rounds(run.scheduler, run.data, run.cfg, init, done, total, [writer],
+                      run.patience)
 
 
 def _fit_at_once(run: _Run, done: int, checkpoint: Path | None) -> Any:
@@ -361,8 +405,9 @@ def _fit_at_once(run: _Run, done: int, checkpoint: Path | None) -> Any:
 
 
 def _round_note(history: dict) -> str:
-    values = watched_values(history)
-    return f"validation {values[-1]:.5f}" if values else ""
+    """The bar's note: the watched metric, named (``valid logloss 0.2312``)."""
+    watched = watched_metric(history)
+    return f"valid {watched[0]} {watched[1][-1]:.4g}" if watched and watched[1] else ""
 
 
 def _finish(out: Path, est: Any, total: int, resumed_from: int, seconds: float) -> None:

@@ -273,6 +273,7 @@ def test_one_training_per_folder_and_a_killed_command_leaves_no_prefect_server(t
     run = tmp_path / "run"
     args = [sys.executable, "-m", "flows.cli", "--no-progress", "train", str(data), "--out",
             str(run), "--param", "n_estimators=100000", "--workers", "1",
+            "--param", "early_stopping_rounds=null",  # a training that goes on till killed
             "--dashboard-address", ":0"]
     env = fx.subprocess_env(fx.shared_prefect_home())
     first = subprocess.Popen(args, env=env, cwd=fx.REPO, stdout=subprocess.DEVNULL,

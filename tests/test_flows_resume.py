@@ -18,6 +18,7 @@ import pytest
 
 import distboost
 from distboost.demo_data import hastie_10_2, write_csv_files
+from flows.config import DEFAULT_PATIENCE
 
 ROUNDS = 40
 TRAIN = ["--param", f"n_estimators={ROUNDS}", "--param", "max_depth=3",
@@ -36,7 +37,8 @@ def uninterrupted(data):
         est = distboost.GradientBoostingClassifier(
             n_estimators=ROUNDS, max_depth=3, random_state=0, client=client
         )
-        est.fit(X, y, eval_set=eval_set, bin_mapper=load_bin_mapper(data))  # as the flow does
+        est.fit(X, y, eval_set=eval_set, bin_mapper=load_bin_mapper(data),  # as the flow does,
+                early_stopping_rounds=DEFAULT_PATIENCE)  # its early stopping on by default
     return est, est.evals_result_["validation_0"]["logloss"]
 
 
@@ -93,7 +95,7 @@ def test_killed_training_resumes_to_the_uninterrupted_model(tmp_path):
     resumed = distboost.load_model(str(run / "model.json"))
     reference, evals = uninterrupted(data)
     assert resumed.bin_mapper_.to_dict() == reference.bin_mapper_.to_dict()  # bin_edges.json
-    assert len(resumed.trees_) == len(reference.trees_) == ROUNDS
+    assert len(resumed.trees_) == len(reference.trees_) <= ROUNDS
     np.testing.assert_array_equal(resumed.base_score_, reference.base_score_)
     for round_a, round_b in zip(resumed.trees_, reference.trees_):
         for a, b in zip(round_a, round_b):

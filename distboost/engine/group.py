@@ -355,6 +355,12 @@ def evaluate(state: GroupState, learner, update):
     return replace(state, rows=rows), merge_metrics(learner, sums)
 
 
+def measure(state: GroupState, learner):
+    """The metric sums of the set's rows as they are (no trees added; reads only)."""
+    return merge_metrics(learner, [learner.metric_partials(s, r)
+                                   for s, r in each_shard(state.shards, state.rows)])
+
+
 def apply(state: GroupState, fn, *args):
     """Extension point: ``fn(state, *args) -> (state, small)``."""
     return fn(state, *args)

@@ -321,6 +321,13 @@ class Engine:
         tm = _finish_metric(results, learner) if train_metric else None
         return tm, [_finish_metric(sums, learner) for sums in rest]
 
+    def measure(self, learner, set_key: str) -> list[float]:
+        """``learner``'s metrics of the set ``set_key`` (``TRAIN``, ``eval_key(k)``) at
+        its current margins, e.g. of f_0 before the first round."""
+        op = Op(set_key, _group.measure, (learner,), SMALL, None, _group.CombineMetrics(learner))
+        (sums,) = self.ex.run([op], "measure")
+        return _finish_metric(sums, learner)
+
     def apply(self, fn, name, *args) -> list:
         """Run ``fn(state, *args) -> (state, small)`` on every training group;
         return the smalls, one per group.

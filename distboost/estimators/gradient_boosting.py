@@ -46,7 +46,7 @@ from ..training import line_search, objective
 from ..training.booster import BoostParams, BoostResult, boost
 from ..training.events import FitEvents
 from ..training.objective import CustomObjective, explained_import_errors
-from . import _objectives
+from . import _holdout, _objectives
 from ._base import TreeEnsembleBase
 from ._continue import check_class_weights
 from ._predict import predict_any, raw_scores
@@ -78,6 +78,11 @@ class _GradientBoosting(TreeEnsembleBase):
         "warm_start": [BOOL],
         "eval_metric": [NONE, METRIC_NAMES],
         "train_metric": [BOOL, Options(("auto",))],
+        "early_stopping_rounds": [NONE, POSITIVE_INT],
+        "early_stopping": [BOOL, Options(("auto",))],
+        "validation_fraction": [NONE, Interval("real", 0, 1, "neither")],
+        "n_iter_no_change": [POSITIVE_INT],
+        "tol": [NONNEG_REAL],
         "verbose": [VERBOSE],
     }
 
@@ -111,6 +116,11 @@ class _GradientBoosting(TreeEnsembleBase):
         out_of_core="auto",
         eval_metric=None,
         train_metric="auto",
+        early_stopping_rounds=None,
+        early_stopping=False,
+        validation_fraction=0.1,
+        n_iter_no_change=10,
+        tol=1e-7,
         verbose=False,
     ):
         self.loss = loss
@@ -140,6 +150,11 @@ class _GradientBoosting(TreeEnsembleBase):
         self.out_of_core = out_of_core
         self.eval_metric = eval_metric
         self.train_metric = train_metric
+        self.early_stopping_rounds = early_stopping_rounds
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.tol = tol
         self.verbose = verbose
 
     # ------------------------------------------------------------------ fit
@@ -158,6 +173,7 @@ class _GradientBoosting(TreeEnsembleBase):
         early_stopping_rounds : int, optional
             Stop when the last eval set's metric has not improved for this
             many rounds; the model keeps the rounds up to ``best_iteration_``.
+            None: the constructor's ``early_stopping_rounds``.
         init_model : fitted estimator or path, optional
             Continue its training: same bins, its trees first, rounds numbered
             after its own.
@@ -174,24 +190,33 @@ class _GradientBoosting(TreeEnsembleBase):
             model keeps its own bins.
         """
         self._validate_params()
-        checks.check_fit_arguments(eval_set, early_stopping_rounds, callbacks)
+        if early_stopping_rounds is None:
+            early_stopping_rounds = self.early_stopping_rounds
         _objectives.check_trainable(self)
         _objectives.check_data(self, X, y)
+        no_change = _holdout.early_stopping_on(self, X)
+        if no_change and not eval_set and self.validation_fraction is not None:
+            (X, y, sample_weight), (Xv, yv, wv) = _holdout.split(
+                X, y, sample_weight, self.validation_fraction, random_seed(self.random_state))
+            eval_set, sample_weight_eval_set = [(Xv, yv)], None if wv is None else [wv]
+        checks.check_fit_arguments(eval_set, early_stopping_rounds, callbacks)
         init_model, n_rounds = self._resolve_init_model(init_model)
         remote = _objectives.functions_of(self) if is_dask(X) else []  # unpickled on workers
         with explained_import_errors(remote, type(self).__name__):
             return self._fit(X, y, sample_weight, bin_mapper=bin_mapper, eval_set=eval_set,
                              sample_weight_eval_set=sample_weight_eval_set,
                              init_model=init_model, n_rounds=n_rounds,
-                             early_stopping_rounds=early_stopping_rounds, callbacks=callbacks)
+                             early_stopping_rounds=early_stopping_rounds, callbacks=callbacks,
+                             no_change=no_change)
 
     def _check_columns(self, schema) -> None:
         """``monotonic_cst`` and ``interaction_cst`` against the columns (``constraints``)."""
         self._monotonic, self._interactions = _objectives.resolve_constraints(self, schema)
 
-    def _fit_engine(self, engine, init_model, n_rounds, early_stopping_rounds, callbacks):
+    def _fit_engine(self, engine, init_model, n_rounds, early_stopping_rounds, callbacks,
+                    no_change=False):
         """ESL Algorithm 10.3 on the prepared engine: f_0, then ``n_rounds`` rounds
-        (``boost``)."""
+        (``boost``); ``no_change``: scikit-learn's early stopping is on."""
         loss = self._make_loss()
         n_out = loss.n_outputs(len(getattr(self, "classes_", [])))
         if self._is_classifier:
@@ -213,7 +238,9 @@ class _GradientBoosting(TreeEnsembleBase):
         engine.set_rows(GradientLearner(loss), base, packed)
         metrics = self._metrics(loss, len(self.classes_) if self._is_classifier else None)
         params = self._boost_params(n_rounds, early_stopping_rounds, self._leaf_estimation(loss),
-                                    metrics)
+                                    metrics, no_change and not engine.eval_groups)
+        if no_change:
+            params.n_iter_no_change, params.tol = self.n_iter_no_change, self.tol
         sets = [f"validation_{k}" for k in range(len(engine.eval_groups))]
         names = [m.name for m in metrics]
         prior = _prior_history(init_model, len(prior_trees), sets, names, params.train_metric)
@@ -254,7 +281,9 @@ class _GradientBoosting(TreeEnsembleBase):
         return self.leaf_estimation
 
     def _boost_params(self, n_rounds, early_stopping_rounds, leaf_estimation="newton",
-                      metrics=()) -> BoostParams:
+                      metrics=(), on_training=False) -> BoostParams:
+        """The fit's ``BoostParams``; ``on_training``: scikit-learn's early stopping
+        scores the training rows (``validation_fraction=None``, no eval set)."""
         growth = GrowthParams(
             max_depth=self.max_depth,
             max_leaf_nodes=self.max_leaf_nodes,
@@ -269,7 +298,8 @@ class _GradientBoosting(TreeEnsembleBase):
             subsample=self.subsample, colsample_bytree=self.colsample_bytree,
             colsample_bylevel=self.colsample_bylevel, colsample_bynode=self.colsample_bynode,
             leaf_estimation=leaf_estimation, early_stopping_rounds=early_stopping_rounds,
-            train_metric=self._records_training_metric(), metrics=tuple(metrics),
+            train_metric=self._records_training_metric() or on_training,
+            metrics=tuple(metrics), no_change_set="training" if on_training else None,
         )
 
     def _round_callback(self, primary, callbacks, fitted):
@@ -449,6 +479,36 @@ _SHARED_PARAMETERS = """\
     train_metric : bool or "auto", default "auto"
         Record the metrics on the training rows too (``evals_result_
         ["training"]``, one more pass per round); "auto": when ``verbose``.
+    early_stopping_rounds : int >= 1 or None, default None
+        XGBoost's early stopping: stop when the last metric of ``eval_metric``
+        on the last evaluation set has not improved for this many rounds; the
+        model keeps the rounds up to the best (``best_iteration_``). Needs an
+        evaluation set: ``fit``'s ``eval_set``, or the rows ``early_stopping``
+        holds out. ``fit(early_stopping_rounds=...)`` overrides it.
+    early_stopping : "auto" or bool, default False
+        scikit-learn's early stopping (``HistGradientBoosting*``): stop when
+        none of the last ``n_iter_no_change`` rounds improved the score (the
+        last metric of ``eval_metric``, by default the loss's own) by more than
+        ``tol`` over the round before them; every round run stays in the model.
+        It scores the last set of ``fit``'s ``eval_set`` if one is given (as
+        scikit-learn's ``X_val``), else ``validation_fraction`` of the training
+        rows held out, else (``validation_fraction=None``) the training rows.
+        "auto": on when the training data have more than 10 000 rows, as in
+        scikit-learn (a Dask collection's rows are counted first). The default
+        is False, unlike scikit-learn's "auto", so that a fit that sets nothing
+        trains the same model as before this parameter existed. As in
+        scikit-learn the scores start with f_0's (``validation_score_``).
+    validation_fraction : float in (0, 1) or None, default 0.1
+        The share of the training rows ``early_stopping`` holds out and
+        scores. Each row is held out with this probability by a hash of its
+        feature values and ``random_state`` (None: seed 0), so the same rows
+        are held out in this process and on Dask, whatever the partitioning
+        (scikit-learn holds out an exact, for classifiers stratified, share).
+    n_iter_no_change : int >= 1, default 10
+        Rounds without an improvement of more than ``tol`` before
+        ``early_stopping`` stops.
+    tol : float >= 0, default 1e-7
+        The improvement of the score that counts, in the metric's own units.
     verbose : bool or int, default False
         Print the recorded metrics every round.""".replace(
     "{out_of_core}", OUT_OF_CORE_PARAMETER)
@@ -499,6 +559,10 @@ class GradientBoostingRegressor(_GradientBoosting):
     trees_ : list of lists of Tree
         The trees of every round.
     base_score_ : ndarray of shape (1,)
+    train_score_, validation_score_ : ndarray
+        scikit-learn's: the scores of ``early_stopping`` (the watched metric,
+        negated when lower is better), f_0's first; the one it watched, the
+        other empty (both empty without ``early_stopping``).
     n_features_in_, feature_names_in_, best_iteration_, evals_result_,
     feature_importances_
     """.replace("{shared}", _SHARED_PARAMETERS)
@@ -546,6 +610,10 @@ class GradientBoostingClassifier(_GradientBoosting):
     classes_ : ndarray of shape (K,)
     trees_ : list of lists of Tree
         The trees of every round (K per round for K > 2 classes).
+    train_score_, validation_score_ : ndarray
+        scikit-learn's: the scores of ``early_stopping`` (the watched metric,
+        negated when lower is better), f_0's first; the one it watched, the
+        other empty (both empty without ``early_stopping``).
     n_features_in_, feature_names_in_, best_iteration_, evals_result_,
     feature_importances_
     """.replace("{shared}", _SHARED_PARAMETERS)
@@ -562,7 +630,8 @@ class GradientBoostingClassifier(_GradientBoosting):
                  colsample_bynode=1.0, monotonic_cst=None, interaction_cst=None,
                  base_score=None, warm_start=False, random_state=None,
                  n_jobs=None, client=None, out_of_core="auto", eval_metric=None,
-                 train_metric="auto", verbose=False):
+                 train_metric="auto", early_stopping_rounds=None, early_stopping=False,
+                 validation_fraction=0.1, n_iter_no_change=10, tol=1e-7, verbose=False):
         super().__init__(
             loss=loss, alpha=alpha, leaf_estimation=leaf_estimation, n_estimators=n_estimators,
             learning_rate=learning_rate, max_depth=max_depth, max_leaf_nodes=max_leaf_nodes,
@@ -573,7 +642,9 @@ class GradientBoostingClassifier(_GradientBoosting):
             monotonic_cst=monotonic_cst, interaction_cst=interaction_cst,
             base_score=base_score, warm_start=warm_start, random_state=random_state,
             n_jobs=n_jobs, client=client, out_of_core=out_of_core, eval_metric=eval_metric,
-            train_metric=train_metric, verbose=verbose,
+            train_metric=train_metric, early_stopping_rounds=early_stopping_rounds,
+            early_stopping=early_stopping, validation_fraction=validation_fraction,
+            n_iter_no_change=n_iter_no_change, tol=tol, verbose=verbose,
         )
 
     def _proba_from_raw(self, raw):
@@ -641,6 +712,10 @@ class FitState:
             for name in self.eval_sets + (["training"] if "training" in history else [])
         }
         est.bin_mapper_ = self.bin_mapper
+        scores = np.asarray(result.scores if result.scores is not None else [], np.float64)
+        on_training = result.scores is not None and not self.eval_sets
+        est.train_score_ = scores if on_training else np.zeros(0)
+        est.validation_score_ = np.zeros(0) if on_training else scores
 
 
 def _snapshot(est):

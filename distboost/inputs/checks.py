@@ -448,7 +448,8 @@ def check_fit_arguments(eval_set, early_stopping_rounds, callbacks) -> None:
                 f"{early_stopping_rounds!r} ({type(early_stopping_rounds).__name__})")
         if not eval_set:
             raise ValueError("early_stopping_rounds needs a validation set to watch: pass "
-                             "eval_set=[(X_val, y_val)]")
+                             "eval_set=[(X_val, y_val)] to fit, or set early_stopping=True "
+                             "to hold out validation_fraction of the training rows")
     bad = [c for c in callbacks or [] if not (callable(c) or isinstance(c, TrainingCallback))]
     if bad:
         raise TypeError(f"callbacks must be distboost.callbacks.TrainingCallback objects or "

@@ -21,12 +21,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..engine import TRAIN, eval_key
 from ..kernels.fixed_point import fixed_point_scales
 from ..kernels.grower import GrowthParams
 from ..kernels.sampling import NodeFeatures, feature_masks
 from ..kernels.splitting import GradientCriterion, SplitParams
 from ..learners.gradient import GradientLearner, pack_rounds
-from ..metrics import EarlyStopping
+from ..metrics import EarlyStopping, NoChangeStopping
 from . import line_search, objective
 from .loop import RoundSpec, train
 
@@ -45,6 +46,9 @@ class BoostParams:
     early_stopping_rounds: int | None = None
     train_metric: bool = False
     metrics: tuple = ()  # ``metrics.make_metrics``; the last one decides early stopping
+    n_iter_no_change: int | None = None  # scikit-learn's rule (``metrics.NoChangeStopping``)
+    tol: float = 0.0
+    no_change_set: str | None = None  # its watched set: None, the last validation set
 
 
 @dataclass
@@ -53,6 +57,8 @@ class BoostResult:
     history: dict = field(default_factory=dict)  # ``evals_result_``: set -> metric -> per round
     best_iteration: int | None = None  # global round index (early stopping)
     keep: int | None = None  # rounds the model keeps, prior rounds included (early stopping)
+    stopped_by: str | None = None  # "early_stopping_rounds" or "n_iter_no_change", if one stopped
+    scores: list | None = None  # scikit-learn's early stopping: its scores, f_0's first
 
 
 def round_metrics(names, train_values, eval_values) -> dict[str, dict[str, float]]:
@@ -72,13 +78,18 @@ class _Tracker:
     (``first`` of them); the rule replays them, so it decides across both.
     """
 
-    def __init__(self, metrics, patience, on_round, events=None, first=0, result=None):
+    def __init__(self, metrics, patience, on_round, events=None, first=0, result=None,
+                 no_change=None):
         self.result = BoostResult() if result is None else result
         self.names = [m.name for m in metrics]
         last = metrics[-1] if metrics else None
-        self.rule = EarlyStopping(getattr(last, "name", None),
-                                  bool(getattr(last, "higher_is_better", False)), patience)
+        name, higher = getattr(last, "name", None), bool(getattr(last, "higher_is_better", False))
+        self.rule = EarlyStopping(name, higher, patience)
         self.rule.replay(self.result.history, first)
+        self.no_change = None
+        if no_change is not None and no_change[0]:
+            self.no_change = NoChangeStopping(name, higher, *no_change)
+            self.no_change.replay(self.result.history, first)
         self.on_round = on_round
         self.events, self.first = events, first
 
@@ -92,9 +103,17 @@ class _Tracker:
         if self.events is not None:
             self.events.round(r, metrics, res.trees[r - self.first])
         stop = bool(self.on_round(r, metrics)) if self.on_round else False
-        if self.rule.patience:
-            stop = self.rule.update(r, metrics) or stop
+        if self.rule.patience and self.rule.update(r, metrics):
+            res.stopped_by, stop = "early_stopping_rounds", True
+        if self.no_change is not None and self.no_change.update(r, metrics):
+            res.stopped_by = res.stopped_by or "n_iter_no_change"
+            stop = True
         return stop
+
+    def exhausted(self) -> bool:
+        """Whether a rule had already stopped the run in the replayed rounds."""
+        return self.rule.exhausted() or (self.no_change is not None
+                                         and self.no_change.exhausted())
 
 
 def boost(engine, loss, n_outputs: int, params: BoostParams, base_score, prior_trees=(),
@@ -110,15 +129,20 @@ def boost(engine, loss, n_outputs: int, params: BoostParams, base_score, prior_t
     then watches too (a model whose patience ran out adds no round).
     """
     first = len(prior_trees)
+    no_change = (params.n_iter_no_change, params.tol, params.no_change_set)
     tracker = _Tracker(params.metrics, params.early_stopping_rounds, on_round, events, first,
-                       result)
-    n_rounds = 0 if tracker.rule.exhausted() else params.n_rounds
+                       result, no_change)
+    if tracker.no_change is not None and first == 0:  # scikit-learn scores f_0 too
+        tracker.no_change.start(_initial_value(engine, loss, params))
+    n_rounds = 0 if tracker.exhausted() else params.n_rounds
     boosting = _Boosting(engine, loss, n_outputs, params, base_score, prior_trees, tracker)
     train(engine, boosting, range(first, first + n_rounds))
     res = tracker.result
     if tracker.rule.best_round is not None and params.early_stopping_rounds:
         res.best_iteration = tracker.rule.best_round
         res.keep = res.best_iteration + 1
+    if tracker.no_change is not None:
+        res.scores = list(tracker.no_change.scores)
     if events is not None:
         events.end(first + len(res.trees) if res.keep is None else res.keep)
     return res
@@ -188,6 +212,14 @@ class _Boosting:
             self.tracker.record(last, tm, evals)
         elif self.tracker.on_round is not None or self.tracker.events is not None:
             self.tracker.record(last, None, [])
+
+
+def _initial_value(engine, loss, params: BoostParams) -> float:
+    """The watched metric at f_0, before any tree: on the training rows or the
+    last evaluation set (``params.no_change_set``)."""
+    learner = GradientLearner(loss, metrics=params.metrics)
+    key = TRAIN if params.no_change_set == "training" else eval_key(engine.n_eval_sets - 1)
+    return engine.measure(learner, key)[-1]
 
 
 def _round_loss(engine, loss, pending_packed):
