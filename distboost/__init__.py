@@ -2,13 +2,14 @@
 
 from . import binning, callbacks
 from .engine.disk import DiskSpaceError
-from .engine.lost_scheduler import SchedulerLostError
+from .engine.lost_scheduler import SchedulerLostError, quiet_dask_noise
 from .engine.sources import SourceChangedError, SourceError
 from .estimators.adaboost import AdaBoostClassifier
 from .estimators.bagging import BaggingClassifier, BaggingRegressor
 from .estimators.forest import RandomForestClassifier, RandomForestRegressor
 from .estimators.gradient_boosting import GradientBoostingClassifier, GradientBoostingRegressor
 from .estimators.voting import VotingClassifier, VotingRegressor
+from .inputs import constraints
 from .inputs.checks import InvalidParameterError, NotFittedError
 from .kernels.tree import Tree
 from .model_file import ModelFileError, load_model
@@ -35,5 +36,7 @@ __all__ = [
     "VotingRegressor",
     "binning",
     "callbacks",
+    "constraints",
     "load_model",
+    "quiet_dask_noise",
 ]

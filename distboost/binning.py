@@ -20,6 +20,16 @@ import numpy as np
 from .kernels.common import MAX_BINS, MISSING_BIN, X_BINNED_DTYPE
 from .kernels.rng import row_content_hashes
 
+__all__ = [
+    "SAMPLE_ROWS",
+    "BinMapper",
+    "CandidatePool",
+    "find_bin_edges",
+    "frame_candidates",
+    "merge_candidates",
+    "sample_candidates"
+]
+
 SAMPLE_ROWS = 200_000
 """Rows in the binning sample: the rows with the smallest content hashes
 (LightGBM's ``bin_construct_sample_cnt`` has the same default)."""

@@ -21,6 +21,10 @@ import pandas as pd
 CHI2_10_MEDIAN = 9.341817765591966
 """Median of the chi-squared distribution with 10 degrees of freedom."""
 
+__all__ = [
+    "DATASETS", "friedman1", "hastie_10_2", "make_dataset", "waveform", "write_csv_files"
+]
+
 DATASETS = {
     "hastie": ("y", "ESL example 10.2: two classes, 10 inputs"),
     "waveform": ("wave", "waveform: three classes, 21 inputs and a categorical one"),

@@ -30,6 +30,12 @@ from .inputs.checks import InvalidParameterError
 from .kernels import exact, libm
 from .kernels.losses import LOG_LINK_LOSSES, GammaLoss, PoissonLoss
 
+__all__ = [
+    "AUC", "CLASSIFICATION_METRICS", "DEVIANCE_METRICS", "REGRESSION_METRICS", "EarlyStopping",
+    "NoChangeStopping", "higher_is_better", "make_metric", "make_metrics", "should_stop",
+    "watched_set"
+]
+
 PROBA_EPS = 1e-15
 """Probabilities are clipped to [eps, 1 - eps] before the log (as scikit-learn and XGBoost)."""
 

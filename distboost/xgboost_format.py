@@ -72,6 +72,10 @@ import numpy as np
 
 from .kernels.common import MISSING_BIN
 
+__all__ = [
+    "XGBoostFormatError", "XGBoostFormatWarning", "model_to_xgboost", "xgboost_objective"
+]
+
 FORMAT_VERSION = [2, 1, 0]
 """The XGBoost version whose JSON layout is written for a model without
 categorical features (scalar ``base_score``, no category container), read by

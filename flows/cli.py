@@ -217,6 +217,31 @@ def _version() -> str:
         return __version__
 
 
+def _demo_parser(sub: Any) -> None:
+    p = sub.add_parser("demo", help="make a demo data set and run the whole pipeline on it")
+    p.add_argument("--out", default="distboost-demo", help="output folder")
+    p.add_argument("--dataset", choices=["hastie", "waveform", "friedman"], default="hastie",
+                   help="which demo data set to make")
+    p.add_argument("--rows", type=int, default=20_000, help="rows to generate")
+    p.add_argument("--rounds", type=int, default=1000,
+                   help="boosting rounds at most (the pipeline stops early on its validation "
+                        "split: 659 rounds on the default demo)")
+    p.add_argument("--force", action="store_true", help="redo an existing demo folder")
+    _cluster_options(p)
+
+
+def _cluster_parser(sub: Any) -> None:
+    p = sub.add_parser("cluster", help="keep a local Dask cluster running for the commands "
+                                       "that follow (start, status, stop)")
+    p.add_argument("action", choices=["start", "status", "stop"], help="what to do")
+    p.add_argument("--workers", type=int, default=2, help="worker processes")
+    p.add_argument("--threads-per-worker", type=int, default=1, help="threads per worker")
+    p.add_argument("--memory-limit", default="auto",
+                   help="memory limit per worker, e.g. 4GiB (default: auto, a share of the "
+                        "machine's)")
+    p.add_argument("--dashboard-address", default=":8787", help="dashboard address")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="distboost",
@@ -235,16 +260,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser = add_parser
 
-    p = sub.add_parser("demo", help="make a demo data set and run the whole pipeline on it")
-    p.add_argument("--out", default="distboost-demo", help="output folder")
-    p.add_argument("--dataset", choices=["hastie", "waveform", "friedman"], default="hastie",
-                   help="which demo data set to make")
-    p.add_argument("--rows", type=int, default=20_000, help="rows to generate")
-    p.add_argument("--rounds", type=int, default=1000,
-                   help="boosting rounds at most (the pipeline stops early on its validation "
-                        "split: 659 rounds on the default demo)")
-    p.add_argument("--force", action="store_true", help="redo an existing demo folder")
-    _cluster_options(p)
+    _demo_parser(sub)
 
     p = sub.add_parser("prepare", help="validate raw CSV/Parquet and split it into Parquet")
     p.add_argument("source", help="CSV/Parquet file, folder, glob or fsspec URL")
@@ -289,15 +305,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("report", help="re-render report.html of an evaluation folder")
     p.add_argument("folder", help="evaluation folder (holds evaluation.json)")
 
-    p = sub.add_parser("cluster", help="keep a local Dask cluster running for the commands "
-                                       "that follow (start, status, stop)")
-    p.add_argument("action", choices=["start", "status", "stop"], help="what to do")
-    p.add_argument("--workers", type=int, default=2, help="worker processes")
-    p.add_argument("--threads-per-worker", type=int, default=1, help="threads per worker")
-    p.add_argument("--memory-limit", default="auto",
-                   help="memory limit per worker, e.g. 4GiB (default: auto, a share of the "
-                        "machine's)")
-    p.add_argument("--dashboard-address", default=":8787", help="dashboard address")
+    _cluster_parser(sub)
     return parser
 
 
@@ -404,7 +412,7 @@ def _run_flow(flow, args: argparse.Namespace, **given: Any) -> str:
     with no Prefect API configured runs the flow's function without Prefect
     (``flows._cluster.step``): no flow run to record, no server to start.
     """
-    from distboost.engine.lost_scheduler import quiet_dask_noise
+    from distboost import quiet_dask_noise
 
     without_prefect = _without_prefect(args)
     if os.environ.get("PREFECT_API_URL"):

@@ -288,7 +288,7 @@ def resolve_train_config(
 def check_constraint_columns(cfg: TrainConfig, schema: PreparedSchema) -> None:
     """``monotonic_cst`` / ``interaction_cst`` name columns of the prepared data
     (checked as ``fit`` will, before any cluster starts)."""
-    from distboost.inputs import constraints
+    from distboost import constraints
 
     names, categorical = schema.feature_names, schema.is_categorical
     if "monotonic_cst" in cfg.params:

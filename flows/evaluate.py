@@ -327,7 +327,7 @@ def model_constraints(est: Any) -> dict:
     ``{"monotonic_cst": {name: -1 or 1}, "interaction_cst": [[names], ...]}``
     (the sets as the model used them: unlisted features form the last one);
     empty keys left out."""
-    from distboost.inputs import constraints
+    from distboost import constraints
 
     schema = getattr(est, "_schema", None)
     if schema is None:

@@ -140,35 +140,60 @@ def test_the_library_never_imports_the_application():
             assert not any(n == "flows" or n.startswith("flows.") for n in names), path
 
 
-def _private_library_imports(path: pathlib.Path) -> list[str]:
-    """The distboost names ``path`` imports that are private (a part starting with
-    one underscore: ``distboost._x``, ``from distboost.y import _z``)."""
+PUBLIC_MODULES = ("binning", "callbacks", "dashboard", "demo_data", "inspection", "metrics",
+                  "model_file", "plotting", "xgboost_format")
+"""The library's public modules: the top-level ones. Their public names are
+their ``__all__``; the packages (engine, estimators, inputs, kernels,
+learners, training) are the library's own."""
+
+
+def _public(module: str, name: str | None) -> bool:
+    """Whether ``from module import name`` (or ``import module``) takes a public name."""
+    import importlib
+
+    parts = module.split(".")
+    if parts[0] != "distboost":
+        return True
+    if len(parts) == 1:
+        return name is None or name == "__version__" or name in PUBLIC_MODULES or (
+            name in importlib.import_module("distboost").__all__)
+    if len(parts) > 2 or parts[1] not in PUBLIC_MODULES:
+        return False
+    return name is None or name in importlib.import_module(module).__all__
+
+
+def _non_public_library_imports(path: pathlib.Path) -> list[str]:
+    """The distboost names ``path`` imports that are not public (``_public``)."""
     found = []
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
-            names = [a.name for a in node.names]
+            found += [a.name for a in node.names if not _public(a.name, None)]
         elif isinstance(node, ast.ImportFrom) and not node.level:
-            names = [f"{node.module}.{a.name}" for a in node.names]
-        else:
-            continue
-        for name in names:
-            parts = name.split(".")
-            if parts[0] == "distboost" and any(
-                    p.startswith("_") and not p.startswith("__") for p in parts[1:]):
-                found.append(name)
+            found += [f"{node.module}.{a.name}" for a in node.names
+                      if not _public(node.module, a.name)]
     return found
 
 
 def test_the_application_imports_only_public_library_names(tmp_path):
     planted = tmp_path / "planted.py"
-    planted.write_text("from distboost._input import Schema\nimport distboost._threads\n"
+    planted.write_text("from distboost._input import Schema\nimport distboost.engine.group\n"
                        "from distboost.model_file import _labels, load_model\n"
-                       "from distboost import __version__\n")
-    assert _private_library_imports(planted) == [
-        "distboost._input.Schema", "distboost._threads", "distboost.model_file._labels"]
+                       "from distboost.inputs import constraints\n"
+                       "from distboost import __version__, binning, Tree, _x\n")
+    assert _non_public_library_imports(planted) == [
+        "distboost._input.Schema", "distboost.engine.group", "distboost.model_file._labels",
+        "distboost.inputs.constraints", "distboost._x"]
     flows = ROOT.parent / "flows"
     for path in sorted(flows.glob("*.py")):
-        assert _private_library_imports(path) == [], path
+        assert _non_public_library_imports(path) == [], path
+
+
+def test_public_modules_say_what_is_public():
+    import importlib
+
+    for name in PUBLIC_MODULES:
+        module = importlib.import_module(f"distboost.{name}")
+        assert all(hasattr(module, n) for n in module.__all__), name
 
 
 def _too_long(path: pathlib.Path, max_module: int = 800, max_function: int = 80) -> list[str]:

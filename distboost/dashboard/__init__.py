@@ -26,6 +26,11 @@ from ..engine import dask_internals
 from ..training.events import TOPIC
 from .fit_log import SPLIT, FitLog, FitView
 
+__all__ = [
+    "PAGE", "PRELOAD", "SCHEDULER_KWARGS", "DistboostPage", "FitsPlugin", "dask_setup",
+    "summary_html"
+]
+
 PAGE = "/distboost"
 PRELOAD = "distboost.dashboard"
 SCHEDULER_KWARGS = {"preload": [PRELOAD]}
