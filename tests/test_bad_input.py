@@ -553,7 +553,11 @@ def test_readme_table_rows_are_rows_of_the_test_tables():
               # test_cli, test_prefect_server, test_flows_output, test_lost_scheduler
               "SIGKILL to the command", "`--force` into a run folder holding your files",
               "a second `distboost train` into a folder being trained",
-              "the Dask scheduler killed mid-fit"}
+              "the Dask scheduler killed mid-fit",
+              # test_flows_join
+              "`predict --keep` a column the data lack",
+              "an identifier column left in `prepare`'s input",
+              "a file `predict` or `explain` cannot read"}
     assert len(shown) >= 15 and set(shown) <= known, set(shown) - known
 
 
