@@ -30,6 +30,7 @@ from flows._cluster import check_functions, dask_client, run_logger
 from flows._data import empty_like, load_split, shap_columns, with_shap
 from flows._output import claim_output, has_marker
 from flows._prepared import read_schema
+from flows._progress import progress_bar
 from flows.config import ClusterConfig
 from flows.data_summary import rounded_seconds, summarize_data
 from flows.metrics import classification_metrics, headline_rows, regression_metrics
@@ -523,6 +524,11 @@ def _slug(text: str) -> str:
     return "-".join(filter(None, slug.split("-"))) or "distboost"
 
 
+STEPS = ("predicting the split", "metrics", "the data section", "diagnostics",
+         "importance and partial dependence", "SHAP values")
+"""The evaluation's steps, as its progress bar names them."""
+
+
 @flow(name="distboost-evaluate")
 def evaluate(
     data: str,
@@ -534,6 +540,7 @@ def evaluate(
     shap_rows: int = 2000,
     scheduler: str | None = None,
     cluster: ClusterConfig | None = None,
+    progress: bool = False,
 ) -> str:
     """Evaluate a model on a split of prepared data; write the HTML report.
 
@@ -556,6 +563,8 @@ def evaluate(
         split, drawn at random; 0: no SHAP section.
     scheduler, cluster
         Dask scheduler address, or LocalCluster settings.
+    progress : bool
+        A bar on stderr of the evaluation's steps, naming the one under way.
 
     Returns
     -------
@@ -567,15 +576,23 @@ def evaluate(
     est = _load_model(model)  # once: every task gets it, and the flow's one client
     out = check_output(output)
     key = _slug(artifact_key)
-    with dask_client(scheduler, cluster) as client:
+    with dask_client(scheduler, cluster) as client, \
+            progress_bar("evaluate", len(STEPS), progress) as bar:
+        bar.advance(0, note=STEPS[0])
         predictions = predict_split(client, est, data, split, str(out))
+        bar.advance(note=STEPS[1])
         metrics = compute_metrics(predictions, est)
+        bar.advance(note=STEPS[2])
         data_summary = describe_data(client, data)
+        bar.advance(note=STEPS[3])
         figures = draw_diagnostics(predictions, model, est, metrics, str(out))
+        bar.advance(note=STEPS[4])
         more, importance, note = draw_interpretation(client, est, data, split, str(out),
                                                      n_features)
+        bar.advance(note=STEPS[5])
         shap_figures, shap_summary = draw_shap(client, est, data, split, str(out), shap_rows,
                                                n_features)
+        bar.advance(note="writing the report")
     details, config = _details(data, model, split)
     est_name = json.loads(Path(model).read_text()).get("estimator", "model")
     evaluation = {

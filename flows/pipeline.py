@@ -97,6 +97,7 @@ def pipeline(
             artifact_key=artifact_key,
             shap_rows=shap_rows,
             scheduler=address,
+            progress=progress,
         )
     logger.info("pipeline finished: %s", report)
     return report

@@ -196,6 +196,8 @@ def test_small_jobs_in_process_and_a_kept_cluster(prefect_harness, model_and_dat
     assert cli.main([*explain, str(tmp_path / "s1")]) == 0
     assert cli.main([*evaluate, str(tmp_path / "e1")]) == 0
     err = capsys.readouterr().err
+    bar = [line for line in err.splitlines() if line.startswith("evaluate")]
+    assert bar and "6/6" in bar[-1] and "writing the report" in bar[-1], err  # its steps named
     assert "predicting 400 rows in this process (small data: no Dask cluster" in err
     assert "explaining 400 rows in this process" in err
     assert "evaluating " in err and err.count(" rows in this process") == 3
