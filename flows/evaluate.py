@@ -519,6 +519,23 @@ def _details(data: str, model: str, split: str) -> tuple[dict, Any]:
     return details, config
 
 
+def _with_details(evaluation: dict, data: str, model: str, split: str, est: Any) -> dict:
+    """``evaluation`` with its title, the run's details and configuration and
+    the model's constraints."""
+    details, config = _details(data, model, split)
+    est_name = json.loads(Path(model).read_text()).get("estimator", "model")
+    n = evaluation["metrics"]["n"]
+    return {
+        "title": f"distboost evaluation: {est_name} predicting {details['target']!r}",
+        "subtitle": f"{details['task']} of {details['target']!r}, {split} split "
+        f"({n:,} rows); generated {time.strftime('%Y-%m-%d %H:%M:%S')}",
+        **evaluation,
+        "details": details,
+        "training_config": config,
+        "constraints": model_constraints(est),
+    }
+
+
 def _slug(text: str) -> str:
     slug = "".join(c if c.isalnum() else "-" for c in text.lower()).strip("-")
     return "-".join(filter(None, slug.split("-"))) or "distboost"
@@ -593,22 +610,9 @@ def evaluate(
         shap_figures, shap_summary = draw_shap(client, est, data, split, str(out), shap_rows,
                                                n_features)
         bar.advance(note="writing the report")
-    details, config = _details(data, model, split)
-    est_name = json.loads(Path(model).read_text()).get("estimator", "model")
-    evaluation = {
-        "title": f"distboost evaluation: {est_name} predicting {details['target']!r}",
-        "subtitle": f"{details['task']} of {details['target']!r}, {split} split "
-        f"({metrics['n']:,} rows); generated {time.strftime('%Y-%m-%d %H:%M:%S')}",
-        "data": data_summary,
-        "metrics": metrics,
-        "figures": figures + more + shap_figures,
-        "importance": importance,
-        "shap": shap_summary,
-        "dependence_note": note,
-        "details": details,
-        "training_config": config,
-        "constraints": model_constraints(est),
-    }
+    evaluation = {"data": data_summary, "metrics": metrics, "figures": figures + more + shap_figures,
+                  "importance": importance, "shap": shap_summary, "dependence_note": note}
+    evaluation = _with_details(evaluation, data, model, split, est)
     write_atomic(out / MARKER, json.dumps(evaluation, indent=1) + "\n")
     report = render_report(out)
     publish_artifacts(evaluation, str(report), key)
