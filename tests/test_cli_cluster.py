@@ -160,13 +160,14 @@ def test_a_small_job_without_prefect(model_and_data, tmp_path):
             "DISTBOOST_SCHEDULER to use one; no Prefect flow run: set PREFECT_API_URL to "
             "record one)") in result.stderr
     assert "flow engine loaded: False" in result.stdout
-    out = pd.read_csv(tmp_path / "p.csv")
+    out = pd.read_csv(tmp_path / "p.csv", float_precision="round_trip")  # exact on pandas 2.2
     assert list(out.columns) == ["x1", "prediction", "proba_0", "proba_1"]
     np.testing.assert_array_equal(out["x1"], X["x1"])
     np.testing.assert_allclose(out[["proba_0", "proba_1"]], est.predict_proba(X), rtol=1e-12)
     flow_run = _cli_in_child([*predict, str(tmp_path / "q.csv"), "--scheduler", "synchronous"])
     assert "flow engine loaded: True" in flow_run.stdout
-    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "q.csv"), out)
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "q.csv", float_precision="round_trip"),
+                                  out)
     result = _cli_in_child(["explain", str(model), str(data), "--out", str(tmp_path / "s")])
     assert "no Prefect flow run" in result.stderr
     assert "flow engine loaded: False" in result.stdout

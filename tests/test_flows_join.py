@@ -263,4 +263,6 @@ def test_an_id_column_does_not_change_the_split(data, tmp_path):
     assert counts["test"] > 0
     pd.testing.assert_frame_equal(written["with"].drop(columns="id"), written["without"])
     expected = data["frame"].set_index("id").loc[written["with"]["id"].astype(int)]
-    np.testing.assert_allclose(written["with"]["x1"], expected["x1"], rtol=1e-15)
+    # the rows the ids name, their values parsed from CSV text: pandas 3's parser is
+    # correctly rounded, pandas 2.2's to_numeric is off by up to ~2e-14 (relative)
+    np.testing.assert_allclose(written["with"]["x1"], expected["x1"], rtol=1e-13)
