@@ -113,13 +113,17 @@ def local_cluster(workers: int, memory_limit: str = "auto",
                   threads_per_worker: int = 1) -> Iterator[Any]:
     """Yield a Client on ``LocalCluster(workers, threads_per_worker, memory_limit)``,
     dashboard off."""
+    import dask
     from distributed import Client, LocalCluster
 
+    # cold workers (imports, numba's cache) on a busy machine can take longer than Dask's
+    # default 30 s to answer; a run failed by a connect timeout measures nothing
     with (
+        dask.config.set({"distributed.comm.timeouts.connect": "180s"}),
         LocalCluster(n_workers=workers, threads_per_worker=threads_per_worker,
                      dashboard_address=None, memory_limit=memory_limit,
                      silence_logs=logging.ERROR) as cluster,
-        Client(cluster) as client,
+        Client(cluster, timeout="180s") as client,
     ):
         yield client
 
