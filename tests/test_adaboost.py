@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from distboost import AdaBoostClassifier, load_model
+from distboost.training import adaboost as adaboost_rounds
 
 dd = pytest.importorskip("dask.dataframe")
 
@@ -77,17 +78,15 @@ def test_matches_scikit_learn_samme():
     np.testing.assert_allclose(ours.predict_proba(X), ref.predict_proba(X), atol=1e-9)
 
 
-def test_samme_keeps_improving_where_m1_stalls():
+def test_samme_keeps_improving_where_m1_stalls(monkeypatch):
     X, y = nested_spheres(1000, 0)
     Xt, yt = nested_spheres(2000, 1)
-
-    class WithoutLogKMinus1(AdaBoostClassifier):
-        def _estimator_weight(self, err, previous):  # AdaBoost.M1's alpha for K = 3
-            return math.log((1 - err) / err)
-
     params = {"n_estimators": 150, "max_leaf_nodes": 4}
     samme = 1 - np.array(list(AdaBoostClassifier(**params).fit(X, y).staged_score(Xt, yt)))
-    m1 = 1 - np.array(list(WithoutLogKMinus1(**params).fit(X, y).staged_score(Xt, yt)))
+    with monkeypatch.context() as m:  # AdaBoost.M1's alpha for K = 3
+        m.setattr(adaboost_rounds, "estimator_weight",
+                  lambda spec, err, previous: math.log((1 - err) / err))
+        m1 = 1 - np.array(list(AdaBoostClassifier(**params).fit(X, y).staged_score(Xt, yt)))
     assert samme[-1] < samme[0] - 0.15 and samme[-1] < samme[9] - 0.03
     assert samme[-1] < 0.4
     assert m1[-1] > 0.5 and abs(m1[-1] - m1[9]) < 0.02  # stuck near its first tree's error
@@ -109,18 +108,19 @@ def test_no_better_than_guessing_is_refused():
         AdaBoostClassifier().fit(X, np.array([0, 1, 0, 1, 0, 1]))
 
 
-def test_a_later_round_no_better_than_guessing_stops_and_is_discarded():
+def test_a_later_round_no_better_than_guessing_stops_and_is_discarded(monkeypatch):
     X, y = nested_spheres(300, 5)
+    rounds_seen, round_error = [], adaboost_rounds.round_error
 
-    class GuessingFromRound3(AdaBoostClassifier):
-        def _round_error(self, engine, tree):
-            err, w, wu = super()._round_error(engine, tree)
-            self.rounds_seen = getattr(self, "rounds_seen", 0) + 1
-            return (0.7 if self.rounds_seen == 3 else err), w, wu
+    def guessing_from_round_3(engine, spec, tree):
+        err, w, wu = round_error(engine, spec, tree)
+        rounds_seen.append(err)
+        return (0.7 if len(rounds_seen) == 3 else err), w, wu
 
-    model = GuessingFromRound3(n_estimators=10).fit(X, y)
+    monkeypatch.setattr(adaboost_rounds, "round_error", guessing_from_round_3)
+    model = AdaBoostClassifier(n_estimators=10).fit(X, y)
     assert len(model.estimators_) == len(model.estimator_errors_) == 2
-    assert model.rounds_seen == 3
+    assert len(rounds_seen) == 3
 
 
 def test_samme_r_and_larger_trees():

@@ -31,9 +31,8 @@ from ..kernels.criteria import CRITERIA
 from ..kernels.grower import GrowthParams
 from ..kernels.rng import random_seed
 from ..kernels.sampling import tree_feature_masks
-from ..training.events import FitEvents
 from ..training.tree_batch import ForestSpec, grow_forest
-from ._base import TreeEnsembleBase
+from ._base import TreeEnsembleBase, fit_events
 from ._predict import predict_any
 
 TREE_PARAMETERS = """\
@@ -150,10 +149,8 @@ class BaggedTreesBase(TreeEnsembleBase):
         )
 
     def _fit_engine(self, engine, init_model=None):
-        events = FitEvents(engine, self, self.n_estimators)
-        result = grow_forest(engine, self._spec(engine), events)
+        result = grow_forest(engine, self._spec(engine), fit_events(self, engine))
         oob = result.oob
-        events.end(len(result.trees), **({} if oob is None else {"oob_score": float(oob.score)}))
         self.trees_per_pass_, self.n_passes_ = result.trees_per_pass, result.n_passes
         self._set_model_attributes(result.trees, self.n_classes_ if self._is_classifier else 1)
         if oob is not None:

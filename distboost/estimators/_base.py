@@ -23,6 +23,7 @@ from ..kernels.tree import (
     predict_leaf_vectors,
     predict_raw,
 )
+from ..training.events import FitEvents, scalar_params
 from ._bins import given_bins
 from ._continue import check_init_model
 from ._predict import map_collection
@@ -213,3 +214,8 @@ def _normalized(v: np.ndarray) -> np.ndarray:
     """``v`` scaled to sum to 1, or as it is if it sums to 0."""
     s = v.sum()
     return v / s if s > 0 else v
+
+
+def fit_events(est, engine) -> FitEvents:
+    """The events of ``est``'s fit on ``engine``: its class name and scalar parameters."""
+    return FitEvents(engine, type(est).__name__, scalar_params(est.get_params(deep=False)))

@@ -27,16 +27,24 @@ def is_custom(loss) -> bool:
     return callable(loss) or loss == CUSTOM
 
 
-def make_estimator_loss(est, n_classes: int | None):
-    """The loss object of ``est.loss``: a name's, or a function's (``objective``)."""
-    if callable(est.loss):
-        return objective.CustomObjective(est.loss)
-    if est.loss == CUSTOM:
+def make_objective(loss, n_classes: int | None, alpha: float, power: float, owner: str):
+    """The loss object training uses: a loss name's (``kernels.losses.make_loss``,
+    with the quantile ``alpha`` and the Tweedie ``power``), or a function's
+    (``objective.CustomObjective``); ``owner`` names the estimator in refusals."""
+    if callable(loss):
+        return objective.CustomObjective(loss)
+    if loss == CUSTOM:
         raise InvalidParameterError(
-            f"{type(est).__name__}: loss='custom' is what a saved model records for an objective "
+            f"{owner}: loss='custom' is what a saved model records for an objective "
             f"given as a Python function; the function itself is not saved. To train, pass it: "
             f"loss=my_objective")
-    return make_loss(est.loss, n_classes, est.alpha, getattr(est, "tweedie_variance_power", 1.5))
+    return make_loss(loss, n_classes, alpha, power)
+
+
+def estimator_objective(est, n_classes: int | None):
+    """``make_objective`` of ``est``'s parameters."""
+    return make_objective(est.loss, n_classes, est.alpha,
+                          getattr(est, "tweedie_variance_power", 1.5), type(est).__name__)
 
 
 def check_params(est) -> None:
@@ -59,7 +67,7 @@ def check_params(est) -> None:
 def check_trainable(est) -> None:
     """A model loaded from a file records a user's functions as "custom"; to train,
     the functions themselves are needed."""
-    make_estimator_loss(est, 2 if est._is_classifier else None)
+    estimator_objective(est, 2 if est._is_classifier else None)
     metrics = est.eval_metric if isinstance(est.eval_metric, (list, tuple)) else [est.eval_metric]
     if CUSTOM in metrics:
         raise InvalidParameterError(
@@ -68,10 +76,10 @@ def check_trainable(est) -> None:
             f"distboost.metrics.make_metric(fn, ...)) itself")
 
 
-def functions_of(est) -> list:
+def functions_of(loss, eval_metric) -> list:
     """The user's functions the workers run: a custom objective, custom metrics."""
-    found = [est.loss] if callable(est.loss) else []
-    metrics = est.eval_metric if isinstance(est.eval_metric, (list, tuple)) else [est.eval_metric]
+    found = [loss] if callable(loss) else []
+    metrics = eval_metric if isinstance(eval_metric, (list, tuple)) else [eval_metric]
     for m in metrics:
         if isinstance(m, CustomMetric):
             found.append(m.fn)
@@ -85,22 +93,20 @@ def check_data(est, X, y) -> None:
     pickle; a target in memory suits a log-link loss."""
     owner = type(est).__name__
     if inputs.is_dask(X):
-        for fn in functions_of(est):
+        for fn in functions_of(est.loss, est.eval_metric):
             objective.check_picklable(fn, "loss" if fn is est.loss else "eval_metric", owner)
     elif not est._is_classifier and est.loss in LOG_LINK_LOSSES and y is not None:
-        objective.check_local_targets(make_estimator_loss(est, None), np.asarray(y))
+        objective.check_local_targets(estimator_objective(est, None), np.asarray(y))
 
 
-def resolve_constraints(est, schema) -> tuple:
-    """(monotonic, interactions) of ``est`` for these columns (``constraints``);
-    each None when it constrains nothing."""
-    owner = type(est).__name__
+def resolve_constraints(monotonic_cst, interaction_cst, schema, owner: str) -> tuple:
+    """(monotonic, interactions) for these columns (``constraints``), as the
+    trees' ``GrowthParams`` take them; each None when it constrains nothing."""
     named = not all(n == f"f{j}" for j, n in enumerate(schema.feature_names))
     monotonic = constraints.monotonic_constraints(
-        getattr(est, "monotonic_cst", None), schema.feature_names, named, schema.is_categorical,
-        owner)
+        monotonic_cst, schema.feature_names, named, schema.is_categorical, owner)
     interactions = constraints.interaction_constraints(
-        getattr(est, "interaction_cst", None), schema.feature_names, named, owner)
+        interaction_cst, schema.feature_names, named, owner)
     return monotonic, interactions
 
 

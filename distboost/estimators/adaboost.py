@@ -19,34 +19,19 @@ next round's histograms. ``learning_rate`` nu multiplies alpha_m (shrinkage).
 
 from __future__ import annotations
 
-import math
 from typing import ClassVar
 
 import numpy as np
 
 from ..engine.spill import OUT_OF_CORE_PARAMETER
 from ..inputs.checks import POSITIVE_INT, TREE_ENSEMBLE, Interval, Options
-from ..kernels import exact, libm
+from ..kernels import libm
 from ..kernels.additive import AdditiveTrees
 from ..kernels.criteria import CRITERIA
 from ..kernels.grower import GrowthParams
-from ..kernels.tree import pack_trees
-from ..learners.adaboost import AdaBoostLearner, AdaBoostUpdate, round_sums
-from ..training.adaboost import AdaBoostRounds
-from ..training.events import FitEvents
-from ..training.loop import train
-from ._base import TreeEnsembleBase
+from ..training.adaboost import PROBA_FLOOR, AdaBoostSpec, train_adaboost
+from ._base import TreeEnsembleBase, fit_events
 from ._predict import predict_any
-
-GUESS_TOLERANCE = 1e-12
-"""err within this of 1 - 1/K counts as guessing (rounding would give alpha ~ 1e-16)."""
-PROBA_FLOOR = np.finfo(np.float64).eps
-"""SAMME.R clips leaf probabilities here before taking logs (as scikit-learn)."""
-
-
-def samme_alpha(err: float, n_classes: int, learning_rate: float = 1.0) -> float:
-    """alpha = nu·(log((1 - err) / err) + log(K - 1)), SAMME step 2(c)."""
-    return learning_rate * (math.log((1.0 - err) / err) + math.log(n_classes - 1))
 
 
 def samme_r_leaf_values(proba: np.ndarray) -> np.ndarray:
@@ -126,67 +111,23 @@ class AdaBoostClassifier(TreeEnsembleBase):
         self.client = client
         self.out_of_core = out_of_core
 
-    def _growth(self) -> GrowthParams:
+    # ------------------------------------------------------------------ fit
+    def _fit_engine(self, engine, init_model=None):
+        """ESL Algorithm 10.1 / SAMME on the prepared engine (``training.adaboost``);
+        AdaBoost always trains from scratch (``init_model`` is None)."""
+        result = train_adaboost(engine, self._spec(), fit_events(self, engine))
+        self._set_model_attributes(result.trees, self.n_classes_)
+        self.estimator_weights_ = np.asarray(result.alphas)
+        self.estimator_errors_ = np.asarray(result.errors)
+
+    def _spec(self) -> AdaBoostSpec:
+        """The fit's ``AdaBoostSpec``: a stump unless ``max_depth`` or ``max_leaf_nodes``."""
         depth = self.max_depth
         if depth is None and self.max_leaf_nodes is None:
             depth = 1  # a stump
-        return GrowthParams(max_depth=depth, max_leaf_nodes=self.max_leaf_nodes)
-
-    # ------------------------------------------------------------------ fit
-    def _fit_engine(self, engine, init_model=None):
-        """ESL Algorithm 10.1 / SAMME on the prepared engine (``training.adaboost.AdaBoostRounds``);
-        AdaBoost always trains from scratch (``init_model`` is None)."""
-        total_weight = engine.exact_sums(_weights)[0]
-        if total_weight <= 0:
-            raise ValueError("sample_weight sums to zero; nothing to fit")
-        engine.set_rows(AdaBoostLearner(self.n_classes_), total_weight, None)  # 1. w_i = 1/N
-        events = FitEvents(engine, self, self.n_estimators, metric="weighted_error")
-        rounds = AdaBoostRounds(self, engine, events)
-        train(engine, rounds, range(self.n_estimators))
-        events.end(len(rounds.trees))
-        self._set_model_attributes(rounds.trees, self.n_classes_)
-        self.estimator_weights_ = np.asarray(rounds.alphas)
-        self.estimator_errors_ = np.asarray(rounds.errors)
-
-    def _no_better_than_guessing(self, err: float, m: int) -> bool:
-        """SAMME needs err < 1 - 1/K (alpha > 0); refuse to start without it."""
-        k = self.n_classes_
-        if self.algorithm != "SAMME" or err < 1.0 - 1.0 / k - GUESS_TOLERANCE:
-            return False
-        if m == 0:
-            raise ValueError(
-                f"the first weak learner's weighted error {err:.4f} is no better than "
-                f"guessing (>= 1 - 1/K = {1 - 1 / k:.4f}); AdaBoost cannot start: use "
-                f"larger trees (max_depth / max_leaf_nodes) or check the features"
-            )
-        return True
-
-    def _round_error(self, engine, tree):
-        """err_m (step 2b) and the weight sums, exactly, from the workers."""
-        update = self._samme_r_update(tree, 1.0) if self.algorithm == "SAMME.R" else None
-        parts = engine.each_partition(round_sums, "weighted-error", pack_trees([tree]), update)
-        miss, w, wu = (exact.to_float(sum(col)) for col in zip(*parts))
-        return miss / w, w, wu
-
-    def _estimator_weight(self, err: float, previous) -> float:
-        """alpha_m; for a perfect tree (err = 0, alpha = inf in the formula) any alpha
-        above the others' sum lets it decide alone, as the limit does."""
-        if self.algorithm == "SAMME.R":
-            return 1.0
-        if err <= 0.0:
-            return float(sum(previous)) + 1.0
-        return samme_alpha(err, self.n_classes_, self.learning_rate)
-
-    def _weight_update(self, tree, err, alpha, w_sum, wu_sum) -> AdaBoostUpdate:
-        """Step 2(d) for the workers, with the normalizer z = sum of the new weights."""
-        if self.algorithm == "SAMME.R":
-            return self._samme_r_update(tree, wu_sum)
-        z = w_sum * ((1.0 - err) + math.exp(alpha) * err)
-        return AdaBoostUpdate(pack_trees([tree]), "SAMME", alpha, z)
-
-    def _samme_r_update(self, tree, z) -> AdaBoostUpdate:
-        log_p = libm.log(np.clip(tree.leaf_values, PROBA_FLOOR, None))
-        return AdaBoostUpdate(pack_trees([tree]), "SAMME.R", 0.0, z, log_p, self.learning_rate)
+        growth = GrowthParams(max_depth=depth, max_leaf_nodes=self.max_leaf_nodes)
+        return AdaBoostSpec(self.n_estimators, self.n_classes_, self.algorithm, self.criterion,
+                            self.learning_rate, growth)
 
     # ------------------------------------------------------------- predict
     def _leaf_vectors(self, tree) -> np.ndarray:
@@ -291,7 +232,3 @@ class AdaBoostClassifier(TreeEnsembleBase):
         self.estimator_errors_ = np.asarray(d["estimator_errors"], np.float64)
         self.n_classes_ = len(self.classes_)
 
-
-def _weights(shard):
-    """Picklable ``shard -> [w]`` for the total sample weight."""
-    return [shard.w]

@@ -47,7 +47,8 @@ class _Forest(BaggedTreesBase):
 
     def _check_columns(self, schema) -> None:
         """``monotonic_cst`` against the columns (``constraints``)."""
-        self._monotonic = resolve_constraints(self, schema)[0]
+        self._monotonic = resolve_constraints(self.monotonic_cst, None, schema,
+                                              type(self).__name__)[0]
 
     def _fit_engine(self, engine, init_model=None):
         if self._is_classifier:

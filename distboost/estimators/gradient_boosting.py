@@ -9,7 +9,6 @@ subsampled (stochastic gradient boosting, ESL 10.12)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
@@ -40,14 +39,12 @@ from ..kernels.losses import CLASSIFICATION_LOSSES, LOG_LINK_LOSSES, REGRESSION_
 from ..kernels.rng import random_seed
 from ..kernels.splitting import SplitParams
 from ..kernels.tree import feature_totals, pack_trees, predict_raw
-from ..learners.gradient import GradientLearner, pack_rounds
 from ..metrics import make_metrics
-from ..training import line_search, objective
-from ..training.booster import BoostParams, BoostResult, boost
-from ..training.events import FitEvents
+from ..training import objective
+from ..training.booster import BoostHooks, BoostResult, BoostSpec, train_boosting
 from ..training.objective import CustomObjective, explained_import_errors
 from . import _holdout, _objectives
-from ._base import TreeEnsembleBase
+from ._base import TreeEnsembleBase, fit_events
 from ._continue import check_class_weights
 from ._predict import predict_any, raw_scores
 
@@ -201,7 +198,8 @@ class _GradientBoosting(TreeEnsembleBase):
             eval_set, sample_weight_eval_set = [(Xv, yv)], None if wv is None else [wv]
         checks.check_fit_arguments(eval_set, early_stopping_rounds, callbacks)
         init_model, n_rounds = self._resolve_init_model(init_model)
-        remote = _objectives.functions_of(self) if is_dask(X) else []  # unpickled on workers
+        # the functions the workers unpickle
+        remote = _objectives.functions_of(self.loss, self.eval_metric) if is_dask(X) else []
         with explained_import_errors(remote, type(self).__name__):
             return self._fit(X, y, sample_weight, bin_mapper=bin_mapper, eval_set=eval_set,
                              sample_weight_eval_set=sample_weight_eval_set,
@@ -211,47 +209,42 @@ class _GradientBoosting(TreeEnsembleBase):
 
     def _check_columns(self, schema) -> None:
         """``monotonic_cst`` and ``interaction_cst`` against the columns (``constraints``)."""
-        self._monotonic, self._interactions = _objectives.resolve_constraints(self, schema)
+        self._monotonic, self._interactions = _objectives.resolve_constraints(
+            self.monotonic_cst, self.interaction_cst, schema, type(self).__name__)
 
     def _fit_engine(self, engine, init_model, n_rounds, early_stopping_rounds, callbacks,
                     no_change=False):
-        """ESL Algorithm 10.3 on the prepared engine: f_0, then ``n_rounds`` rounds
-        (``boost``); ``no_change``: scikit-learn's early stopping is on."""
+        """ESL Algorithm 10.3 on the prepared engine (``training.booster.train_boosting``):
+        f_0, then ``n_rounds`` rounds; ``no_change``: scikit-learn's early stopping is on."""
         loss = self._make_loss()
-        n_out = loss.n_outputs(len(getattr(self, "classes_", [])))
         if self._is_classifier:
             _objectives.check_classes(self, len(self.classes_))
         if loss.name in LOG_LINK_LOSSES:
             objective.check_targets(engine, loss)
-        prior_trees = [] if init_model is None else list(init_model.trees_)
+        base = self._base_score(engine, loss, init_model)
+        metrics = self._metrics(loss, len(self.classes_) if self._is_classifier else None)
+        spec = self._spec(loss, base, init_model, n_rounds, early_stopping_rounds, metrics,
+                          no_change, on_training=no_change and not engine.eval_groups)
+        objects = tuple(cb for cb in callbacks or [] if isinstance(cb, TrainingCallback))
+        functions = [cb for cb in callbacks or [] if not isinstance(cb, TrainingCallback)]
+        hooks = BoostHooks(self._round_callback(metrics[-1].name, functions), objects,
+                           lambda result: _model_so_far(self, result, engine.mapper),
+                           fit_events(self, engine))
+        _set_fitted(self, train_boosting(engine, spec, hooks), engine.mapper)
+
+    def _base_score(self, engine, loss, init_model):
+        """f_0: the continued model's, ``base_score``, or None: the loss's optimal
+        constant, which training computes (ESL Algorithm 10.3, step 1)."""
+        n_out = loss.n_outputs(len(getattr(self, "classes_", [])))
         if init_model is not None:
-            base = np.asarray(init_model.base_score_, np.float64)
-        elif self.base_score is None and isinstance(loss, CustomObjective):
-            base = np.zeros(n_out)  # XGBoost's base_score for a custom objective
-        elif self.base_score is None:
+            return np.asarray(init_model.base_score_, np.float64)
+        if self.base_score is None and isinstance(loss, CustomObjective):
+            return np.zeros(n_out)  # XGBoost's base_score for a custom objective
+        if self.base_score is None:
             if self._is_classifier:
                 check_class_weights(engine, self.classes_)
-            base = self._init_score(engine, loss)
-        else:
-            base = np.full(n_out, float(self.base_score))
-        packed = pack_rounds(prior_trees, n_out) if prior_trees else None
-        engine.set_rows(GradientLearner(loss), base, packed)
-        metrics = self._metrics(loss, len(self.classes_) if self._is_classifier else None)
-        params = self._boost_params(n_rounds, early_stopping_rounds, self._leaf_estimation(loss),
-                                    metrics, no_change and not engine.eval_groups)
-        if no_change:
-            params.n_iter_no_change, params.tol = self.n_iter_no_change, self.tol
-        sets = [f"validation_{k}" for k in range(len(engine.eval_groups))]
-        names = [m.name for m in metrics]
-        prior = _prior_history(init_model, len(prior_trees), sets, names, params.train_metric)
-        events = FitEvents(engine, self, params.n_rounds, len(prior_trees), metrics[-1].name,
-                           len(engine.eval_groups), metrics[-1].higher_is_better, prior)
-        result = BoostResult(history=prior)  # filled round by round: callbacks see it so far
-        fitted = FitState(loss, base, prior_trees, result, engine.mapper, sets, names)
-        boost(engine, loss, n_out, params, base, prior_trees,
-              on_round=self._round_callback(metrics[-1].name, callbacks, fitted), events=events,
-              result=result)
-        fitted.set_on(self)
+            return None
+        return np.full(n_out, float(self.base_score))
 
     def _metrics(self, loss, n_classes) -> tuple:
         """``eval_metric``'s metric objects (``distboost.metrics``)."""
@@ -264,15 +257,8 @@ class _GradientBoosting(TreeEnsembleBase):
     def _make_loss(self, n_classes=None):
         """The loss object (``n_classes``: of a classifier, by default ``classes_``'s)."""
         if not self._is_classifier:
-            return _objectives.make_estimator_loss(self, None)
-        return _objectives.make_estimator_loss(self, n_classes or len(self.classes_))
-
-    @staticmethod
-    def _init_score(engine, loss):
-        """f_0 (ESL Algorithm 10.3, step 1): exact sums, or an exact weighted quantile of y."""
-        if loss.init_quantile is not None:
-            return np.array([line_search.init_quantile(engine, loss.init_quantile)])
-        return engine.init_score(loss)
+            return _objectives.estimator_objective(self, None)
+        return _objectives.estimator_objective(self, n_classes or len(self.classes_))
 
     def _leaf_estimation(self, loss) -> str:
         """The leaf rule: "newton" where the loss has a hessian, else "line_search"."""
@@ -280,10 +266,11 @@ class _GradientBoosting(TreeEnsembleBase):
             return "newton" if loss.has_hessian else "line_search"
         return self.leaf_estimation
 
-    def _boost_params(self, n_rounds, early_stopping_rounds, leaf_estimation="newton",
-                      metrics=(), on_training=False) -> BoostParams:
-        """The fit's ``BoostParams``; ``on_training``: scikit-learn's early stopping
-        scores the training rows (``validation_fraction=None``, no eval set)."""
+    def _spec(self, loss, base, init_model, n_rounds, early_stopping_rounds, metrics,
+              no_change=False, on_training=False) -> BoostSpec:
+        """The fit's ``BoostSpec``; ``no_change``: scikit-learn's early stopping,
+        ``on_training``: scoring the training rows (``validation_fraction=None``,
+        no eval set)."""
         growth = GrowthParams(
             max_depth=self.max_depth,
             max_leaf_nodes=self.max_leaf_nodes,
@@ -293,21 +280,26 @@ class _GradientBoosting(TreeEnsembleBase):
         )
         split = SplitParams(self.reg_lambda, self.gamma, self.min_child_weight,
                             self.min_samples_leaf)
-        return BoostParams(
-            n_rounds=n_rounds, growth=growth, split=split, seed=random_seed(self.random_state),
-            subsample=self.subsample, colsample_bytree=self.colsample_bytree,
-            colsample_bylevel=self.colsample_bylevel, colsample_bynode=self.colsample_bynode,
-            leaf_estimation=leaf_estimation, early_stopping_rounds=early_stopping_rounds,
+        return BoostSpec(
+            loss=loss, n_outputs=loss.n_outputs(len(getattr(self, "classes_", []))),
+            base_score=base, n_rounds=n_rounds, growth=growth, split=split,
+            seed=random_seed(self.random_state), subsample=self.subsample,
+            colsample_bytree=self.colsample_bytree, colsample_bylevel=self.colsample_bylevel,
+            colsample_bynode=self.colsample_bynode,
+            leaf_estimation=self._leaf_estimation(loss),
+            early_stopping_rounds=early_stopping_rounds,
             train_metric=self._records_training_metric() or on_training,
-            metrics=tuple(metrics), no_change_set="training" if on_training else None,
+            metrics=tuple(metrics), n_iter_no_change=self.n_iter_no_change if no_change else None,
+            tol=self.tol if no_change else 0.0, no_change_set="training" if on_training else None,
+            prior_trees=() if init_model is None else tuple(init_model.trees_),
+            prior_evals=None if init_model is None else (
+                getattr(init_model, "evals_result_", None) or {}),
         )
 
-    def _round_callback(self, primary, callbacks, fitted):
-        """``on_round`` of ``boost``: the verbose line, then the user's callbacks;
-        ``TrainingCallback`` objects get a model of the rounds so far (``fitted``),
-        functions ``cb(round, train_metric, eval_metrics)`` the ``primary`` metric's values."""
-        objects = [cb for cb in callbacks or [] if isinstance(cb, TrainingCallback)]
-        functions = [cb for cb in callbacks or [] if not isinstance(cb, TrainingCallback)]
+    def _round_callback(self, primary, functions):
+        """``on_round`` of ``train_boosting``: the verbose line, then the user's
+        functions ``cb(round, train_metric, eval_metrics)`` with the ``primary``
+        metric's values (``TrainingCallback`` objects are ``BoostHooks.callbacks``)."""
 
         def on_round(r, metrics):
             if self.verbose:
@@ -316,13 +308,7 @@ class _GradientBoosting(TreeEnsembleBase):
                 print("\t".join(parts), flush=True)
             train_metric = metrics.get("training", {}).get(primary)
             evals = [values[primary] for s, values in metrics.items() if s != "training"]
-            stop = any(bool(cb(r, train_metric, evals)) for cb in functions)
-            if objects:
-                model = _snapshot(self)
-                fitted.set_on(model)
-                stops = [bool(cb.after_iteration(model, r, model.evals_result_)) for cb in objects]
-                stop = stop or any(stops)
-            return stop
+            return any(bool(cb(r, train_metric, evals)) for cb in functions)
         return on_round
 
     def _resolve_init_model(self, init_model):
@@ -685,37 +671,27 @@ class GradientBoostingClassifier(_GradientBoosting):
         return checks.weighted_score(self.predict(X), y, sample_weight, True)
 
 
-@dataclass
-class FitState:
-    """What a gradient boosting fit leaves on its estimator: the model of
-    ``prior_trees`` (a continued model's) followed by the rounds in ``result``,
-    which ``boost`` fills round by round (callbacks see the model so far)."""
+def _set_fitted(est, result: BoostResult, bin_mapper) -> None:
+    """Give ``est`` the fitted attributes of ``result``'s model, up to the kept round."""
+    est._loss = result.loss
+    est.base_score_ = result.base_score
+    est.trees_ = result.model_trees()
+    est.n_estimators_ = len(est.trees_)
+    est.best_iteration_ = result.best_iteration
+    est.evals_result_ = result.evals_result()
+    est.bin_mapper_ = bin_mapper
+    scores = np.asarray(result.scores if result.scores is not None else [], np.float64)
+    on_training = result.scores is not None and not result.eval_sets
+    est.train_score_ = scores if on_training else np.zeros(0)
+    est.validation_score_ = np.zeros(0) if on_training else scores
 
-    loss: object
-    base_score: np.ndarray
-    prior_trees: list
-    result: BoostResult
-    bin_mapper: object
-    eval_sets: list
-    metric_names: list
 
-    def set_on(self, est) -> None:
-        """Give ``est`` the fitted attributes of this model, up to the kept round."""
-        result, history = self.result, self.result.history
-        est._loss = self.loss
-        est.base_score_ = self.base_score
-        est.trees_ = (self.prior_trees + result.trees)[:result.keep]
-        est.n_estimators_ = len(est.trees_)
-        est.best_iteration_ = result.best_iteration
-        est.evals_result_ = {
-            name: {m: list(history.get(name, {}).get(m, [])) for m in self.metric_names}
-            for name in self.eval_sets + (["training"] if "training" in history else [])
-        }
-        est.bin_mapper_ = self.bin_mapper
-        scores = np.asarray(result.scores if result.scores is not None else [], np.float64)
-        on_training = result.scores is not None and not self.eval_sets
-        est.train_score_ = scores if on_training else np.zeros(0)
-        est.validation_score_ = np.zeros(0) if on_training else scores
+def _model_so_far(est, result: BoostResult, bin_mapper):
+    """A copy of ``est`` with the model of the rounds in ``result`` so far (what
+    ``TrainingCallback`` objects get after each round)."""
+    model = _snapshot(est)
+    _set_fitted(model, result, bin_mapper)
+    return model
 
 
 def _snapshot(est):
@@ -724,24 +700,3 @@ def _snapshot(est):
     clone.__dict__.update({k: v for k, v in est.__dict__.items() if k.endswith("_") or k.startswith("_")})
     return clone
 
-
-def _prior_history(init_model, n_rounds: int, sets: list, metric_names: list,
-                   train_metric: bool) -> dict:
-    """The metrics of the model being continued, for its ``n_rounds`` rounds,
-    where they were measured as this fit measures: the same evaluation sets
-    (and ``training`` when it is measured) and metrics, every round. A
-    continued fit's ``evals_result_`` and early stopping then span both fits;
-    otherwise (other sets or metrics) they start with this fit's rounds."""
-    wanted = sets + (["training"] if train_metric else [])
-    if init_model is None or not wanted:
-        return {}
-    old = getattr(init_model, "evals_result_", None) or {}
-    usable = all(
-        list(old.get(s, {})) == metric_names
-        and all(len(old[s][m]) >= n_rounds for m in metric_names)
-        for s in wanted
-    )
-    if not usable:
-        return {}
-    return {s: {m: [float(v) for v in old[s][m][:n_rounds]] for m in metric_names}
-            for s in wanted}

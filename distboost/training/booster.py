@@ -17,7 +17,9 @@ each round (Friedman 2001), found exactly before the round's gradients.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -29,11 +31,18 @@ from ..kernels.splitting import GradientCriterion, SplitParams
 from ..learners.gradient import GradientLearner, pack_rounds
 from ..metrics import EarlyStopping, NoChangeStopping
 from . import line_search, objective
+from .events import eval_set_names
 from .loop import RoundSpec, train
 
 
-@dataclass
-class BoostParams:
+@dataclass(frozen=True)
+class BoostSpec:
+    """One gradient boosting fit: the objective, f_0, the rounds and how their
+    trees grow, the metrics and the stopping rules."""
+
+    loss: Any  # a ``kernels.losses`` loss or an ``objective.CustomObjective``
+    n_outputs: int  # trees per round (K for K > 2 classes)
+    base_score: np.ndarray | None  # f_0; None: the loss's optimal constant, from the data
     n_rounds: int
     growth: GrowthParams
     split: SplitParams
@@ -49,60 +58,121 @@ class BoostParams:
     n_iter_no_change: int | None = None  # scikit-learn's rule (``metrics.NoChangeStopping``)
     tol: float = 0.0
     no_change_set: str | None = None  # its watched set: None, the last validation set
+    prior_trees: tuple = ()  # the rounds of the model continued (``init_model``)
+    prior_evals: dict | None = None  # that model's ``evals_result_``
+
+
+@dataclass(frozen=True)
+class BoostHooks:
+    """What a fit calls after each round, besides training: ``on_round(r, metrics)``
+    (True stops); ``callbacks``' ``after_iteration(model, r, evals_log)`` with
+    ``snapshot(result)``, the model of the rounds so far; and the ``events``."""
+
+    on_round: Callable[[int, dict], bool] | None = None
+    callbacks: tuple = ()  # ``callbacks.TrainingCallback`` objects
+    snapshot: Callable[[BoostResult], Any] | None = None
+    events: Any = None  # ``events.FitEvents``
 
 
 @dataclass
 class BoostResult:
+    """The model a fit trained: ``prior_trees`` (a continued model's) and then
+    this fit's rounds, filled round by round (callbacks see the model so far)."""
+
+    loss: Any = None
+    base_score: np.ndarray | None = None  # f_0
+    prior_trees: list = field(default_factory=list)
     trees: list = field(default_factory=list)  # per round of this fit: list of K trees
     history: dict = field(default_factory=dict)  # ``evals_result_``: set -> metric -> per round
+    eval_sets: list = field(default_factory=list)  # the validation sets' names
+    metric_names: list = field(default_factory=list)
     best_iteration: int | None = None  # global round index (early stopping)
     keep: int | None = None  # rounds the model keeps, prior rounds included (early stopping)
     stopped_by: str | None = None  # "early_stopping_rounds" or "n_iter_no_change", if one stopped
     scores: list | None = None  # scikit-learn's early stopping: its scores, f_0's first
+
+    def model_trees(self) -> list:
+        """Every round the model keeps: the prior ones, then this fit's, up to ``keep``."""
+        return (self.prior_trees + self.trees)[:self.keep]
+
+    def evals_result(self) -> dict:
+        """``evals_result_``: set -> metric -> value per round."""
+        history = self.history
+        return {
+            name: {m: list(history.get(name, {}).get(m, [])) for m in self.metric_names}
+            for name in self.eval_sets + (["training"] if "training" in history else [])
+        }
 
 
 def round_metrics(names, train_values, eval_values) -> dict[str, dict[str, float]]:
     """``{"training": {name: value}, "validation_k": {name: value}}``: one round's
     metrics, named as in ``evals_result_`` (``train_values`` None: not measured)."""
     out = {} if train_values is None else {"training": dict(zip(names, train_values))}
-    for k, values in enumerate(eval_values):
-        out[f"validation_{k}"] = dict(zip(names, values))
+    for name, values in zip(eval_set_names(len(eval_values)), eval_values):
+        out[name] = dict(zip(names, values))
     return out
 
 
+def initial_score(engine, loss) -> np.ndarray:
+    """f_0 (ESL Algorithm 10.3, step 1): exact sums, or an exact weighted quantile of y."""
+    if loss.init_quantile is not None:
+        return np.array([line_search.init_quantile(engine, loss.init_quantile)])
+    return engine.init_score(loss)
+
+
+def prior_history(old: dict, n_rounds: int, sets: list, metric_names: list,
+                  train_metric: bool) -> dict:
+    """The metrics ``old`` (a continued model's ``evals_result_``) holds for its
+    ``n_rounds`` rounds, where they were measured as this fit measures: the same
+    evaluation sets (and ``training`` when it is measured) and metrics, every
+    round. A continued fit's ``evals_result_`` and early stopping then span both
+    fits; otherwise (other sets or metrics) they start with this fit's rounds."""
+    wanted = sets + (["training"] if train_metric else [])
+    if not wanted:
+        return {}
+    usable = all(
+        list(old.get(s, {})) == metric_names
+        and all(len(old[s][m]) >= n_rounds for m in metric_names)
+        for s in wanted
+    )
+    if not usable:
+        return {}
+    return {s: {m: [float(v) for v in old[s][m][:n_rounds]] for m in metric_names}
+            for s in wanted}
+
+
 class _Tracker:
-    """Metrics per round, the early-stopping rule (``metrics.EarlyStopping``)
-    and the round events.
+    """Metrics per round, the early-stopping rules (``metrics.EarlyStopping``,
+    ``metrics.NoChangeStopping``), the hooks and the round events.
 
     ``result.history`` may start with the rounds of the model being continued
-    (``first`` of them); the rule replays them, so it decides across both.
+    (``first`` of them); the rules replay them, so they decide across both.
     """
 
-    def __init__(self, metrics, patience, on_round, events=None, first=0, result=None,
-                 no_change=None):
-        self.result = BoostResult() if result is None else result
-        self.names = [m.name for m in metrics]
-        last = metrics[-1] if metrics else None
+    def __init__(self, spec: BoostSpec, hooks: BoostHooks, result: BoostResult):
+        self.result, self.hooks = result, hooks
+        self.first = len(result.prior_trees)
+        self.names = result.metric_names
+        last = spec.metrics[-1] if spec.metrics else None
         name, higher = getattr(last, "name", None), bool(getattr(last, "higher_is_better", False))
-        self.rule = EarlyStopping(name, higher, patience)
-        self.rule.replay(self.result.history, first)
+        self.rule = EarlyStopping(name, higher, spec.early_stopping_rounds)
+        self.rule.replay(result.history, self.first)
         self.no_change = None
-        if no_change is not None and no_change[0]:
-            self.no_change = NoChangeStopping(name, higher, *no_change)
-            self.no_change.replay(self.result.history, first)
-        self.on_round = on_round
-        self.events, self.first = events, first
+        if spec.n_iter_no_change:
+            self.no_change = NoChangeStopping(name, higher, spec.n_iter_no_change, spec.tol,
+                                              spec.no_change_set)
+            self.no_change.replay(result.history, self.first)
 
     def record(self, r, train_values, eval_values) -> bool:
         """Record round r's metrics; True if training should stop."""
-        res = self.result
+        res, hooks = self.result, self.hooks
         metrics = round_metrics(self.names, train_values, eval_values)
         for set_name, values in metrics.items():
             for name, value in values.items():
                 res.history.setdefault(set_name, {}).setdefault(name, []).append(value)
-        if self.events is not None:
-            self.events.round(r, metrics, res.trees[r - self.first])
-        stop = bool(self.on_round(r, metrics)) if self.on_round else False
+        if hooks.events is not None:
+            hooks.events.round(r, metrics, res.trees[r - self.first])
+        stop = self._call_hooks(r, metrics)
         if self.rule.patience and self.rule.update(r, metrics):
             res.stopped_by, stop = "early_stopping_rounds", True
         if self.no_change is not None and self.no_change.update(r, metrics):
@@ -110,58 +180,94 @@ class _Tracker:
             stop = True
         return stop
 
+    def _call_hooks(self, r, metrics) -> bool:
+        """``on_round``, then the callbacks with the model of the rounds so far."""
+        hooks = self.hooks
+        stop = bool(hooks.on_round(r, metrics)) if hooks.on_round else False
+        if hooks.callbacks:
+            model = hooks.snapshot(self.result)
+            stops = [bool(cb.after_iteration(model, r, model.evals_result_))
+                     for cb in hooks.callbacks]
+            stop = stop or any(stops)
+        return stop
+
+    def listens(self) -> bool:
+        """Whether anything hears of a round that measured nothing."""
+        hooks = self.hooks
+        return bool(hooks.on_round or hooks.callbacks or hooks.events is not None)
+
     def exhausted(self) -> bool:
         """Whether a rule had already stopped the run in the replayed rounds."""
         return self.rule.exhausted() or (self.no_change is not None
                                          and self.no_change.exhausted())
 
 
-def boost(engine, loss, n_outputs: int, params: BoostParams, base_score, prior_trees=(),
-          on_round=None, events=None, result=None) -> BoostResult:
-    """Run rounds ``len(prior_trees) .. len(prior_trees) + n_rounds - 1``.
+def train_boosting(engine, spec: BoostSpec, hooks: BoostHooks) -> BoostResult:
+    """ESL Algorithm 10.3 on the prepared engine: f_0 (unless given), the rows'
+    margins from f_0 and the prior rounds, then rounds ``len(prior_trees) ..
+    len(prior_trees) + n_rounds - 1``.
 
-    ``on_round(round_index, metrics)`` is called after each round with its
-    metrics (``round_metrics``); returning True stops training. ``events``
-    (``_events.FitEvents``) posts each round with its own metrics. ``result``,
-    if given, is the ``BoostResult`` filled in round by round (and returned),
-    so that ``on_round`` can read the trees and metrics so far; its
-    ``history`` may hold the prior rounds' metrics, which early stopping
-    then watches too (a model whose patience ran out adds no round).
+    After each round ``hooks`` hear of its metrics (``round_metrics``); early
+    stopping watches the prior rounds' metrics too (a model whose patience ran
+    out adds no round).
     """
-    first = len(prior_trees)
-    no_change = (params.n_iter_no_change, params.tol, params.no_change_set)
-    tracker = _Tracker(params.metrics, params.early_stopping_rounds, on_round, events, first,
-                       result, no_change)
+    base = initial_score(engine, spec.loss) if spec.base_score is None else spec.base_score
+    prior = list(spec.prior_trees)
+    packed = pack_rounds(prior, spec.n_outputs) if prior else None
+    engine.set_rows(GradientLearner(spec.loss), base, packed)
+    result = _empty_result(engine, spec, base)
+    if hooks.events is not None:
+        last = spec.metrics[-1]
+        hooks.events.start(spec.n_rounds, len(prior), last.name, len(engine.eval_groups),
+                           last.higher_is_better, result.history)
+    return _boost(engine, spec, hooks, result)
+
+
+def _empty_result(engine, spec: BoostSpec, base) -> BoostResult:
+    """The result before any round: the prior rounds and, where they were
+    measured as this fit measures, their metrics (``prior_history``)."""
+    sets = eval_set_names(len(engine.eval_groups))
+    names = [m.name for m in spec.metrics]
+    prior = list(spec.prior_trees)
+    history = {} if spec.prior_evals is None else prior_history(
+        spec.prior_evals, len(prior), sets, names, spec.train_metric)
+    return BoostResult(spec.loss, base, prior, history=history, eval_sets=sets,
+                       metric_names=names)
+
+
+def _boost(engine, spec: BoostSpec, hooks: BoostHooks, result: BoostResult) -> BoostResult:
+    """The rounds, the early-stopping decision and the end event."""
+    tracker = _Tracker(spec, hooks, result)
+    first = tracker.first
     if tracker.no_change is not None and first == 0:  # scikit-learn scores f_0 too
-        tracker.no_change.start(_initial_value(engine, loss, params))
-    n_rounds = 0 if tracker.exhausted() else params.n_rounds
-    boosting = _Boosting(engine, loss, n_outputs, params, base_score, prior_trees, tracker)
+        tracker.no_change.start(_initial_value(engine, spec.loss, spec))
+    n_rounds = 0 if tracker.exhausted() else spec.n_rounds
+    boosting = _Boosting(engine, spec, result.base_score, tracker)
     train(engine, boosting, range(first, first + n_rounds))
-    res = tracker.result
-    if tracker.rule.best_round is not None and params.early_stopping_rounds:
-        res.best_iteration = tracker.rule.best_round
-        res.keep = res.best_iteration + 1
+    if tracker.rule.best_round is not None and spec.early_stopping_rounds:
+        result.best_iteration = tracker.rule.best_round
+        result.keep = result.best_iteration + 1
     if tracker.no_change is not None:
-        res.scores = list(tracker.no_change.scores)
-    if events is not None:
-        events.end(first + len(res.trees) if res.keep is None else res.keep)
-    return res
+        result.scores = list(tracker.no_change.scores)
+    if hooks.events is not None:
+        hooks.events.end(first + len(result.trees) if result.keep is None else result.keep)
+    return result
 
 
 class _Boosting:
     """ESL Algorithm 10.3 as a ``training.Ensemble``: each round fits K trees to
     the gradients at the current margins; its trees are the next update."""
 
-    def __init__(self, engine, loss, n_outputs, params: BoostParams, base_score, prior_trees,
-                 tracker: _Tracker):
-        self.engine, self.loss, self.n_outputs, self.params = engine, loss, n_outputs, params
-        self.growth, self.tracker = params.growth, tracker
+    def __init__(self, engine, spec: BoostSpec, base_score, tracker: _Tracker):
+        self.engine, self.loss, self.n_outputs = engine, spec.loss, spec.n_outputs
+        self.params = spec
+        self.growth, self.tracker = spec.growth, tracker
         self.margin_bound = float(np.max(np.abs(base_score)))
-        for round_trees in prior_trees:  # the same float sum as when those rounds were trained
+        for round_trees in spec.prior_trees:  # the same float sum as when those rounds were trained
             self.margin_bound += _max_leaf([round_trees])
-        self.line = params.leaf_estimation == "line_search"
-        self.counts = GradientCriterion.counts_needed(params.split)  # else (g, h): one add fewer
-        self.loss_r = loss
+        self.line = spec.leaf_estimation == "line_search"
+        self.counts = GradientCriterion.counts_needed(spec.split)  # else (g, h): one add fewer
+        self.loss_r = spec.loss
 
     def begin(self, r, update) -> RoundSpec:
         """Gradients at the margins after ``update``: this round's loss (Huber's
@@ -210,11 +316,11 @@ class _Boosting:
             learner = GradientLearner(self.loss, metrics=self.params.metrics)
             tm, evals = self.engine.finish(learner, update, self.params.train_metric)
             self.tracker.record(last, tm, evals)
-        elif self.tracker.on_round is not None or self.tracker.events is not None:
+        elif self.tracker.listens():
             self.tracker.record(last, None, [])
 
 
-def _initial_value(engine, loss, params: BoostParams) -> float:
+def _initial_value(engine, loss, params: BoostSpec) -> float:
     """The watched metric at f_0, before any tree: on the training rows or the
     last evaluation set (``params.no_change_set``)."""
     learner = GradientLearner(loss, metrics=params.metrics)
@@ -252,7 +358,7 @@ def _scales(engine, loss, margin_bound, first_order, pending=None, round_index=0
     return fixed_point_scales((g_bound, engine.w_max if first_order else h_bound), engine.n_rows)
 
 
-def _node_features(params: BoostParams, masks, round_index):
+def _node_features(params: BoostSpec, masks, round_index):
     if params.colsample_bylevel >= 1.0 and params.colsample_bynode >= 1.0:
         return None
     return NodeFeatures(masks, params.colsample_bylevel, params.colsample_bynode, params.seed,

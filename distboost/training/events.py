@@ -51,55 +51,74 @@ TOPIC = "distboost"
 _WHOLE_FIT = ("prepare", "fit")  # timings that are not per round
 
 
-def scalar_params(estimator) -> dict[str, Any]:
-    """The estimator's parameters that are plain numbers, strings, booleans or None."""
-    try:
-        params = estimator.get_params(deep=False)
-    except (AttributeError, TypeError):
-        return {}
+def eval_set_names(n: int) -> list[str]:
+    """``["validation_0", ..., "validation_{n-1}"]``: the names of ``n`` evaluation
+    sets, as ``evals_result_``, the round metrics and the events give them."""
+    return [f"validation_{k}" for k in range(n)]
+
+
+def scalar_params(params: dict) -> dict[str, Any]:
+    """The parameters (``get_params(deep=False)``) that are plain numbers,
+    strings, booleans or None."""
     return {k: v for k, v in params.items() if v is None or isinstance(v, (bool, int, float, str))}
 
 
 class FitEvents:
     """The events of one fit (a no-op without a Dask client).
 
+    The estimator says what it is; training says when the fit starts
+    (``start``: after the rows' initial state, with what it will run),
+    each round (``round``) and the end (``end``).
+
     Parameters
     ----------
     engine : Engine
         The fit's engine: its executor's client (if any) receives the events,
         its ``timings`` are reported per round.
-    estimator : estimator
-    n_rounds : int
-        Rounds this fit runs at most (after ``first_round``).
-    first_round : int
-        Rounds the model already had.
-    metric : str, optional
-        Name of the per-round metric that picks the best round.
-    eval_sets : int
-        Number of validation sets.
-    higher_is_better : bool
-        Whether the best round has the highest ``metric`` (AUC) or the lowest.
-    history : dict, optional
-        The metrics of the ``first_round`` rounds before (a continued fit's
-        carried ``evals_result_``): the best round is the whole run's.
+    estimator : str
+        The estimator's class name.
+    params : dict
+        Its scalar parameters (``scalar_params``).
     """
 
-    def __init__(self, engine, estimator, n_rounds: int, first_round: int = 0,
-                 metric: str | None = None, eval_sets: int = 0, higher_is_better: bool = False,
-                 history: dict | None = None):
+    def __init__(self, engine, estimator: str, params: dict):
         self.client = getattr(engine.ex, "client", None)
         self.timings = engine.timings
         self.fit = getattr(engine.ex, "fit_id", None) or uuid.uuid4().hex[:12]
+        self.estimator, self.params = estimator, params
+        self.placement = list(getattr(engine, "placement", []))
+        self.metric, self.n_rounds = None, 0
+
+    def start(self, n_rounds: int, first_round: int = 0, metric: str | None = None,
+              eval_sets: int = 0, higher_is_better: bool = False,
+              history: dict | None = None) -> FitEvents:
+        """Post the start of the fit (and return the events).
+
+        Parameters
+        ----------
+        n_rounds : int
+            Rounds this fit runs at most (after ``first_round``).
+        first_round : int
+            Rounds the model already had.
+        metric : str, optional
+            Name of the per-round metric that picks the best round.
+        eval_sets : int
+            Number of validation sets.
+        higher_is_better : bool
+            Whether the best round has the highest ``metric`` (AUC) or the lowest.
+        history : dict, optional
+            The metrics of the ``first_round`` rounds before (a continued fit's
+            carried ``evals_result_``): the best round is the whole run's.
+        """
         self.metric = metric
         self.n_rounds = first_round + n_rounds
         self._rule = EarlyStopping(metric, higher_is_better).replay(history or {}, first_round)
         self._started = self._last = time.perf_counter()
         self._timings_before = dict(self.timings)
-        self._post("fit-start", estimator=type(estimator).__name__,
-                   params=scalar_params(estimator), first_round=first_round,
-                   n_rounds=self.n_rounds, metric=metric,
-                   eval_sets=[f"validation_{k}" for k in range(eval_sets)],
-                   placement=list(getattr(engine, "placement", [])))
+        self._post("fit-start", estimator=self.estimator, params=self.params,
+                   first_round=first_round, n_rounds=self.n_rounds, metric=metric,
+                   eval_sets=eval_set_names(eval_sets), placement=self.placement)
+        return self
 
     def round(self, round_index: int, metrics: dict, trees=(), **extra) -> None:
         """Post round ``round_index`` with its own ``metrics`` and ``trees``."""

@@ -39,7 +39,7 @@ trees fitted faster in process than batches of 24)."""
 MAX_TREES_PER_PASS = 64
 
 
-@dataclass
+@dataclass(frozen=True)
 class ForestSpec:
     """How the trees of a forest are sampled and grown."""
 
@@ -76,14 +76,18 @@ class ForestResult:
 def grow_forest(engine, spec: ForestSpec, events=None) -> ForestResult:
     """Grow ``spec.n_estimators`` trees, ``trees_per_pass`` at a time.
 
-    ``events`` (``_events.FitEvents``) posts each batch as a round numbered
-    by its last tree.
+    ``events`` (``events.FitEvents``) posts each batch as a round numbered
+    by its last tree, and the out-of-bag score at the end.
     """
+    events = events.start(spec.n_estimators) if events is not None else None
     forest = _Forest(engine, spec, events)
     engine.set_rows(_learner(spec, forest.scales, 0, 1), None, None)
     log = train(engine, forest, range(-(-spec.n_estimators // forest.batch)))
     n_passes = log.n_levels + log.n_rounds
-    return ForestResult(forest.trees, forest.oob, forest.batch, n_passes)
+    oob = forest.oob
+    if events is not None:
+        events.end(len(forest.trees), **({} if oob is None else {"oob_score": float(oob.score)}))
+    return ForestResult(forest.trees, oob, forest.batch, n_passes)
 
 
 class _Forest:
