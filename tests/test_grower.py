@@ -5,9 +5,11 @@ import numpy as np
 import pytest
 
 from distboost.binning import BinMapper
-from distboost.kernels.grower import GrowthParams, LevelBlocks, TreeGrower
 from distboost.kernels.histogram import RowPartition, columns, root_histograms, split_level
 from distboost.kernels.splitting import GradientCriterion, SplitParams
+from distboost.trees.evaluation import SplitFinder
+from distboost.trees.grower import LevelBlocks, TreeGrower
+from distboost.trees.params import GrowthParams
 
 
 def grow(X, g, h, counts, growth, params=None, is_categorical=None, n_parts=1, blocks=None):
@@ -32,9 +34,9 @@ def grow(X, g, h, counts, growth, params=None, is_categorical=None, n_parts=1, b
 
     criterion = GradientCriterion(params or SplitParams(), (1.0, 1.0), counts)
     root = root_histograms(binned, stats, part, features)
-    grower = TreeGrower(root, build_level, mapper, growth, criterion,
-                        np.ones((1, n_features), bool), root_counts=part.stop[:, 0],
-                        blocks=blocks)
+    finder = SplitFinder(criterion, mapper, growth, np.ones((1, n_features), bool))
+    grower = TreeGrower(root, finder=finder, build_level=build_level,
+                        root_counts=part.stop[:, 0], blocks=blocks)
     return grower.grow()[0]
 
 
@@ -155,7 +157,7 @@ def test_best_first_expanding_several_leaves_per_wave_grows_the_one_split_trees(
     """Leaves expanded speculatively and taken in best-first order give the very
     trees of one split per wave (ids, values, counts), in fewer waves."""
     import distboost as db
-    from distboost.kernels import grower
+    from distboost.trees import best_first
 
     rng = np.random.default_rng(11)
     X = rng.normal(size=(4000, 5))
@@ -165,7 +167,7 @@ def test_best_first_expanding_several_leaves_per_wave_grows_the_one_split_trees(
     waves = _count_level_waves(monkeypatch)
     trees = {}
     for k in (1, 4, 64):
-        monkeypatch.setattr(grower, "SPECULATIVE_SPLITS", k)
+        monkeypatch.setattr(best_first, "SPECULATIVE_SPLITS", k)
         waves.append(0)
         model = make(db).fit(X, y)
         trees[k] = [t for r in model.trees_ for t in (r if isinstance(r, list) else [r])]
@@ -182,13 +184,13 @@ def test_best_first_with_room_to_expand_every_known_split_takes_one_wave_per_lev
     the children's splits known from earlier waves make that possible: with
     the leaves alone, a branch the order goes back to waits for its parent."""
     import distboost as db
-    from distboost.kernels import grower
+    from distboost.trees import best_first
 
     rng = np.random.default_rng(3)
     X = rng.normal(size=(3000, 4))
     y = (X[:, 0] * X[:, 1] + np.sin(3 * X[:, 2]) + 0.5 * rng.normal(size=3000) > 0).astype(int)
     waves = _count_level_waves(monkeypatch)
-    monkeypatch.setattr(grower, "SPECULATIVE_SPLITS", 10**6)
+    monkeypatch.setattr(best_first, "SPECULATIVE_SPLITS", 10**6)
     params = {"n_estimators": 4, "max_depth": 5, "min_samples_leaf": 5}
     predictions = []
     for leaves in (None, 10**4):
@@ -254,7 +256,7 @@ def test_interaction_sets_limit_the_features_of_a_path():
 def test_a_deferred_last_level_gives_the_same_tree_once_counted():
     """``defer_counts``: the last level, routed only to count its children, is
     not sent; the provisional tree has -1 there, and ``complete`` with the
-    counts a later wave makes of ``deferred_splits`` gives the very tree the
+    counts a later wave makes of its ``pending.splits`` gives the very tree the
     level's own wave gives (counts, and missing directions by rows)."""
     rng = np.random.default_rng(5)
     n = 3000
@@ -278,8 +280,9 @@ def test_a_deferred_last_level_gives_the_same_tree_once_counted():
             return split_level(binned, cols, stats, part, splits, n_slots, features)
 
         criterion = GradientCriterion(SplitParams(), (1.0, 1.0), counts=False)
-        return TreeGrower(root_histograms(binned, stats, part, features), build_level, mapper,
-                          growth, criterion, np.ones((1, 3), bool), root_counts=part.stop[:, 0],
+        finder = SplitFinder(criterion, mapper, growth, np.ones((1, 3), bool))
+        return TreeGrower(root_histograms(binned, stats, part, features), finder=finder,
+                          build_level=build_level, root_counts=part.stop[:, 0],
                           defer_counts=defer), build_level
 
     reference = make(False)[0].grow()[0]
@@ -290,11 +293,12 @@ def test_a_deferred_last_level_gives_the_same_tree_once_counted():
     assert sent == [1, 2]
     assert (provisional.nodes["count"] == -1).sum() == 8  # the 4 last splits' children
     assert (provisional.nodes["count"] >= 0).sum() == 7
-    splits = grower.deferred_splits
+    pending = grower.pending
+    splits = pending.splits
     assert len(splits.tree) == 4 and (splits.slot == -1).all()
     _, counts = build_level(splits, 0)  # what the next round start counts
-    final = grower.complete(counts)[0]
-    assert final == reference and grower.deferred is None
+    final = pending.complete(counts)[0]
+    assert final == reference and grower.pending is None
     assert (final.nodes["count"][final.nodes["is_leaf"] == 1].sum()) == n
     no_missing = (reference.nodes["feature"] == 0) & (reference.nodes["is_leaf"] == 0)
     assert no_missing.any()
@@ -317,8 +321,10 @@ def test_defer_counts_leaves_levels_that_build_and_best_first_alone():
         def build_level(splits, n_slots, stats=stats, part=part):
             return split_level(binned, cols, stats, part, splits, n_slots, features)
 
-        grower = TreeGrower(root_histograms(binned, stats, part, features), build_level, mapper,
-                            growth, GradientCriterion(SplitParams(), (1.0, 1.0), counts),
-                            np.ones((1, 2), bool), root_counts=part.stop[:, 0], defer_counts=True)
+        finder = SplitFinder(GradientCriterion(SplitParams(), (1.0, 1.0), counts), mapper,
+                             growth, np.ones((1, 2), bool))
+        grower = TreeGrower(root_histograms(binned, stats, part, features), finder=finder,
+                            build_level=build_level, root_counts=part.stop[:, 0],
+                            defer_counts=True)
         tree = grower.grow()[0]
-        assert grower.deferred is None and (tree.nodes["count"] >= 0).all()
+        assert grower.pending is None and (tree.nodes["count"] >= 0).all()

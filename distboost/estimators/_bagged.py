@@ -28,11 +28,11 @@ from ..inputs.checks import (
 )
 from ..kernels.additive import AdditiveTrees, scalar_leaves
 from ..kernels.criteria import CRITERIA
-from ..kernels.grower import GrowthParams
 from ..kernels.rng import random_seed
 from ..kernels.sampling import tree_feature_masks
 from ..training.events import FitEvents
 from ..training.tree_batch import ForestSpec, grow_forest
+from ..trees.params import GrowthParams
 from ._base import TreeEnsembleBase
 from ._predict import predict_any
 

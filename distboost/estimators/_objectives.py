@@ -15,9 +15,9 @@ import numpy as np
 from ..engine import inputs
 from ..inputs import constraints
 from ..inputs.checks import InvalidParameterError
-from ..kernels.losses import LOG_LINK_LOSSES, make_loss
 from ..metrics import CustomMetric
 from ..training import objective
+from ..trees.losses import LOG_LINK_LOSSES, make_loss
 
 CUSTOM = "custom"
 """What a model file records as the loss of a model trained with a function."""

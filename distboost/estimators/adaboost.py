@@ -29,12 +29,12 @@ from ..inputs.checks import POSITIVE_INT, TREE_ENSEMBLE, Interval, Options
 from ..kernels import exact, libm
 from ..kernels.additive import AdditiveTrees
 from ..kernels.criteria import CRITERIA
-from ..kernels.grower import GrowthParams
 from ..kernels.tree import pack_trees
 from ..learners.adaboost import AdaBoostLearner, AdaBoostUpdate, round_sums
 from ..training.adaboost import AdaBoostRounds
 from ..training.events import FitEvents
 from ..training.loop import train
+from ..trees.params import GrowthParams
 from ._base import TreeEnsembleBase
 from ._predict import predict_any
 

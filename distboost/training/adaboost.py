@@ -15,8 +15,8 @@ from typing import Protocol
 import numpy as np
 
 from ..kernels.criteria import ImpurityCriterion
-from ..kernels.grower import GrowthParams
 from ..learners.adaboost import AdaBoostLearner
+from ..trees.params import GrowthParams
 from .loop import STOP, RoundSpec
 
 

@@ -23,11 +23,11 @@ import numpy as np
 
 from ..engine import TRAIN, eval_key
 from ..kernels.fixed_point import fixed_point_scales
-from ..kernels.grower import GrowthParams
 from ..kernels.sampling import NodeFeatures, feature_masks
 from ..kernels.splitting import GradientCriterion, SplitParams
 from ..learners.gradient import GradientLearner, pack_rounds
 from ..metrics import EarlyStopping, NoChangeStopping
+from ..trees.params import GrowthParams
 from . import line_search, objective
 from .loop import RoundSpec, train
 
@@ -180,7 +180,7 @@ class _Boosting:
 
     def _may_defer_counts(self, criterion) -> bool:
         """Whether the last level's counts may come with the next round start
-        (``TreeGrower``'s ``defer_counts``): Newton leaves, statistics without
+        (``trees.deferred``): Newton leaves, statistics without
         counts, every row in every round (weights > 0, no row sampling), and
         no evaluation rows, whose trees must be final when they are added."""
         return (not self.line and criterion.n_stats == 2 and self.params.subsample >= 1.0
