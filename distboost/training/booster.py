@@ -180,7 +180,7 @@ class _Boosting:
 
     def _may_defer_counts(self, criterion) -> bool:
         """Whether the last level's counts may come with the next round start
-        (``trees.deferred``): Newton leaves, statistics without
+        (``TreeGrower``'s ``defer_counts``): Newton leaves, statistics without
         counts, every row in every round (weights > 0, no row sampling), and
         no evaluation rows, whose trees must be final when they are added."""
         return (not self.line and criterion.n_stats == 2 and self.params.subsample >= 1.0
