@@ -104,9 +104,7 @@ class TreeGrower:
         roots = [_root(finder, t, root_hist[t], None if root_counts is None else root_counts[t])
                  for t in range(root_hist.shape[0])]
         self.book = NodeBook(roots)
-        params = finder.params
-        self.policy: GrowthPolicy = DepthWise(self.book, finder) if params.max_leaf_nodes is None \
-            else BestFirst(self.book, finder, params.max_leaf_nodes)
+        self.policy = _policy(self.book, finder)
         # best-first keeps a frontier's histograms alive across waves: no reuse
         self.blocks = blocks if self.policy.whole_levels else None
         self.defer_counts = defer_counts and self.policy.whole_levels
@@ -185,6 +183,12 @@ class TreeGrower:
         if self.blocks is None or not n:
             return np.empty((n,) + tuple(shape), dtype)
         return self.blocks.take(n, shape, dtype)
+
+
+def _policy(book: NodeBook, finder: SplitFinder) -> GrowthPolicy:
+    """Depth-wise growth, or best-first with ``max_leaf_nodes``."""
+    limit = finder.params.max_leaf_nodes
+    return DepthWise(book, finder) if limit is None else BestFirst(book, finder, limit)
 
 
 def _root(finder: SplitFinder, t, hist, count) -> Node:
