@@ -39,8 +39,9 @@ import w1
 
 import distboost as db
 from distboost.engine import group as _group
-from distboost.kernels import grower, histogram, local_grower
+from distboost.kernels import histogram, local_grower
 from distboost.learners import gradient as learner
+from distboost.trees import evaluation
 
 STEPS = collections.defaultdict(float)
 LEVELS = collections.defaultdict(lambda: np.zeros(4))  # depth -> routed, built, seconds, calls
@@ -91,7 +92,7 @@ def instrument():
     _timed(learner.GradientLearner, "update_routed", "margin update (add the round's tree)")
     _timed(_group, "root_histograms", "root histogram (every row)")
     _timed(histogram, "route_rows", "levels: routing rows")
-    _timed(grower.TreeGrower, "_evaluate", "split finding")
+    _timed(evaluation.SplitFinder, "evaluate", "split finding")
     _timed_level()
 
 

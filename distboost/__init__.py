@@ -11,8 +11,8 @@ from .estimators.gradient_boosting import GradientBoostingClassifier, GradientBo
 from .estimators.voting import VotingClassifier, VotingRegressor
 from .inputs import constraints
 from .inputs.checks import InvalidParameterError, NotFittedError
-from .kernels.tree import Tree
 from .model_file import ModelFileError, load_model
+from .trees.tree import Tree
 
 __version__ = "0.1.0"
 

@@ -28,7 +28,7 @@ import numpy as np
 
 from .inputs.checks import InvalidParameterError
 from .kernels import exact, libm
-from .kernels.losses import LOG_LINK_LOSSES, GammaLoss, PoissonLoss
+from .trees.losses import LOG_LINK_LOSSES, GammaLoss, PoissonLoss
 
 __all__ = [
     "AUC", "CLASSIFICATION_METRICS", "DEVIANCE_METRICS", "REGRESSION_METRICS", "EarlyStopping",

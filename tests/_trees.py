@@ -3,7 +3,7 @@
 import numpy as np
 
 from distboost.kernels.common import NODE_DTYPE
-from distboost.kernels.tree import Tree
+from distboost.trees.tree import Tree
 
 
 def stump(left: float, right: float, feature: int = 0, bin_threshold: int = 1) -> Tree:

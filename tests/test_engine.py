@@ -17,9 +17,9 @@ from distboost.engine import Engine, LocalExecutor, local_partitions, plan
 from distboost.engine.dask import DaskExecutor
 from distboost.kernels.fixed_point import fixed_point_scales
 from distboost.kernels.histogram import LevelSplits
-from distboost.kernels.losses import SquaredError
 from distboost.learners import GradientLearner
 from distboost.metrics import LossMetric
+from distboost.trees.losses import SquaredError
 
 N = 2000
 

@@ -11,9 +11,9 @@ from distboost.engine import group as _group
 from distboost.engine.shard import make_shard
 from distboost.inputs.frames import Schema
 from distboost.kernels.histogram import LevelSplits
-from distboost.kernels.losses import SquaredError
 from distboost.learners import GradientLearner
 from distboost.learners.gradient import pack_rounds
+from distboost.trees.losses import SquaredError
 
 
 def test_level_partition_cache_is_only_a_shortcut():
@@ -153,7 +153,7 @@ def test_a_round_start_counts_the_pending_last_level_as_its_own_wave_would():
     state, learner, grower, trees, history = _grown_round(
         X, lambda x: np.cos(2 * np.nan_to_num(x[:, 1])) + x[:, 0], 2, 3, defer=True)
     update = pack_rounds([trees], 1)
-    pending = (*history, grower.deferred_splits)
+    pending = (*history, grower.pending.splits)
     assert len(history) == 2 and len(pending[-1].tree) == 4
 
     def copied(s):
@@ -183,8 +183,10 @@ def _grown_round(X, target, n_shards, max_depth, defer=False):
 
     Returns (state, learner, grower, trees, history of the levels sent).
     """
-    from distboost.kernels.grower import GrowthParams, TreeGrower
     from distboost.kernels.splitting import GradientCriterion, SplitParams
+    from distboost.trees.evaluation import SplitFinder
+    from distboost.trees.grower import TreeGrower
+    from distboost.trees.params import GrowthParams
 
     schema = Schema(["a", "b", "c"], np.zeros(3, bool))
     mapper = BinMapper(64).fit(X, schema.is_categorical, {})
@@ -201,7 +203,8 @@ def _grown_round(X, target, n_shards, max_depth, defer=False):
         return result.histograms.copy(), result.counts
 
     criterion = GradientCriterion(SplitParams(), (2.0**30, 2.0**30), counts=False)
-    grower = TreeGrower(start.histograms.copy(), build_level, mapper,
-                        GrowthParams(max_depth=max_depth), criterion, np.ones((1, 3), bool),
+    finder = SplitFinder(criterion, mapper, GrowthParams(max_depth=max_depth),
+                         np.ones((1, 3), bool))
+    grower = TreeGrower(start.histograms.copy(), finder=finder, build_level=build_level,
                         root_counts=start.root_counts, defer_counts=defer)
     return state, learner, grower, grower.grow(), history

@@ -5,9 +5,11 @@ import numpy as np
 import pytest
 
 from distboost.binning import BinMapper
-from distboost.kernels.grower import GrowthParams, LevelBlocks, TreeGrower
 from distboost.kernels.histogram import RowPartition, columns, root_histograms, split_level
 from distboost.kernels.splitting import GradientCriterion, SplitParams
+from distboost.trees.evaluation import SplitFinder
+from distboost.trees.grower import LevelBlocks, TreeGrower
+from distboost.trees.params import GrowthParams
 
 
 def grow(X, g, h, counts, growth, params=None, is_categorical=None, n_parts=1, blocks=None):
@@ -32,9 +34,9 @@ def grow(X, g, h, counts, growth, params=None, is_categorical=None, n_parts=1, b
 
     criterion = GradientCriterion(params or SplitParams(), (1.0, 1.0), counts)
     root = root_histograms(binned, stats, part, features)
-    grower = TreeGrower(root, build_level, mapper, growth, criterion,
-                        np.ones((1, n_features), bool), root_counts=part.stop[:, 0],
-                        blocks=blocks)
+    finder = SplitFinder(criterion, mapper, growth, np.ones((1, n_features), bool))
+    grower = TreeGrower(root, finder=finder, build_level=build_level,
+                        root_counts=part.stop[:, 0], blocks=blocks)
     return grower.grow()[0]
 
 
@@ -125,80 +127,6 @@ def test_gh_statistics_need_min_samples_leaf_1_and_a_positive_min_child_weight()
     assert not GradientCriterion.counts_needed(SplitParams())
 
 
-def _count_level_waves(monkeypatch) -> list:
-    """A list whose last entry counts the level waves sent from now on (the
-    caller appends a 0 to start each count); in process, too, the trees grow
-    wave by wave (not in one compiled call, ``Engine.grows_here``)."""
-    from distboost.engine.waves import Engine
-
-    monkeypatch.setattr(Engine, "grows_here", lambda *args: False)
-    waves, level = [], Engine.level
-
-    def counted(self, *args):
-        waves[-1] += 1
-        return level(self, *args)
-
-    monkeypatch.setattr(Engine, "level", counted)
-    return waves
-
-
-@pytest.mark.parametrize("make", [
-    lambda db: db.GradientBoostingClassifier(n_estimators=3, max_depth=None, max_leaf_nodes=12),
-    lambda db: db.GradientBoostingClassifier(n_estimators=3, max_depth=5, max_leaf_nodes=12,
-                                             colsample_bynode=0.5, random_state=2),
-    lambda db: db.RandomForestClassifier(n_estimators=3, max_leaf_nodes=10, random_state=1),
-    lambda db: db.AdaBoostClassifier(n_estimators=3, max_leaf_nodes=7),
-    lambda db: db.GradientBoostingRegressor(loss="huber", n_estimators=3, max_depth=None,
-                                            max_leaf_nodes=15, min_samples_leaf=3),
-], ids=["multiclass", "bynode", "forest", "adaboost", "huber-counts"])
-def test_best_first_expanding_several_leaves_per_wave_grows_the_one_split_trees(make, monkeypatch):
-    """Leaves expanded speculatively and taken in best-first order give the very
-    trees of one split per wave (ids, values, counts), in fewer waves."""
-    import distboost as db
-    from distboost.kernels import grower
-
-    rng = np.random.default_rng(11)
-    X = rng.normal(size=(4000, 5))
-    X[rng.random(X.shape) < 0.02] = np.nan
-    y = (np.nan_to_num(X[:, 0]) + np.nan_to_num(X[:, 1]) ** 2 > 0.8).astype(int)
-    y = y + (np.nan_to_num(X[:, 2]) > 1)  # three classes
-    waves = _count_level_waves(monkeypatch)
-    trees = {}
-    for k in (1, 4, 64):
-        monkeypatch.setattr(grower, "SPECULATIVE_SPLITS", k)
-        waves.append(0)
-        model = make(db).fit(X, y)
-        trees[k] = [t for r in model.trees_ for t in (r if isinstance(r, list) else [r])]
-    assert trees[4] == trees[1] and trees[64] == trees[1]
-    assert len(trees[1][0].nodes) > 7
-    assert waves[1] < waves[0] and waves[2] <= waves[1]
-
-
-def test_best_first_with_room_to_expand_every_known_split_takes_one_wave_per_level(monkeypatch):
-    """Expansions reach below the leaves taken so far: with no limit on
-    them, and a leaf limit that never binds, best-first growth to depth 5
-    takes exactly the waves of depth-wise growth (one per level), however
-    its order goes from branch to branch, and gives the same trees. Only
-    the children's splits known from earlier waves make that possible: with
-    the leaves alone, a branch the order goes back to waits for its parent."""
-    import distboost as db
-    from distboost.kernels import grower
-
-    rng = np.random.default_rng(3)
-    X = rng.normal(size=(3000, 4))
-    y = (X[:, 0] * X[:, 1] + np.sin(3 * X[:, 2]) + 0.5 * rng.normal(size=3000) > 0).astype(int)
-    waves = _count_level_waves(monkeypatch)
-    monkeypatch.setattr(grower, "SPECULATIVE_SPLITS", 10**6)
-    params = {"n_estimators": 4, "max_depth": 5, "min_samples_leaf": 5}
-    predictions = []
-    for leaves in (None, 10**4):
-        waves.append(0)
-        model = db.GradientBoostingClassifier(max_leaf_nodes=leaves, **params).fit(X, y)
-        predictions.append(model.decision_function(X))
-    assert waves[0] == waves[1] and waves[0] <= 4 * 5
-    np.testing.assert_array_equal(predictions[0], predictions[1])
-
-
 def test_a_stump_against_its_monotone_constraint_is_refused():
     """x = 0 0 1 1, g = -2 -2 2 2, h = 1, lambda = 1: the only split gives values
     4/3 and -4/3, a decreasing step. Free or decreasing it is taken (gain
@@ -249,76 +177,3 @@ def test_interaction_sets_limit_the_features_of_a_path():
     assert len(set(features.tolist())) == 1  # the root's set holds the rest of every path
     free = grow(X, g, np.ones(64), True, GrowthParams(max_depth=3))
     assert set(free.nodes["feature"][free.nodes["is_leaf"] == 0].tolist()) == {0, 1}
-
-
-def test_a_deferred_last_level_gives_the_same_tree_once_counted():
-    """``defer_counts``: the last level, routed only to count its children, is
-    not sent; the provisional tree has -1 there, and ``complete`` with the
-    counts a later wave makes of ``deferred_splits`` gives the very tree the
-    level's own wave gives (counts, and missing directions by rows)."""
-    rng = np.random.default_rng(5)
-    n = 3000
-    X = rng.normal(size=(n, 3))
-    X[rng.random((n, 3)) < 0.03] = np.nan
-    X[:, 0] = np.where(np.isnan(X[:, 0]), 0.5, X[:, 0])  # no missing values: direction by rows
-    g = rng.integers(-1000, 1000, n) + (np.nan_to_num(X[:, 1]) > 0) * 700
-    h = rng.integers(1, 400, n) * (1 + 5 * (X[:, 0] > 0.8))
-    growth = GrowthParams(max_depth=3)
-    mapper = BinMapper(256).fit(X, np.zeros(3, bool), {})
-    binned = mapper.transform(X)
-    stats = np.stack([g, h], axis=1).astype(np.int64)[None]
-    features, cols = np.arange(3), columns(binned)
-    sent = []
-
-    def make(defer):
-        part = RowPartition.from_positions(np.zeros((1, n), np.int32))
-
-        def build_level(splits, n_slots):
-            sent.append(n_slots)
-            return split_level(binned, cols, stats, part, splits, n_slots, features)
-
-        criterion = GradientCriterion(SplitParams(), (1.0, 1.0), counts=False)
-        return TreeGrower(root_histograms(binned, stats, part, features), build_level, mapper,
-                          growth, criterion, np.ones((1, 3), bool), root_counts=part.stop[:, 0],
-                          defer_counts=defer), build_level
-
-    reference = make(False)[0].grow()[0]
-    assert sent == [1, 2, 0]  # the last level's wave builds nothing: it counts
-    sent.clear()
-    grower, build_level = make(True)
-    provisional = grower.grow()[0]
-    assert sent == [1, 2]
-    assert (provisional.nodes["count"] == -1).sum() == 8  # the 4 last splits' children
-    assert (provisional.nodes["count"] >= 0).sum() == 7
-    splits = grower.deferred_splits
-    assert len(splits.tree) == 4 and (splits.slot == -1).all()
-    _, counts = build_level(splits, 0)  # what the next round start counts
-    final = grower.complete(counts)[0]
-    assert final == reference and grower.deferred is None
-    assert (final.nodes["count"][final.nodes["is_leaf"] == 1].sum()) == n
-    no_missing = (reference.nodes["feature"] == 0) & (reference.nodes["is_leaf"] == 0)
-    assert no_missing.any()
-
-
-def test_defer_counts_leaves_levels_that_build_and_best_first_alone():
-    """With counts in the statistics no level is sent for counting, so none
-    is deferred; best-first growth never defers."""
-    rng = np.random.default_rng(2)
-    X = rng.normal(size=(500, 2))
-    g, h = rng.integers(-100, 100, 500), rng.integers(1, 50, 500)
-    mapper = BinMapper(256).fit(X, np.zeros(2, bool), {})
-    binned = mapper.transform(X)
-    cols, features = columns(binned), np.arange(2)
-    for counts, growth in [(True, GrowthParams(max_depth=2)),
-                           (False, GrowthParams(max_depth=None, max_leaf_nodes=4))]:
-        stats = np.stack([g, h] + ([np.ones(500)] if counts else []), axis=1).astype(np.int64)[None]
-        part = RowPartition.from_positions(np.zeros((1, 500), np.int32))
-
-        def build_level(splits, n_slots, stats=stats, part=part):
-            return split_level(binned, cols, stats, part, splits, n_slots, features)
-
-        grower = TreeGrower(root_histograms(binned, stats, part, features), build_level, mapper,
-                            growth, GradientCriterion(SplitParams(), (1.0, 1.0), counts),
-                            np.ones((1, 2), bool), root_counts=part.stop[:, 0], defer_counts=True)
-        tree = grower.grow()[0]
-        assert grower.deferred is None and (tree.nodes["count"] >= 0).all()

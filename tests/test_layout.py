@@ -82,12 +82,12 @@ def test_no_import_cycle():
     assert _cycles(_graph()) == []
 
 
-LAYERS = ("kernels", "callbacks", "inputs", "binning", "metrics", "xgboost_format", "model_file",
-          "engine", "learners", "training", "estimators", "inspection", "plotting", "dashboard",
+LAYERS = ("kernels", "trees", "callbacks", "inputs", "binning", "metrics", "xgboost_format",
+          "model_file", "engine", "learners", "training", "estimators", "inspection", "plotting", "dashboard",
           "demo_data")
 """The library's packages and public modules, lowest first (docs/architecture.md):
-kernels (numpy in, numpy out) < what users hand in < the engine < learners <
-training < estimators < the surface that uses them. ``distboost/__init__``
+kernels (numpy in, numpy out) < trees (built on the driver) < what users hand in
+< the engine < learners < training < estimators < the surface that uses them. ``distboost/__init__``
 re-exports and sits above them all."""
 
 
@@ -215,3 +215,19 @@ def test_modules_and_functions_are_short(tmp_path):
     assert _too_long(planted, max_module=10) == [str(planted), f"{planted}:f"]
     for root in (ROOT, ROOT.parent / "flows"):
         assert [t for p in sorted(root.rglob("*.py")) for t in _too_long(p)] == []
+
+
+def _long_classes(path: pathlib.Path, max_class: int = 250) -> list[str]:
+    """Classes of ``path`` longer than ``max_class`` lines."""
+    return [f"{path}:{node.name}" for node in ast.walk(ast.parse(path.read_text()))
+            if isinstance(node, ast.ClassDef) and node.end_lineno - node.lineno + 1 > max_class]
+
+
+def test_no_class_of_the_tree_building_code_is_long(tmp_path):
+    """Tree building (``trees``, ``kernels``): each class one concept, at most
+    250 lines (growth policies apart from the grower and its bookkeeping)."""
+    planted = tmp_path / "long.py"
+    planted.write_text("class C:\n" + "    x = 1\n" * 250 + "\n\nclass D:\n    pass\n")
+    assert _long_classes(planted) == [f"{planted}:C"]
+    paths = sorted((ROOT / "trees").rglob("*.py")) + sorted((ROOT / "kernels").rglob("*.py"))
+    assert [c for p in paths for c in _long_classes(p)] == []

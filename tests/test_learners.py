@@ -6,10 +6,10 @@ import pytest
 from _trees import stump
 
 from distboost.engine.shard import Shard
-from distboost.kernels.losses import SquaredError
 from distboost.kernels.tree import PackedTrees, pack_trees
 from distboost.learners import AdaBoostLearner, AdaBoostUpdate, GradientLearner
 from distboost.learners.gradient import RoundTrees, pack_rounds
+from distboost.trees.losses import SquaredError
 
 
 def _shard():

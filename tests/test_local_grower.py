@@ -14,9 +14,12 @@ import distboost as db
 from distboost.binning import BinMapper
 from distboost.engine.waves import Engine
 from distboost.kernels import local_grower, node_search
-from distboost.kernels.grower import GrowthParams, TreeGrower, tree_from_table
 from distboost.kernels.histogram import RowPartition, columns, root_histograms, split_level
 from distboost.kernels.splitting import GradientCriterion, SplitParams
+from distboost.trees.evaluation import SplitFinder
+from distboost.trees.grower import TreeGrower
+from distboost.trees.params import GrowthParams
+from distboost.trees.tree import tree_from_table
 
 
 def _data(n=4000, n_features=6, seed=0, categorical=False):
@@ -41,8 +44,9 @@ def _by_waves(mapper, binned, stats, growth, criterion):
         return split_level(binned, cols, stats, part, splits, n_slots, features)
 
     root = root_histograms(binned, stats, part, features)
-    return TreeGrower(root, build_level, mapper, growth, criterion,
-                      np.ones((1, n_features), bool), root_counts=part.stop[:, 0]).grow()[0]
+    finder = SplitFinder(criterion, mapper, growth, np.ones((1, n_features), bool))
+    return TreeGrower(root, finder=finder, build_level=build_level,
+                      root_counts=part.stop[:, 0]).grow()[0]
 
 
 def _here(mapper, binned, stats, growth, criterion):

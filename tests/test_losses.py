@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from distboost.kernels import libm
-from distboost.kernels.losses import (
+from distboost.trees.losses import (
     AbsoluteError,
     BinomialDeviance,
     ExponentialLoss,

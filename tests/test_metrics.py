@@ -11,8 +11,8 @@ import pytest
 from sklearn.metrics import log_loss, mean_absolute_error, roc_auc_score
 
 import distboost as db
-from distboost.kernels.losses import BinomialDeviance, MultinomialDeviance, SquaredError
 from distboost.metrics import AUC, make_metrics
+from distboost.trees.losses import BinomialDeviance, MultinomialDeviance, SquaredError
 
 
 def _value(metric, y, raw, w, cuts=()):
@@ -163,7 +163,7 @@ def test_dask_metrics_equal_in_process_metrics(dask_client):
 def test_deviances_agree_with_sklearn_and_not_with_the_partitioning(cuts):
     from sklearn.metrics import mean_gamma_deviance, mean_poisson_deviance, mean_tweedie_deviance
 
-    from distboost.kernels.losses import TweedieLoss
+    from distboost.trees.losses import TweedieLoss
 
     rng = np.random.default_rng(5)
     n = 1000

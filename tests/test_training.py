@@ -6,13 +6,13 @@ import numpy as np
 
 from distboost.engine import Engine, plan
 from distboost.kernels.fixed_point import fixed_point_scales
-from distboost.kernels.grower import GrowthParams
-from distboost.kernels.losses import SquaredError
 from distboost.kernels.splitting import GradientCriterion, SplitParams
 from distboost.learners import GradientLearner
 from distboost.learners.gradient import pack_rounds
 from distboost.metrics import make_metrics
 from distboost.training.loop import STOP, RoundSpec, train
+from distboost.trees.losses import SquaredError
+from distboost.trees.params import GrowthParams
 
 
 class Stumps:

@@ -13,12 +13,12 @@ import pytest
 import distboost as db
 from distboost.engine import Engine, LocalExecutor
 from distboost.inputs.frames import infer_schema
-from distboost.kernels.grower import GrowthParams
-from distboost.kernels.losses import make_loss
 from distboost.kernels.splitting import SplitParams
 from distboost.metrics import make_metrics
 from distboost.training import adaboost, booster, tree_batch
 from distboost.training.events import eval_set_names
+from distboost.trees.losses import make_loss
+from distboost.trees.params import GrowthParams
 
 TRAINING = Path(db.__file__).parent / "training"
 

@@ -3,7 +3,8 @@ import json
 import numpy as np
 
 from distboost.kernels.common import MISSING_BIN, NODE_DTYPE
-from distboost.kernels.tree import Tree, bitset_from_mask, pack_trees, predict_binned, predict_raw
+from distboost.kernels.tree import bitset_from_mask, pack_trees, predict_binned, predict_raw
+from distboost.trees.tree import Tree
 
 
 def three_node_tree(missing_left=True):
@@ -107,9 +108,10 @@ def _grown_with_rows(X, g, growth, counts=False, is_categorical=None, in_bag=Non
     """One round grown in process from integer statistics, and what its levels
     left: (binned rows, packed trees, partition, split history)."""
     from distboost.binning import BinMapper
-    from distboost.kernels.grower import TreeGrower
     from distboost.kernels.histogram import RowPartition, columns, root_histograms, split_level
     from distboost.kernels.splitting import GradientCriterion, SplitParams
+    from distboost.trees.evaluation import SplitFinder
+    from distboost.trees.grower import TreeGrower
 
     n, n_features = X.shape
     is_categorical = np.zeros(n_features, bool) if is_categorical is None else is_categorical
@@ -128,8 +130,9 @@ def _grown_with_rows(X, g, growth, counts=False, is_categorical=None, in_bag=Non
 
     criterion = GradientCriterion(SplitParams(), (1.0, 1.0), counts)
     root = root_histograms(binned, stats.astype(np.int64)[None], part, features)
-    trees = TreeGrower(root, build_level, mapper, growth, criterion,
-                       np.ones((1, n_features), bool), root_counts=part.stop[:, 0]).grow()
+    finder = SplitFinder(criterion, mapper, growth, np.ones((1, n_features), bool))
+    trees = TreeGrower(root, finder=finder, build_level=build_level,
+                       root_counts=part.stop[:, 0]).grow()
     return binned, pack_trees(trees), part, history
 
 
@@ -161,7 +164,7 @@ def test_routed_rows_get_the_trees_of_a_walk_to_the_bit():
     expansions the tree did not take, and with the row count in the statistics
     (the last level not routed: rows continue from a split node), on data with
     missing values and a categorical feature."""
-    from distboost.kernels.grower import GrowthParams
+    from distboost.trees.params import GrowthParams
 
     X, g, is_cat = _data()
     for growth, counts in [(GrowthParams(max_depth=5), False),
@@ -178,8 +181,8 @@ def test_best_first_speculation_leaves_rows_below_leaves_of_the_tree():
     """Speculative children the tree did not take stand for their parent, a
     leaf; here one of them was expanded too, and its children stand for the
     same leaf."""
-    from distboost.kernels.grower import GrowthParams
     from distboost.kernels.tree import routed_places
+    from distboost.trees.params import GrowthParams
 
     X, g, is_cat = _data(seed=7)
     binned, packed, part, history = _grown_with_rows(
@@ -197,8 +200,8 @@ def test_best_first_speculation_leaves_rows_below_leaves_of_the_tree():
 def test_rows_outside_the_round_or_other_trees_are_left_to_the_walk():
     """Rows left out of the round (no partition node) and trees the levels did
     not grow: nothing is added, and the caller walks."""
-    from distboost.kernels.grower import GrowthParams
     from distboost.kernels.tree import routed_places
+    from distboost.trees.params import GrowthParams
 
     X, g, is_cat = _data(seed=8)
     in_bag = np.random.default_rng(1).random(len(X)) < 0.8

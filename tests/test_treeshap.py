@@ -10,7 +10,8 @@ import pytest
 
 from distboost.kernels import treeshap
 from distboost.kernels.common import NODE_DTYPE
-from distboost.kernels.tree import Tree, bitset_from_mask, pack_trees
+from distboost.kernels.tree import bitset_from_mask, pack_trees
+from distboost.trees.tree import Tree
 
 
 def make_tree(rows, bitsets=None):

@@ -14,14 +14,15 @@ from __future__ import annotations
 import logging
 import time
 from collections import defaultdict
+from typing import NamedTuple
 
 import numpy as np
 
 from ..binning import SAMPLE_ROWS, BinMapper, CandidatePool
 from ..inputs.frames import Schema, merge_categories
 from ..kernels import exact, local_grower
-from ..kernels.grower import tree_from_table
 from ..kernels.sampling import NodeFeatureSampler
+from ..trees.tree import tree_from_table
 from . import group as _group
 from . import spill
 from .executor import Executor
@@ -36,6 +37,25 @@ TRAIN = "train"
 
 def eval_key(k: int) -> str:
     return f"eval{k}"
+
+
+class RoundStarted(NamedTuple):
+    """What ``Engine.start_round`` returns."""
+
+    hist: np.ndarray | None
+    """(n_trees, n_features, 256, n_stats) the summed root histograms (in
+    process: the holder's memory, valid until the next round start); None
+    when not asked for."""
+    root_counts: np.ndarray
+    """(n_trees,) int64: rows in each tree's root."""
+    train_metric: list | None
+    """One float per ``learner.metrics``: the model before this round on the
+    training rows; None when not measured."""
+    eval_metrics: list
+    """Per evaluation set, a list of float (empty when ``update`` is None)."""
+    pending_counts: np.ndarray | None
+    """(n_splits, 2) int64: rows in each ``pending`` split's (left, right)
+    children; None without ``pending``."""
 
 
 class Engine:
@@ -223,23 +243,16 @@ class Engine:
         One wave: every holder adds the trees to its training rows and builds
         the root histograms, and adds them to its evaluation rows too.
 
-        ``pending``: the previous round's last level (``LevelSplits``) when
-        the grower left it to this wave (``TreeGrower(defer_counts=True)``):
-        the holders route the rows through it first, as its own wave would
-        have, and count them; the trees then continue from there.
+        ``pending``: a level of the previous round (``LevelSplits``) still
+        to route (``trees.deferred``): the holders route the rows through it
+        first, as its own wave would have, and count them; the trees then
+        continue from there.
         ``histograms`` False: no root histograms (``hist`` is None), for a
         round whose trees grow where the rows are (``grow_here``).
 
         Returns
         -------
-        hist : ndarray (n_trees, n_features, 256, n_stats), the summed root histograms
-            (in process: the holder's memory, valid until the next round start)
-        root_counts : ndarray (n_trees,), int64, rows in each tree's root
-        train_metric : list of float (one per ``learner.metrics``) or None, the
-            model before this round on the training rows
-        eval_metrics : per evaluation set, list of float (empty when ``update`` is None)
-        pending_counts : ndarray (n_splits, 2), int64, rows in each ``pending``
-            split's (left, right) children; None without ``pending``
+        RoundStarted
         """
         t0 = time.perf_counter()
         self.ex.set_round(round_index)
@@ -258,7 +271,7 @@ class Engine:
         metrics = [_finish_metric(sums, learner) for sums in rest]
         pending_counts = None if pending is None else sum(r.pending_counts for r in results)
         self.timings["round_start"] += time.perf_counter() - t0
-        return hist, root_counts, tm, metrics, pending_counts
+        return RoundStarted(hist, root_counts, tm, metrics, pending_counts)
 
     def level(self, splits, n_slots):
         """Route rows through ``splits`` (a ``LevelSplits``); return the

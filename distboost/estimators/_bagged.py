@@ -28,10 +28,10 @@ from ..inputs.checks import (
 )
 from ..kernels.additive import AdditiveTrees, scalar_leaves
 from ..kernels.criteria import CRITERIA
-from ..kernels.grower import GrowthParams
 from ..kernels.rng import random_seed
 from ..kernels.sampling import tree_feature_masks
 from ..training.tree_batch import ForestSpec, grow_forest
+from ..trees.params import GrowthParams
 from ._base import TreeEnsembleBase, fit_events
 from ._predict import predict_any
 

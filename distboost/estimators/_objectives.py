@@ -15,9 +15,9 @@ import numpy as np
 from ..engine import inputs
 from ..inputs import constraints
 from ..inputs.checks import InvalidParameterError
-from ..kernels.losses import LOG_LINK_LOSSES, make_loss
 from ..metrics import CustomMetric
 from ..training import objective
+from ..trees.losses import LOG_LINK_LOSSES, make_loss
 
 CUSTOM = "custom"
 """What a model file records as the loss of a model trained with a function."""
@@ -28,7 +28,7 @@ def is_custom(loss) -> bool:
 
 
 def make_objective(loss, n_classes: int | None, alpha: float, power: float, owner: str):
-    """The loss object training uses: a loss name's (``kernels.losses.make_loss``,
+    """The loss object training uses: a loss name's (``trees.losses.make_loss``,
     with the quantile ``alpha`` and the Tweedie ``power``), or a function's
     (``objective.CustomObjective``); ``owner`` names the estimator in refusals."""
     if callable(loss):

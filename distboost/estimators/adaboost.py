@@ -28,8 +28,8 @@ from ..inputs.checks import POSITIVE_INT, TREE_ENSEMBLE, Interval, Options
 from ..kernels import libm
 from ..kernels.additive import AdditiveTrees
 from ..kernels.criteria import CRITERIA
-from ..kernels.grower import GrowthParams
 from ..training.adaboost import PROBA_FLOOR, AdaBoostSpec, train_adaboost
+from ..trees.params import GrowthParams
 from ._base import TreeEnsembleBase, fit_events
 from ._predict import predict_any
 

@@ -34,8 +34,6 @@ from ..inputs.frames import to_matrix
 from ..kernels import libm
 from ..kernels.additive import AdditiveTrees, scalar_leaves
 from ..kernels.common import NODE_DTYPE
-from ..kernels.grower import GrowthParams
-from ..kernels.losses import CLASSIFICATION_LOSSES, LOG_LINK_LOSSES, REGRESSION_LOSSES, make_loss
 from ..kernels.rng import random_seed
 from ..kernels.splitting import SplitParams
 from ..kernels.tree import feature_totals, pack_trees, predict_raw
@@ -43,6 +41,8 @@ from ..metrics import make_metrics
 from ..training import objective
 from ..training.booster import BoostHooks, BoostResult, BoostSpec, train_boosting
 from ..training.objective import CustomObjective, explained_import_errors
+from ..trees.losses import CLASSIFICATION_LOSSES, LOG_LINK_LOSSES, REGRESSION_LOSSES, make_loss
+from ..trees.params import GrowthParams
 from . import _holdout, _objectives
 from ._base import TreeEnsembleBase, fit_events
 from ._continue import check_class_weights

@@ -32,7 +32,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..kernels.losses import LOG_LINK_LOSSES
+from ..trees.losses import LOG_LINK_LOSSES
 from .model_checker import DAMAGED, Checker, describe, join, short
 from .model_trees import CheckedTrees
 

@@ -31,7 +31,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..kernels.common import N_BITSET_WORDS, NODE_DTYPE
-from ..kernels.tree import Tree
+from ..trees.tree import Tree
 from .model_checker import DAMAGED, Checker, describe, short
 
 NAMES = NODE_DTYPE.names

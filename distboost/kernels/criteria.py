@@ -211,7 +211,7 @@ def _best_impurity_splits(hist, totals, features, n_bins, is_categorical, kind, 
 
 class ImpurityCriterion:
     """Weighted impurity splits and class-frequency leaves on (w·onehot, count)
-    stats; a ``grower.Criterion``.
+    stats; a ``trees.params.Criterion``.
 
     Parameters
     ----------

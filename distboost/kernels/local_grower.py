@@ -1,6 +1,6 @@
 """Grow whole trees where the rows are, in compiled code.
 
-``grower.TreeGrower`` grows trees on the driver, one wave of work on the
+``trees.grower.TreeGrower`` grows trees on the driver, one wave of work on the
 partitions per level, because on Dask the rows are spread over workers. In
 process every row is in one place, so the same trees grow here in one
 compiled call per round, with no Python per level or node: the fixed cost of
@@ -724,7 +724,7 @@ def grow(X_binned, X_columns, stats, partition, criterion, mapper, masks, featur
         Features each tree may split on.
     features : ndarray of int
         Features any tree may use (the histograms').
-    growth : grower.GrowthParams
+    growth : trees.params.GrowthParams
         Without monotone or interaction constraints.
     sampling : (max_features, seed, first_tree) or None
         A forest's per-node feature subsets (``sampling.NodeFeatureSampler``).

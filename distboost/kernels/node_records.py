@@ -3,18 +3,47 @@
 ``local_grower`` keeps every node of a round's trees as one row of ints (the
 fields below), a float gain, its statistics' totals and, for categorical
 splits, a row of 256 directions. Here that table is read back: tree by tree in
-id order (``by_tree``), as ``grower.NodeTable``s, with the splits in the order
+id order (``by_tree``), as ``NodeTable``s (the driver's grower, ``trees.grower``, makes them too), with the splits in the order
 they were made (``Grown``).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from itertools import pairwise
 
 import numba
 import numpy as np
 
 from .common import MAX_BINS, MISSING_BIN
+
+
+@dataclass
+class NodeTable:
+    """One grown tree's nodes in id order, as arrays (``trees.tree.tree_from_table``).
+
+    ``feature``, ``split_bin``, ``missing_left``, ``gain``, ``left`` and
+    ``right`` (children's ids) are read where ``split`` is True; a categorical
+    split's directions are row ``categories[k]`` of ``directions`` (256
+    bools). ``lower`` and ``upper``: the nodes' bounds under monotone
+    constraints, or None.
+    """
+
+    totals: np.ndarray
+    count: np.ndarray
+    depth: np.ndarray
+    split: np.ndarray
+    feature: np.ndarray
+    split_bin: np.ndarray
+    missing_left: np.ndarray
+    gain: np.ndarray
+    left: np.ndarray
+    right: np.ndarray
+    categories: np.ndarray
+    directions: np.ndarray
+    lower: np.ndarray | None = None
+    upper: np.ndarray | None = None
+
 
 # the node table: one row of ints per node
 (TREE, ID, PARENT, DEPTH, FEATURE, BIN, MISSING_LEFT, HAS_MISSING, LEFT, RIGHT, SPLIT, LO, HI,
@@ -119,8 +148,6 @@ def by_tree(ni, gains, tot, cat, n_trees):
 
 def _table(ni, gains, tot, cat):
     """One tree's node table, from its rows of the node table (in id order)."""
-    from .grower import NodeTable
-
     split = ni[:, SPLIT] == 1
     return NodeTable(totals=tot, count=ni[:, COUNT], depth=ni[:, DEPTH], split=split,
                      feature=ni[:, FEATURE], split_bin=ni[:, BIN],
@@ -130,7 +157,7 @@ def _table(ni, gains, tot, cat):
 
 
 class Grown:
-    """What ``grow`` returns: per tree a ``grower.NodeTable`` (``tables``), and
+    """What ``grow`` returns: per tree a ``NodeTable`` (``tables``), and
     the splits in the order they were made, as one ``histogram.LevelSplits``
     (``splits``: the rows' way through them, to add the trees from where the
     rows are)."""

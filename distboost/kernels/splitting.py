@@ -340,7 +340,7 @@ def leaf_value(g: float, h: float, reg_lambda: float) -> float:
 class GradientCriterion:
     """XGBoost's split gain and leaf value on (g, h, count) or (g, h) histograms.
 
-    A ``grower.Criterion``.
+    A ``trees.params.Criterion``.
 
     With ``counts=False`` the statistics are (g, h) only: one add fewer per
     row and feature in every histogram. That needs every row's fixed-point

@@ -1,6 +1,6 @@
-"""A fitted tree as one flat node array, and fast traversal.
+"""Fast traversal of fitted trees (``trees.tree.Tree``: one flat node array each).
 
-Node records follow ``_common.NODE_DTYPE``. Trees of a model are packed into
+Node records follow ``common.NODE_DTYPE``. Trees of a model are packed into
 one array (``pack_trees``) so that a single numba call sums every tree's
 output for every row.
 """
@@ -15,83 +15,6 @@ import numpy as np
 from .common import MISSING_BIN, N_BITSET_WORDS, NODE_DTYPE
 from .histogram import ROUTE_PREFETCH_AHEAD
 from .intrinsics import prefetch
-
-
-class Tree:
-    """A binary tree stored as a structured array.
-
-    Parameters
-    ----------
-    nodes : ndarray of NODE_DTYPE
-    cat_bitsets : ndarray of shape (n_categorical_splits, 4), uint64
-        Bit c of row ``cat_index`` set: category code c goes left.
-    leaf_values : ndarray of shape (n_nodes, K), float64, optional
-        A vector per node (e.g. class frequencies of a classification tree),
-        read by ``predict_leaf_vectors``; the scalar ``value`` path ignores it.
-
-    Attributes
-    ----------
-    bounds : ndarray of shape (n_nodes, 2), float64, or None
-        With monotone constraints, the bounds [lower, upper] of each node's
-        value before the learning rate (``grower``, ``line_search``); not
-        saved in model files, where the values already respect them.
-    """
-
-    def __init__(self, nodes: np.ndarray, cat_bitsets: np.ndarray | None = None,
-                 leaf_values: np.ndarray | None = None):
-        self.nodes = nodes
-        if cat_bitsets is None:
-            cat_bitsets = np.zeros((0, N_BITSET_WORDS), np.uint64)
-        self.cat_bitsets = cat_bitsets
-        self.leaf_values = leaf_values
-        self.bounds = None
-
-    @property
-    def n_leaves(self) -> int:
-        return int(self.nodes["is_leaf"].sum())
-
-    @property
-    def max_depth(self) -> int:
-        return int(self.nodes["depth"].max())
-
-    def predict(self, X: np.ndarray) -> np.ndarray:
-        """Leaf value of each row of a raw float64 matrix (categoricals as codes)."""
-        packed = pack_trees([self])
-        out = np.zeros((1, X.shape[0]))
-        predict_raw(np.ascontiguousarray(X, np.float64), *packed, np.zeros(1, np.int64), out)
-        return out[0]
-
-    def to_dict(self) -> dict:
-        out = {
-            "nodes": {name: self.nodes[name].tolist() for name in NODE_DTYPE.names},
-            "cat_bitsets": [[str(int(w)) for w in row] for row in self.cat_bitsets],
-        }
-        if self.leaf_values is not None:
-            out["leaf_values"] = self.leaf_values.tolist()
-        return out
-
-    @classmethod
-    def from_dict(cls, d: dict) -> Tree:
-        fields = d["nodes"]
-        nodes = np.zeros(len(fields["value"]), NODE_DTYPE)
-        for name in NODE_DTYPE.names:
-            nodes[name] = fields[name]
-        bits = np.array([[int(w) for w in row] for row in d["cat_bitsets"]], np.uint64)
-        values = d.get("leaf_values")
-        values = None if values is None else np.asarray(values, np.float64).reshape(len(nodes), -1)
-        return cls(nodes, bits.reshape(-1, N_BITSET_WORDS), values)
-
-    def __eq__(self, other) -> bool:
-        return (
-            isinstance(other, Tree)
-            and np.array_equal(self.nodes, other.nodes)
-            and np.array_equal(self.cat_bitsets, other.cat_bitsets)
-            and (self.leaf_values is None) == (other.leaf_values is None)
-            and (self.leaf_values is None or np.array_equal(self.leaf_values, other.leaf_values))
-        )
-
-    def __repr__(self) -> str:
-        return f"Tree(n_nodes={len(self.nodes)}, n_leaves={self.n_leaves})"
 
 
 def bitset_from_mask(goes_left: np.ndarray) -> np.ndarray:
@@ -124,7 +47,7 @@ class PackedTrees(NamedTuple):
     bitsets: np.ndarray  # (n_total_cat_splits, 4) uint64
 
 
-def pack_trees(trees: list[Tree]) -> PackedTrees:
+def pack_trees(trees: list) -> PackedTrees:
     """Concatenate trees for the traversal kernels.
 
     Returns
@@ -516,7 +439,7 @@ def predict_binned(X_binned, nodes, roots, bitsets, tree_output, out):
                  np.zeros(0), out)
 
 
-def pack_leaf_values(trees: list[Tree], values=None) -> np.ndarray:
+def pack_leaf_values(trees: list, values=None) -> np.ndarray:
     """Vector leaf values of ``pack_trees(trees)``'s nodes, shape (n_total_nodes, K).
 
     ``values`` (one (n_nodes, K) array per tree) replaces the trees' own

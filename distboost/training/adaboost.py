@@ -16,9 +16,9 @@ import numpy as np
 
 from ..kernels import exact, libm
 from ..kernels.criteria import ImpurityCriterion
-from ..kernels.grower import GrowthParams
 from ..kernels.tree import pack_trees
 from ..learners.adaboost import AdaBoostLearner, AdaBoostUpdate, round_sums
+from ..trees.params import GrowthParams
 from .loop import STOP, RoundSpec, train
 
 GUESS_TOLERANCE = 1e-12

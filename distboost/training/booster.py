@@ -25,11 +25,11 @@ import numpy as np
 
 from ..engine import TRAIN, eval_key
 from ..kernels.fixed_point import fixed_point_scales
-from ..kernels.grower import GrowthParams
 from ..kernels.sampling import NodeFeatures, feature_masks
 from ..kernels.splitting import GradientCriterion, SplitParams
 from ..learners.gradient import GradientLearner, pack_rounds
 from ..metrics import EarlyStopping, NoChangeStopping
+from ..trees.params import GrowthParams
 from . import line_search, objective
 from .events import eval_set_names
 from .loop import RoundSpec, train
@@ -40,7 +40,7 @@ class BoostSpec:
     """One gradient boosting fit: the objective, f_0, the rounds and how their
     trees grow, the metrics and the stopping rules."""
 
-    loss: Any  # a ``kernels.losses`` loss or an ``objective.CustomObjective``
+    loss: Any  # a ``trees.losses`` loss or an ``objective.CustomObjective``
     n_outputs: int  # trees per round (K for K > 2 classes)
     base_score: np.ndarray | None  # f_0; None: the loss's optimal constant, from the data
     n_rounds: int

@@ -32,7 +32,8 @@ import numpy as np
 from ..engine.group import each_shard
 from ..kernels import exact
 from ..kernels.bounds import propagate_bounds
-from ..kernels.tree import Tree, leaf_indices_binned, predict_binned
+from ..kernels.tree import leaf_indices_binned, predict_binned
+from ..trees.tree import Tree
 from .select import plain_state, weighted_quantiles
 
 _UNIT = 1 << 1200  # _exact's sums are integers in units of 2**-1200

@@ -8,7 +8,7 @@ and bagged trees (forests, bagging, pasting) are all rounds of
    histograms of this round's learner are built (``Engine.start_round``);
    metrics of the model so far come back with it;
 2. the round's trees grow level by level from the histograms
-   (``TreeGrower``, one wave per level); or, with every row in this
+   (``trees.grower.TreeGrower``, one wave per level); or, with every row in this
    process, in one compiled call where the rows are (``Engine.grow_here``,
    ``kernels.local_grower``: the same trees);
 3. the ensemble turns the trees into the next update.
@@ -26,7 +26,9 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ..kernels.grower import Criterion, GrowthParams, LevelBlocks, TreeGrower
+from ..trees.evaluation import SplitFinder
+from ..trees.grower import LevelBlocks, TreeGrower
+from ..trees.params import Criterion, GrowthParams
 
 
 @dataclass
@@ -37,7 +39,7 @@ class RoundSpec:
     ----------
     learner : learners.Learner
         The row statistics of the round (and its metrics, if measured).
-    criterion : kernels.grower.Criterion
+    criterion : trees.params.Criterion
     features : ndarray of int
         Features of the root histograms (those any tree of the round may use).
     masks : ndarray of shape (n_trees, n_features), bool
@@ -52,8 +54,8 @@ class RoundSpec:
     defer_counts : bool
         Whether the trees' last level, when only its row counts are wanted,
         may ride with the next round start instead of a wave of its own
-        (``TreeGrower``'s ``defer_counts``, with its conditions); the
-        ensemble then gets the final trees through ``completed``.
+        (``trees.deferred``, with its conditions); the ensemble then gets
+        the final trees through ``completed``.
     """
 
     learner: Any
@@ -111,41 +113,43 @@ def train(engine, ensemble: Ensemble, rounds: range) -> TrainLog:
     """Run ``rounds`` of ``ensemble`` on ``engine`` (see the module docstring).
 
     A round whose last level only counts rows may leave it to the next
-    round start (``RoundSpec.defer_counts``): one wave fewer per round. The
-    counts come back with that wave, or with a level wave of their own after
-    the last round, and the ensemble gets the final trees (``completed``)
-    before anything measures or reports the round.
+    round start (``RoundSpec.defer_counts``, ``trees.deferred``): one wave
+    fewer per round. The counts come back with that wave, or with a level
+    wave of their own after the last round, and the ensemble gets the final
+    trees (``completed``) before anything measures or reports the round.
     """
     log, update, levels_before = TrainLog(), None, engine.n_level_waves
     blocks = LevelBlocks()  # the levels' histograms, in memory reused round after round
-    pending = None  # (round, grower) whose last level's counts are still to come
+    pending = None  # (round, PendingCounts): a last level whose counts are still to come
     for r in rounds:
         t0 = time.perf_counter()
         spec = ensemble.begin(r, update)
         index = r if spec.round_index is None else spec.round_index
         measured = spec.measure and r > rounds.start
         here = engine.grows_here(spec.criterion, ensemble.growth, spec.node_features)
-        root, root_counts, tm, evals, counts = engine.start_round(
-            spec.learner, update, measured, index, spec.features,
-            None if pending is None else pending[1].deferred_splits, histograms=not here)
+        start = engine.start_round(spec.learner, update, measured, index, spec.features,
+                                   None if pending is None else pending[1].splits,
+                                   histograms=not here)
         if pending is not None:
-            ensemble.completed(pending[0], pending[1].complete(counts))
+            ensemble.completed(pending[0], pending[1].complete(start.pending_counts))
             pending = None
-        if r > rounds.start and ensemble.measured(r - 1, tm, evals):
+        if r > rounds.start and ensemble.measured(r - 1, start.train_metric, start.eval_metrics):
             log.stopped = True
             break
         if here:
             trees = engine.grow_here(spec, ensemble.growth)
         else:
             t1, waves = time.perf_counter(), engine.timings["histograms"]
-            grower = TreeGrower(root, engine.level, engine.mapper, ensemble.growth,
-                                spec.criterion, spec.masks, spec.node_features, root_counts,
-                                blocks, spec.defer_counts)
+            finder = SplitFinder(spec.criterion, engine.mapper, ensemble.growth, spec.masks,
+                                 spec.node_features)
+            grower = TreeGrower(start.hist, finder=finder, build_level=engine.level,
+                                root_counts=start.root_counts, blocks=blocks,
+                                defer_counts=spec.defer_counts)
             trees = grower.grow()
             engine.timings["split_finding"] += (time.perf_counter() - t1
                                                 - (engine.timings["histograms"] - waves))
-            if grower.deferred is not None:
-                pending = (r, grower)
+            if grower.pending is not None:
+                pending = (r, grower.pending)
         update = ensemble.grown(r, trees)
         log.n_rounds += 1
         engine.timings["train"] += time.perf_counter() - t0
@@ -164,6 +168,6 @@ def train(engine, ensemble: Ensemble, rounds: range) -> TrainLog:
 def _complete(engine, ensemble: Ensemble, pending) -> None:
     """The last round's deferred level, counted by a level wave of its own."""
     if pending is not None:
-        r, grower = pending
-        _, counts = engine.level(grower.deferred_splits, 0)
-        ensemble.completed(r, grower.complete(counts))
+        r, level = pending
+        _, counts = engine.level(level.splits, 0)
+        ensemble.completed(r, level.complete(counts))

@@ -31,8 +31,8 @@ import numpy as np
 
 from ..engine.group import each_shard
 from ..inputs.checks import InvalidParameterError, show_value
-from ..kernels.losses import Loss
 from ..kernels.tree import predict_binned
+from ..trees.losses import Loss
 
 
 class ObjectiveError(ValueError):

@@ -18,7 +18,6 @@ import numpy as np
 from ..kernels import exact
 from ..kernels.criteria import ImpurityCriterion, VarianceCriterion
 from ..kernels.fixed_point import fixed_point_scales
-from ..kernels.grower import GrowthParams
 from ..kernels.sampling import NodeFeatureSampler
 from ..kernels.tree import pack_trees
 from ..learners.bagged import (
@@ -27,6 +26,7 @@ from ..learners.bagged import (
     OutOfBagBatch,
     out_of_bag_result,
 )
+from ..trees.params import GrowthParams
 from .loop import RoundSpec, train
 
 STATS_BUDGET = 192 * 2**20
