@@ -1,7 +1,7 @@
 """The module crossings from ``fit`` to the histogram kernel, measured.
 
-Fits ``GradientBoostingRegressor`` once and, when the first Python function
-that reaches the histogram kernel is entered, reads the call stack: in
+Fits ``GradientBoostingRegressor`` once and, when a Python function that
+reaches the histogram kernel is first entered, reads the call stack: in
 process, the stack of the fit itself (``kernels.local_grower.grow``, whose
 compiled code builds the histograms, or ``kernels.histogram``'s functions on
 the level-by-level path); on Dask (``--dask``, a ``LocalCluster`` of threads),
@@ -62,18 +62,20 @@ def crossings(stack: list[tuple[str, str]]) -> list[tuple[str, str, str]]:
 
 class _Catch:
     """Wraps the ``TARGETS`` functions, wherever distboost's modules hold them,
-    and keeps the stacks of the first call to one of them."""
+    and keeps the stacks of the first call to each."""
 
     def __init__(self, driver: threading.Thread):
-        self.driver, self.worker, self.main, self.undo = driver, None, None, []
+        self.driver, self.stacks, self.undo = driver, {}, []
 
     def wrap(self, fn):
         def caught(*args, **kwargs):
-            if self.worker is None:
-                self.worker = _stack(sys._getframe(1))
-                self.worker.append((_module(fn.__code__), fn.__qualname__))
-                if threading.current_thread() is not self.driver:
-                    self.main = _stack(sys._current_frames()[self.driver.ident])
+            if fn.__name__ not in self.stacks:
+                here = [*_stack(sys._getframe(1)), (_module(fn.__code__), fn.__qualname__)]
+                if threading.current_thread() is self.driver:
+                    self.stacks[fn.__name__] = {"driver": here, "worker": None}
+                else:
+                    driver = _stack(sys._current_frames()[self.driver.ident])
+                    self.stacks[fn.__name__] = {"driver": driver, "worker": here}
             return fn(*args, **kwargs)
         return caught
 
@@ -94,14 +96,16 @@ class _Catch:
 
 
 def trace(dask_client=None, n_rows: int = 2000) -> dict:
-    """The stacks of one ``GradientBoostingRegressor().fit`` (see the module docstring).
+    """The stacks of one ``GradientBoostingRegressor(max_depth=3).fit``.
 
     Returns
     -------
     dict
-        ``"driver"``: the stack of ``fit`` down to the kernel's caller (in
-        process) or to where the driver waits for the wave (on Dask);
-        ``"worker"``: on Dask, the worker's stack down to the kernel's caller.
+        Per function of ``TARGETS`` the fit reached (``"grow"`` in process;
+        ``"root_histograms"`` and ``"split_level"`` on Dask), the stacks of
+        its first call: ``"driver"``, from ``fit`` down to the kernel's caller
+        (in process) or to where the driver waits for the wave (on Dask), and
+        ``"worker"``, on Dask, the worker's stack down to the kernel's caller.
     """
     import distboost as db
 
@@ -113,10 +117,8 @@ def trace(dask_client=None, n_rows: int = 2000) -> dict:
 
         X, y = da.from_array(X, chunks=n_rows // 2), da.from_array(y, chunks=n_rows // 2)
     with _Catch(threading.current_thread()) as catch:
-        db.GradientBoostingRegressor(n_estimators=2, client=dask_client).fit(X, y)
-    if catch.main is None:
-        return {"driver": catch.worker, "worker": None}
-    return {"driver": catch.main, "worker": catch.worker}
+        db.GradientBoostingRegressor(n_estimators=2, max_depth=3, client=dask_client).fit(X, y)
+    return catch.stacks
 
 
 def count(stacks: dict) -> int:
@@ -128,19 +130,23 @@ def count(stacks: dict) -> int:
     return driver + 1 + len(crossings(stacks["worker"]))
 
 
-def report(stacks: dict) -> str:
-    lines, n = [], 0
-    for side in ("driver", "worker"):
-        if stacks[side] is None:
-            continue
-        if side == "worker":
-            n += 1
-            lines.append(f"{n:2d}  (the wave: driver -> worker)  {stacks['worker'][0][1]}")
-        lines.append(f"    {side}: {stacks[side][0][0]} {stacks[side][0][1]}")
-        for a, b, fn in crossings(stacks[side]):
-            n += 1
-            lines.append(f"{n:2d}  {a} -> {b}  {fn}")
-    lines.append(f"{count(stacks)} module crossings")
+def report(traced: dict) -> str:
+    """Per kernel the fit reached, its crossings numbered, and their count."""
+    lines = []
+    for target, stacks in traced.items():
+        lines.append(f"fit -> {target}")
+        n = 0
+        for side in ("driver", "worker"):
+            if stacks[side] is None:
+                continue
+            if side == "worker":
+                n += 1
+                lines.append(f"{n:4d}  (the wave: driver -> worker)  {stacks[side][0][1]}")
+            lines.append(f"        {side}: {stacks[side][0][0]} {stacks[side][0][1]}")
+            for a, b, fn in crossings(stacks[side]):
+                n += 1
+                lines.append(f"{n:4d}  {a} -> {b}  {fn}")
+        lines.append(f"      {count(stacks)} module crossings\n")
     return "\n".join(lines)
 
 
@@ -154,7 +160,7 @@ def main(argv=None) -> None:
     from distributed import Client, LocalCluster
 
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                      dashboard_address=None) as cluster, Client(cluster) as client:
+                      dashboard_address=":0") as cluster, Client(cluster) as client:
         print(report(trace(client)))
 
 

@@ -28,7 +28,7 @@ from ..inputs.frames import W_COLUMN, Y_COLUMN, Schema, infer_schema
 from . import dask_internals, sources
 from .dask import DaskExecutor, resolve_client
 from .executor import Executor
-from .local import LocalExecutor
+from .holder import LocalExecutor
 
 _UNKNOWN_CATEGORIES = "__UNKNOWN_CATEGORIES__"  # dask's placeholder in a frame's meta
 
