@@ -172,7 +172,8 @@ def plan(X, y, sample_weight=None, eval_set=None, eval_sample_weight=None, clien
     """
     eval_set = list(eval_set or [])
     eval_w = list(eval_sample_weight or [None] * len(eval_set))
-    if is_dask(X):
+    on_dask = is_dask(X)
+    if on_dask:
         executor, parts, eval_parts, schema = _dask_plan(X, y, sample_weight, eval_set, eval_w,
                                                          client)
         source = functools.partial(_source_collection, X, y, sample_weight)
@@ -181,14 +182,14 @@ def plan(X, y, sample_weight=None, eval_set=None, eval_sample_weight=None, clien
                                                           n_jobs, classifier)
         source = None
     if continued is not None:
-        _check_continued(continued, schema, None if is_dask(X) else y, classifier)
+        _check_continued(continued, schema, None if on_dask else y, classifier)
     bins = given_bins(bin_mapper, schema, X, continued)
     if continued is not None:
         schema, bins = continued.schema, continued.mapper
     elif bins is not None:
         schema.categories = dict(bins.categories_)
-    return InputPlan(executor, parts, eval_parts, schema, bins,
-                     None if continued is None else continued.classes, is_dask(X), source)
+    classes = None if continued is None else continued.classes
+    return InputPlan(executor, parts, eval_parts, schema, bins, classes, on_dask, source)
 
 
 def _dask_plan(X, y, sample_weight, eval_set, eval_w, client):
