@@ -5,7 +5,7 @@ reaches the histogram kernel is first entered, reads the call stack: in
 process, the stack of the fit itself (``kernels.local_grower.grow``, whose
 compiled code builds the histograms, or ``kernels.histogram``'s functions on
 the level-by-level path); on Dask (``--dask``, a ``LocalCluster`` of threads),
-the worker's stack from ``Holder.wave`` to ``kernels.histogram`` and, at that
+the worker's stack from ``Holder.run`` to ``kernels.histogram`` and, at that
 moment, the driver's stack from ``fit`` to where it waits for the wave. A
 module crossing is a call from a function of one module of distboost to a
 function of another (frames of other libraries in between, e.g. Dask's
