@@ -239,9 +239,10 @@ def test_an_error_in_a_holder_reaches_the_caller(frame, dask_client):
     from distboost.engine import Engine, plan
 
     ddf = dd.from_pandas(frame, npartitions=2)
-    ex, parts, evals, schema = plan(ddf[FEATURES], ddf["target"], None, None, None, dask_client, None)
+    given = plan(ddf[FEATURES], ddf["target"], client=dask_client)
+    ex = given.executor
     engine = Engine(ex)
-    engine.prepare(parts, evals, schema, True, 255)
+    engine.prepare(given, True, 255)
     with pytest.raises(ValueError, match="no thanks"):
         engine.apply(_refuse, "refuse", "no thanks")
     assert len(engine.groups) == 2  # not mistaken for lost holders
@@ -258,9 +259,10 @@ def test_short_waves_run_on_the_workers_event_loops(frame, dask_client):
     from distboost.engine.transport import LOOP_CALL_SECONDS
 
     ddf = dd.from_pandas(frame, npartitions=2)
-    ex, parts, evals, schema = plan(ddf[FEATURES], ddf["target"], None, None, None, dask_client, None)
+    given = plan(ddf[FEATURES], ddf["target"], client=dask_client)
+    ex = given.executor
     engine = Engine(ex)
-    engine.prepare(parts, evals, schema, True, 255)
+    engine.prepare(given, True, 255)
     try:
         threads = [engine.apply(_thread, "probe", s) for s in (0, 0, LOOP_CALL_SECONDS + 0.05, 0)]
     finally:

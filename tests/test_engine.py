@@ -32,10 +32,11 @@ def frame():
     return pd.DataFrame(X, columns=list("abcd")).assign(y=y)
 
 
-def _waves(engine, parts, evals, schema):
+def _waves(engine, given):
     """prepare, initial rows, a round start and two levels; what each returned."""
     loss = SquaredError()
-    engine.prepare(parts, evals, schema, True, 32)
+    engine.prepare(given, True, 32)
+    schema = given.schema
     base = engine.init_score(loss)
     engine.set_rows(GradientLearner(loss), base, None)
     scales = fixed_point_scales(loss.gradient_bounds(engine.y_absmax, engine.w_max, 0.0), engine.n_rows)
@@ -61,11 +62,11 @@ def test_local_partitions_cut_in_memory_rows_into_runs_within_its_block(frame):
     X, y = frame[list("abcd")], frame["y"]
     w = np.arange(N, dtype=float)
     with local_partitions(3):
-        _, parts, _, _ = plan(X, y, w, None, None, None, None)
+        parts = plan(X, y, w).parts
     assert [len(p[1]) for p in parts] == [666, 667, 667]  # linspace(0, 2000, 4) truncated
     assert [p[0].index[0] for p in parts] == [0, 666, 1333]
     assert [p[2][0] for p in parts] == [0.0, 666.0, 1333.0]  # weights follow their rows
-    _, parts, _, _ = plan(X, y, w, None, None, None, None)
+    parts = plan(X, y, w).parts
     assert len(parts) == 1  # outside the block: one partition again
     for bad in (0, -2, 1.5, True):
         with pytest.raises(ValueError, match="n_partitions must be a positive int"), \
@@ -78,27 +79,26 @@ def test_local_partitions_give_the_same_waves(frame):
     runs = []
     for k in (1, 5):
         with local_partitions(k):
-            ex, parts, evals, schema = plan(X, y, None, None, None, None, None)
-        assert len(parts) == k
-        with Engine(ex) as engine:
-            runs.append(_waves(engine, parts, evals, schema))
+            given = plan(X, y)
+        assert len(given.parts) == k
+        with Engine(given.executor) as engine:
+            runs.append(_waves(engine, given))
     for a, b in zip(*runs):
         np.testing.assert_array_equal(a, b)
 
 
 def test_local_and_dask_executors_give_the_same_waves(frame, dask_client):
     X, y = frame[list("abcd")], frame["y"]
-    ex, parts, evals, schema = plan(X, y, None, None, None, None, None)
-    assert isinstance(ex, LocalExecutor)
-    with Engine(ex) as engine:
-        local = _waves(engine, parts, evals, schema)
+    given = plan(X, y)
+    assert isinstance(given.executor, LocalExecutor)
+    with Engine(given.executor) as engine:
+        local = _waves(engine, given)
 
     ddf = dd.from_pandas(frame, npartitions=4)
-    ex, parts, evals, schema = plan(ddf[list("abcd")], ddf["y"], None, None, None,
-                                    dask_client, None)
-    assert isinstance(ex, DaskExecutor)
-    with Engine(ex) as engine:
-        distributed = _waves(engine, parts, evals, schema)
+    given = plan(ddf[list("abcd")], ddf["y"], client=dask_client)
+    assert isinstance(given.executor, DaskExecutor)
+    with Engine(given.executor) as engine:
+        distributed = _waves(engine, given)
         assert len(engine.groups) == 2  # both workers hold rows
 
     names = ["base score", "root histogram", "root counts", "metric", "level 1 histogram",
@@ -131,7 +131,8 @@ def test_binning_sample_is_a_single_pass_whatever_the_partition_sizes(frame, siz
 
     X, y = frame[list("abcd")], frame["y"]
     with local_partitions(1):
-        ex, ((Xp, yp, _),), _, schema = plan(X, y, None, None, None, None, None)
+        given = plan(X, y)
+    ex, ((Xp, yp, _),), schema = given.executor, given.parts, given.schema
     cuts = np.cumsum([0] + sizes)
     parts = [(Xp.iloc[a:b], yp[a:b], None) for a, b in itertools.pairwise(cuts)]
     with caplog.at_level("DEBUG", logger="distboost"), Engine(ex) as engine:
@@ -146,7 +147,8 @@ def test_binning_sample_on_dask_asks_a_large_partition_again(frame, dask_client,
 
     ddf = dd.from_pandas(frame, npartitions=4).repartition(divisions=[0, 100, 200, 300, N - 1])
     assert ddf.map_partitions(len).compute().tolist() == SKEWED[1]
-    ex, parts, _, schema = plan(ddf[list("abcd")], ddf["y"], None, None, None, dask_client, None)
+    given = plan(ddf[list("abcd")], ddf["y"], client=dask_client)
+    ex, parts, schema = given.executor, given.parts, given.schema
     with caplog.at_level("DEBUG", logger="distboost"), Engine(ex) as engine:
         got = _sample_of(engine, parts, schema)
     for a, b in zip(frame_candidates(frame[list("abcd")], n_samples=300), got):

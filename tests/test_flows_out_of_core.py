@@ -220,7 +220,7 @@ def test_estimators_that_cannot_continue_fit_once_with_the_prepared_bins(data, c
 
 def _aligned(mapper, model):
     """``mapper`` (by name) in the model's feature order, as ``to_dict`` gives it."""
-    from distboost.estimators._bins import given_bins
+    from distboost.engine.input_plan import given_bins
 
     return given_bins(mapper, model._schema).to_dict()
 

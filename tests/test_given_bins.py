@@ -1,5 +1,5 @@
 """Precomputed bins: ``BinMapper.from_edges`` and ``fit(bin_mapper=...)``
-(``distboost.estimators._bins``). Bins given by name are matched to X's columns;
+(``distboost.engine.input_plan.given_bins``). Bins given by name are matched to X's columns;
 the model is the one the same bins found by the fit itself give; whatever does
 not match is refused with the feature's name."""
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from distboost import GradientBoostingClassifier, GradientBoostingRegressor
-from distboost.engine import Engine, LocalExecutor
+from distboost.engine import Engine, InputPlan, LocalExecutor
 from distboost.inputs.frames import infer_schema
 from distboost.kernels.tree import leaf_indices_binned, pack_trees
 from distboost.training import select
@@ -25,7 +25,7 @@ def _engine(X, y, w, n_parts):
     b = _bounds(len(y), n_parts)
     parts = [(X[i:j], y[i:j], w[i:j]) for i, j in itertools.pairwise(b)]
     engine = Engine(LocalExecutor())
-    engine.prepare(parts, [], infer_schema(X), True, 256)
+    engine.prepare(InputPlan(engine.ex, parts, [], infer_schema(X)), True, 256)
     return engine
 
 

@@ -182,7 +182,7 @@ def test_fits_in_process_send_no_level_waves_unless_the_grower_cannot_run_here(m
     """One partition in memory: no level waves. Monotone constraints, boosting's
     per-level feature draws, several partitions and ``distboost.local-grower``
     False go wave by wave."""
-    from distboost.engine import inputs
+    from distboost.engine import local_partitions
 
     levels, level = [], Engine.level
 
@@ -200,7 +200,7 @@ def test_fits_in_process_send_no_level_waves_unless_the_grower_cannot_run_here(m
     for fit in fits:
         levels.append(0)
         fit()
-    with inputs.local_partitions(3):
+    with local_partitions(3):
         levels.append(0)
         fits[0]()
     with dask.config.set({"distboost.local-grower": False}):

@@ -53,9 +53,9 @@ class Stumps:
 def _engine():
     X = np.repeat(np.arange(4.0), 2)[:, None]  # x = 0 0 1 1 2 2 3 3
     y = np.array([0.0, 0.0, 0.0, 0.0, 4.0, 4.0, 4.0, 4.0])
-    executor, parts, evals, schema = plan(X, y, None, None, None, None, None)
-    engine = Engine(executor)
-    engine.prepare(parts, evals, schema, True, 16)
+    given = plan(X, y)
+    engine = Engine(given.executor)
+    engine.prepare(given, True, 16)
     engine.set_rows(GradientLearner(SquaredError()), np.zeros(1), None)
     return engine
 

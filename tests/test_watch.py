@@ -53,10 +53,10 @@ def test_a_wave_that_does_not_answer_fails_with_a_stall_error(frame, one_worker,
     from distboost.engine import Engine, plan
 
     ddf = dd.from_pandas(frame, npartitions=2)
-    ex, parts, evals, schema = plan(ddf[FEATURES], ddf["label"], None, None, None, one_worker,
-                                    None)
+    given = plan(ddf[FEATURES], ddf["label"], client=one_worker)
+    ex = given.executor
     engine = Engine(ex)
-    engine.prepare(parts, evals, schema, False, 255)
+    engine.prepare(given, False, 255)
     t0 = time.monotonic()
     with dask.config.set({"distboost.stall-warning": 0.5, "distboost.stall-timeout": 2.5}), \
             caplog.at_level(logging.WARNING, "distboost"), \

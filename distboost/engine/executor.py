@@ -1,7 +1,7 @@
 """What the engine asks of an executor (``Executor``): tasks over partitions
 before the holders exist, then waves of ``holder.Op`` on the holders.
 
-``local.LocalExecutor`` runs everything in this process; ``dask.DaskExecutor``
+``holder.LocalExecutor`` runs everything in this process; ``dask.DaskExecutor``
 on a Dask cluster.
 """
 

@@ -19,7 +19,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..binning import SAMPLE_ROWS, BinMapper, CandidatePool
-from ..inputs.frames import Schema, merge_categories
+from ..inputs.frames import merge_categories
 from ..kernels import exact, local_grower
 from ..kernels.sampling import NodeFeatureSampler
 from ..trees.tree import tree_from_table
@@ -28,6 +28,7 @@ from . import spill
 from .executor import Executor
 from .group import merge_metrics
 from .holder import BOTH, SMALL, STATE, Op
+from .input_plan import InputPlan
 from .shard import make_shard, scan
 
 logger = logging.getLogger("distboost")
@@ -100,17 +101,13 @@ class Engine:
         return [[g for g in self.ex.groups if eval_key(k) in g.sets] for k in range(self.n_eval_sets)]
 
     # ---------------------------------------------------------------- data
-    def prepare(self, train_parts, eval_parts, schema: Schema, regression: bool, max_bins: int,
-                mapper: BinMapper | None = None, classes=None):
-        """Scan and bin the training and evaluation partitions.
-
-        Parameters
-        ----------
-        train_parts : list of (X, y, w) per partition (values, or lazy pieces
-            for the Dask executor)
-        eval_parts : list (one per eval set) of such lists
-        mapper, classes : given when continuing a model (its bins and classes)
+    def prepare(self, given: InputPlan, regression: bool, max_bins: int):
+        """Scan and bin the training and evaluation partitions of ``given``
+        (``input_plan.plan``), with its bins and classes where it has them
+        (bins given, or a model continued).
         """
+        train_parts, eval_parts, schema = given.parts, given.eval_parts, given.schema
+        mapper, classes = given.mapper, given.classes
         t0 = time.perf_counter()
         self.ex.check_memory()
         n_samples = SAMPLE_ROWS if mapper is None else 0  # given bins: no sample

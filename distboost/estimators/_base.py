@@ -10,7 +10,8 @@ from collections import defaultdict
 
 import numpy as np
 
-from ..engine import Engine, inputs
+from ..engine import Engine
+from ..engine.input_plan import Continued, is_dask, plan
 from ..engine.lost_scheduler import watching_scheduler
 from ..inputs import checks
 from ..inputs.frames import to_matrix
@@ -24,7 +25,6 @@ from ..kernels.tree import (
     predict_raw,
 )
 from ..training.events import FitEvents, scalar_params
-from ._bins import given_bins
 from ._continue import check_init_model
 from ._predict import map_collection
 
@@ -54,27 +54,29 @@ class TreeEnsembleBase(ParamsMixin):
 
     def _fit(self, X, y, sample_weight, *, bin_mapper=None, eval_set=None,
              sample_weight_eval_set=None, init_model=None, **fit_args):
-        """Plan where the rows go, bin them into a prepared ``Engine``, and run
-        the estimator's training loop (``_fit_engine``) on it.
+        """Plan the inputs (``engine.input_plan``), bin them into a prepared
+        ``Engine``, and run the estimator's training loop (``_fit_engine``) on it.
 
         ``init_model`` (a fitted estimator of the same kind) lends its schema,
         bins and classes; ``fit_args`` go to ``_fit_engine``.
         """
         self.fit_timings_ = defaultdict(float)
         t_start = time.perf_counter()
-        executor, parts, eval_parts, schema = inputs.plan(
-            X, y, sample_weight, eval_set, sample_weight_eval_set, self.client, self.n_jobs,
-            self._is_classifier,
-        )
+        continued = None
         if init_model is not None:
-            check_init_model(self, init_model, schema, None if inputs.is_dask(X) else y)
-        self._check_columns(schema)
-        bins = given_bins(bin_mapper, schema, X, init_model)
-        with (watching_scheduler(executor),  # a lost scheduler named as such
-              Engine(executor, self.fit_timings_, self.out_of_core) as engine,
-              numba_threads(self.n_jobs, inputs.is_dask(X)),
-              inputs.naming_sources(X, y, sample_weight)):
-            self._prepare(engine, parts, eval_parts, schema, bins, init_model)
+            check_init_model(self, init_model)
+            continued = Continued(init_model._schema, init_model.bin_mapper_,
+                                  getattr(init_model, "classes_", None))
+        given = plan(X, y, sample_weight, eval_set, sample_weight_eval_set, self.client,
+                     self.n_jobs, self._is_classifier, bin_mapper=bin_mapper, continued=continued)
+        self._check_columns(given.schema)
+        with (watching_scheduler(given.executor),  # a lost scheduler named as such
+              Engine(given.executor, self.fit_timings_, self.out_of_core) as engine,
+              numba_threads(self.n_jobs, given.on_dask),
+              given.naming_sources()):
+            engine.prepare(given, not self._is_classifier, self.max_bins)
+            checks.check_weight_total(engine.w_max)
+            self._set_data_attributes(engine, given.schema)
             self._fit_engine(engine, init_model, **fit_args)
         self.bin_mapper_ = engine.mapper
         self.fit_timings_["fit"] = time.perf_counter() - t_start
@@ -84,21 +86,6 @@ class TreeEnsembleBase(ParamsMixin):
     def _check_columns(self, schema) -> None:
         """Parameters that name or count features, checked against the columns
         (known from the data's metadata, before any Dask work): a hook."""
-
-    def _prepare(self, engine, parts, eval_parts, schema, bins, init_model) -> None:
-        """Bin the partitions (with ``init_model``'s bins and classes if given)
-        and set the attributes every fitted estimator takes from its data."""
-        regression = not self._is_classifier
-        if init_model is not None:
-            schema = init_model._schema
-            engine.prepare(parts, eval_parts, schema, regression, self.max_bins,
-                           init_model.bin_mapper_, getattr(init_model, "classes_", None))
-        else:
-            if bins is not None:
-                schema.categories = dict(bins.categories_)
-            engine.prepare(parts, eval_parts, schema, regression, self.max_bins, bins)
-        checks.check_weight_total(engine.w_max)
-        self._set_data_attributes(engine, schema)
 
     def _set_data_attributes(self, engine, schema) -> None:
         """``n_features_in_``, ``feature_names_in_`` (named columns only), and for
@@ -149,7 +136,7 @@ class TreeEnsembleBase(ParamsMixin):
 
     def _predict_labels(self, fn, X):
         """Class labels from ``fn(in-memory X) -> labels``; lazy for Dask X."""
-        return map_collection(fn, X, None) if inputs.is_dask(X) else fn(X)
+        return map_collection(fn, X, None) if is_dask(X) else fn(X)
 
     def _weighted_score(self, pred, y, sample_weight) -> float:
         return checks.weighted_score(pred, y, sample_weight, self._is_classifier)

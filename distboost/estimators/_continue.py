@@ -1,17 +1,16 @@
 """Checks before gradient boosting continues a model or computes its first
-score: ``init_model`` must be the same kind of model on the same features and
-classes, and every class needs some weight."""
+score: ``init_model`` must be the same kind of model with the same loss (its
+features and classes are checked with the data, ``engine.input_plan``), and
+every class needs some weight."""
 
 from __future__ import annotations
 
-import numpy as np
 
+def check_init_model(est, init_model) -> None:
+    """Refuse to continue a model of another type or loss, or one not fitted.
 
-def check_init_model(est, init_model, schema, y=None) -> None:
-    """Refuse to continue a model of another type, loss, feature set or class set.
-
-    ``y`` (in-memory targets, optional) is checked against its classes; on
-    Dask, unknown labels are refused as the partitions are binned.
+    Its features, bins and classes are matched to the data where the data are
+    planned (``engine.input_plan``).
     """
     name = type(est).__name__
     if type(init_model) is not type(est):
@@ -24,23 +23,6 @@ def check_init_model(est, init_model, schema, y=None) -> None:
     if init_model.loss != est.loss and not continued_function:
         raise ValueError(f"init_model was trained with loss={init_model.loss!r} and this {name} "
                          f"has loss={est.loss!r}; continue with the same loss")
-    theirs, ours = init_model._schema, schema
-    if theirs.feature_names != ours.feature_names:
-        raise ValueError(
-            f"init_model was trained on features {_short(theirs.feature_names)} but X has "
-            f"{_short(ours.feature_names)}; continue training on the same columns, in order"
-        )
-    if not np.array_equal(theirs.is_categorical, ours.is_categorical):
-        changed = [n for n, a, b in zip(ours.feature_names, theirs.is_categorical,
-                                        ours.is_categorical) if a != b]
-        raise ValueError(f"feature(s) {_short(changed)} are categorical in one of init_model and "
-                         f"X but not in the other; use the same dtypes")
-    if y is not None and est._is_classifier:
-        unknown = np.setdiff1d(np.unique(np.asarray(y)), init_model.classes_)
-        if len(unknown):
-            raise ValueError(f"y has class(es) {unknown.tolist()[:5]} that init_model was not "
-                             f"trained on (its classes are {init_model.classes_.tolist()}); "
-                             f"train a new model on all the classes")
 
 
 class _ClassWeights:
@@ -63,7 +45,3 @@ def check_class_weights(engine, classes) -> None:
             f"undefined; drop those rows or give them a positive weight"
         )
 
-
-def _short(names) -> str:
-    names = list(names)
-    return str(names[:8])[:-1] + (", ...]" if len(names) > 8 else "]")

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..engine.inputs import is_dask
+from ..engine.input_plan import is_dask
 from ..inputs import checks
 
 AUTO_MIN_ROWS = 10_000

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..engine import inputs
+from ..engine.input_plan import is_dask
 from ..inputs import constraints
 from ..inputs.checks import InvalidParameterError
 from ..metrics import CustomMetric
@@ -92,7 +92,7 @@ def check_data(est, X, y) -> None:
     """Before any work on the data: functions that must travel to Dask workers
     pickle; a target in memory suits a log-link loss."""
     owner = type(est).__name__
-    if inputs.is_dask(X):
+    if is_dask(X):
         for fn in functions_of(est.loss, est.eval_metric):
             objective.check_picklable(fn, "loss" if fn is est.loss else "eval_metric", owner)
     elif not est._is_classifier and est.loss in LOG_LINK_LOSSES and y is not None:

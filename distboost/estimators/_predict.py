@@ -15,7 +15,7 @@ import uuid
 import numpy as np
 
 from ..engine import sources
-from ..engine.inputs import is_dask
+from ..engine.input_plan import is_dask
 from ..inputs.frames import to_matrix
 from ..kernels.threads import numba_threads
 from ..kernels.tree import pack_trees, predict_raw

@@ -14,7 +14,7 @@ from typing import ClassVar
 import numpy as np
 
 from ..callbacks import TrainingCallback
-from ..engine.inputs import is_dask
+from ..engine.input_plan import is_dask
 from ..engine.spill import OUT_OF_CORE_PARAMETER
 from ..inputs import checks
 from ..inputs.checks import (

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..engine.inputs import is_dask
+from ..engine.input_plan import is_dask
 from ..inputs.frames import to_matrix
 from ..kernels import treeshap
 from ..kernels.additive import AdditiveTrees

@@ -18,7 +18,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from ..engine import inputs
+from ..engine.input_plan import is_dask
 from ..inputs import checks
 from ..inputs.params import ParamsMixin
 from ._predict import map_collection, predict_any
@@ -105,7 +105,7 @@ class _Voting(ParamsMixin):
 
     def _check_members_take(self, X):
         """Before training anything: every member must accept this kind of data."""
-        if not inputs.is_dask(X):
+        if not is_dask(X):
             return
         for name, est in self.estimators:
             if not _is_distboost(est):
@@ -224,7 +224,7 @@ class VotingClassifier(_Voting):
         def fn(part):
             return self.classes_[np.argmax(self._votes(part), axis=1)]
 
-        return map_collection(fn, X, None) if inputs.is_dask(X) else fn(X)
+        return map_collection(fn, X, None) if is_dask(X) else fn(X)
 
     @property
     def predict_proba(self):

@@ -198,7 +198,7 @@ Y_COLUMN, W_COLUMN = "__distboost_target__", "__distboost_weight__"
 
 
 def split_joined(X, y, w):
-    """Undo ``engine.inputs._joined_parts`` inside a task: (X, y, w) of one partition."""
+    """Undo ``engine.input_plan._joined`` inside a task: (X, y, w) of one partition."""
     if isinstance(y, str) and y == Y_COLUMN:
         y_values = X[Y_COLUMN]
         w_values = X[W_COLUMN] if isinstance(w, str) and w == W_COLUMN else w
