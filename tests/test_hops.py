@@ -1,5 +1,5 @@
-"""From ``fit`` to the histogram kernel, in process: at most 8 module
-crossings, each a call from one module of distboost to another
+"""From ``fit`` to the histogram kernel: at most 8 module crossings in process,
+10 on Dask, each a call from one module of distboost to another
 (``bench/hops.py`` measures them; docs/architecture.md names their jobs)."""
 
 from pathlib import Path
@@ -31,3 +31,17 @@ def test_an_in_process_fit_reaches_the_histogram_kernel_in_at_most_8_crossings(h
     assert stacks["driver"][0][1].endswith(".fit")
     assert stacks["driver"][-1] == ("kernels/local_grower.py", "grow")
     assert hops.count(stacks) <= 8, hops.report(traced)
+
+
+def test_a_fit_on_dask_reaches_the_histogram_kernels_in_at_most_10_crossings(hops):
+    from distributed import Client, LocalCluster
+
+    with (LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                       dashboard_address=None) as cluster, Client(cluster) as client):
+        traced = hops.trace(client)
+    assert set(traced) == {"root_histograms", "split_level"}
+    for stacks in traced.values():
+        assert stacks["driver"][0][1].endswith(".fit")
+        assert stacks["worker"] is not None  # the wave crossed to the worker's holder
+    assert hops.count(traced["root_histograms"]) <= 9, hops.report(traced)
+    assert hops.count(traced["split_level"]) <= 10, hops.report(traced)

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import distboost as db
-from distboost.engine import Engine, LocalExecutor
+from distboost.engine import Engine, InputPlan, LocalExecutor
 from distboost.inputs.frames import infer_schema
 from distboost.kernels.splitting import SplitParams
 from distboost.metrics import make_metrics
@@ -115,7 +115,7 @@ class _Events:
 def _engine(X, y, regression):
     """An in-process engine holding (X, y) in one partition, binned in 32 bins."""
     engine = Engine(LocalExecutor())
-    engine.prepare([(X, y, np.ones(len(y)))], [], infer_schema(X), regression, 32)
+    engine.prepare(InputPlan(engine.ex, [(X, y, np.ones(len(y)))], [], infer_schema(X)), regression, 32)
     return engine
 
 

@@ -5,6 +5,7 @@ feature importances and model files. Each estimator adds its training loop
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections import defaultdict
 
@@ -30,7 +31,8 @@ from ._predict import map_collection
 
 
 class TreeEnsembleBase(ParamsMixin):
-    """Shared plumbing; subclasses implement ``_fit_engine(engine, init_model, ...)``."""
+    """Shared plumbing; subclasses implement ``_fit_engine(engine, ...)``, their
+    training on the prepared engine (``_prepared``)."""
 
     _is_classifier = False
     fit_arguments = frozenset({"bin_mapper"})
@@ -50,15 +52,19 @@ class TreeEnsembleBase(ParamsMixin):
             columns by name); ``max_bins`` then does not apply.
         """
         self._validate_params()
-        return self._fit(X, y, sample_weight, bin_mapper=bin_mapper)
+        with self._prepared(X, y, sample_weight, bin_mapper=bin_mapper) as engine:
+            self._fit_engine(engine)
+        return self
 
-    def _fit(self, X, y, sample_weight, *, bin_mapper=None, eval_set=None,
-             sample_weight_eval_set=None, init_model=None, **fit_args):
-        """Plan the inputs (``engine.input_plan``), bin them into a prepared
-        ``Engine``, and run the estimator's training loop (``_fit_engine``) on it.
+    @contextlib.contextmanager
+    def _prepared(self, X, y, sample_weight, *, bin_mapper=None, eval_set=None,
+                  sample_weight_eval_set=None, init_model=None):
+        """The fit's prepared ``Engine``: the inputs planned (``engine.input_plan``),
+        checked and binned on the workers; the estimator trains on it
+        (``_fit_engine``) inside the block, and the holders are released after it.
 
         ``init_model`` (a fitted estimator of the same kind) lends its schema,
-        bins and classes; ``fit_args`` go to ``_fit_engine``.
+        bins and classes.
         """
         self.fit_timings_ = defaultdict(float)
         t_start = time.perf_counter()
@@ -77,11 +83,10 @@ class TreeEnsembleBase(ParamsMixin):
             engine.prepare(given, not self._is_classifier, self.max_bins)
             checks.check_weight_total(engine.w_max)
             self._set_data_attributes(engine, given.schema)
-            self._fit_engine(engine, init_model, **fit_args)
+            yield engine
         self.bin_mapper_ = engine.mapper
         self.fit_timings_["fit"] = time.perf_counter() - t_start
         self.fit_timings_ = dict(self.fit_timings_)
-        return self
 
     def _check_columns(self, schema) -> None:
         """Parameters that name or count features, checked against the columns

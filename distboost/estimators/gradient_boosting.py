@@ -200,12 +200,13 @@ class _GradientBoosting(TreeEnsembleBase):
         init_model, n_rounds = self._resolve_init_model(init_model)
         # the functions the workers unpickle
         remote = _objectives.functions_of(self.loss, self.eval_metric) if is_dask(X) else []
-        with explained_import_errors(remote, type(self).__name__):
-            return self._fit(X, y, sample_weight, bin_mapper=bin_mapper, eval_set=eval_set,
+        with (explained_import_errors(remote, type(self).__name__),
+              self._prepared(X, y, sample_weight, bin_mapper=bin_mapper, eval_set=eval_set,
                              sample_weight_eval_set=sample_weight_eval_set,
-                             init_model=init_model, n_rounds=n_rounds,
-                             early_stopping_rounds=early_stopping_rounds, callbacks=callbacks,
-                             no_change=no_change)
+                             init_model=init_model) as engine):
+            self._fit_engine(engine, init_model, n_rounds, early_stopping_rounds, callbacks,
+                             no_change)
+        return self
 
     def _check_columns(self, schema) -> None:
         """``monotonic_cst`` and ``interaction_cst`` against the columns (``constraints``)."""
