@@ -75,7 +75,8 @@ class _Catch:
                     self.stacks[fn.__name__] = {"driver": here, "worker": None}
                 else:
                     driver = _stack(sys._current_frames()[self.driver.ident])
-                    self.stacks[fn.__name__] = {"driver": driver, "worker": here}
+                    if driver and driver[0][1].endswith(".fit"):  # else not this fit's wave
+                        self.stacks[fn.__name__] = {"driver": driver, "worker": here}
             return fn(*args, **kwargs)
         return caught
 
