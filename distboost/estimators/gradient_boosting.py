@@ -46,7 +46,7 @@ from ..trees.params import GrowthParams
 from . import _holdout, _objectives
 from ._base import TreeEnsembleBase, fit_events
 from ._continue import check_class_weights
-from ._predict import predict_any, raw_scores
+from ._predict import leaf_ids, predict_any, raw_scores, rows_any
 
 
 class _GradientBoosting(TreeEnsembleBase):
@@ -374,6 +374,49 @@ class _GradientBoosting(TreeEnsembleBase):
             predict_raw(matrix, *pack_trees(round_trees), outputs, raw)
             yield raw.T.copy()
 
+    def apply(self, X):
+        """The leaf each row reaches in every tree, as scikit-learn's
+        ``GradientBoostingClassifier.apply``.
+
+        Rows walk each tree as ``predict`` walks it (missing values and
+        unknown categories take the split's learned side), so the raw score
+        is f_0 plus the leaves' values (already shrunk by the learning rate):
+        f_k(x) = ``base_score_[k]`` + sum_m ``estimators_[m, k].nodes["value"]
+        [leaves[i, m, k]]`` (ESL eq. 10.2). The ids are the nodes' indices
+        in each tree, as the model file (``save_model``) and the XGBoost
+        export write them. The trees are the rounds the model keeps (with
+        early stopping, those up to ``best_iteration_``), as ``predict``'s.
+
+        Parameters
+        ----------
+        X : array-like, pandas DataFrame, or Dask DataFrame/Array of shape (n, d)
+            Checked as ``predict`` checks it.
+
+        Returns
+        -------
+        X_leaves : ndarray of shape (n, n_estimators_, K), float64
+            K trees per round (one per class for more than two classes, else
+            K = 1); float64 as scikit-learn's. Lazy for Dask input, computed
+            partition by partition.
+        """
+        X = self._checked(X)
+        m, k = len(self.trees_), len(self.base_score_)
+        return rows_any(lambda part: self._leaf_ids(part).reshape(-1, m, k).astype(np.float64),
+                        X, (m, k), np.float64)
+
+    def _pred_leaf(self, X):
+        """``predict(X, pred_leaf=True)``: XGBoost's layout, shape (n, n_estimators_ * K),
+        float32, round by round and within a round output by output."""
+        X = self._checked(X)
+        n_trees = len(self.trees_) * len(self.base_score_)
+        return rows_any(lambda part: self._leaf_ids(part).astype(np.float32), X, (n_trees,),
+                        np.float32)
+
+    def _leaf_ids(self, X) -> np.ndarray:
+        """Leaf ids of in-memory X, shape (n, n_estimators_ * K), rounds first."""
+        trees = [t for round_trees in self.trees_ for t in round_trees]
+        return leaf_ids(self._schema, trees, X, self.n_jobs)
+
     @property
     def estimators_(self) -> np.ndarray:
         """The fitted trees, shape (n_estimators_, K): round m's tree of output k."""
@@ -554,10 +597,28 @@ class GradientBoostingRegressor(_GradientBoosting):
     feature_importances_
     """.replace("{shared}", _SHARED_PARAMETERS)
 
-    def predict(self, X):
+    def predict(self, X, pred_leaf=False):
         """Predicted values, shape (n,); lazy for Dask input: f(x), or the mean
         e^f(x) for the log-link losses. A custom objective's model (also once
-        loaded, ``loss="custom"``) predicts its raw scores f(x)."""
+        loaded, ``loss="custom"``) predicts its raw scores f(x).
+
+        Parameters
+        ----------
+        X : array-like, pandas DataFrame, or Dask DataFrame/Array of shape (n, d)
+        pred_leaf : bool, default False
+            Return instead the leaf each row reaches in every tree, in
+            XGBoost's layout (``Booster.predict(pred_leaf=True)``): shape
+            (n, n_estimators_) for one output, (n, n_estimators_ * K) for K,
+            round by round and within a round class by class; float32 as
+            XGBoost's. The ids are those of ``apply`` (the model file's and
+            the XGBoost export's; the export of a model with K > 2 classes
+            starts with a round of K one-leaf trees holding f_0, which
+            XGBoost's ``pred_leaf`` lists first, as leaf 0). As ``predict``,
+            the rounds the model keeps (up to ``best_iteration_``), which
+            XGBoost's scikit-learn ``apply`` also uses by default.
+        """
+        if pred_leaf:
+            return self._pred_leaf(X)
         raw = self._decision(X)
         return libm.exp(raw) if self.loss in LOG_LINK_LOSSES else raw
 
@@ -652,8 +713,26 @@ class GradientBoostingClassifier(_GradientBoosting):
         X = self._checked(X)
         return predict_any(lambda part: self._proba_from_raw(self._raw(part)), X, len(self.classes_))
 
-    def predict(self, X):
-        """Most probable class labels; lazy for Dask input."""
+    def predict(self, X, pred_leaf=False):
+        """Most probable class labels; lazy for Dask input.
+
+        Parameters
+        ----------
+        X : array-like, pandas DataFrame, or Dask DataFrame/Array of shape (n, d)
+        pred_leaf : bool, default False
+            Return instead the leaf each row reaches in every tree, in
+            XGBoost's layout (``Booster.predict(pred_leaf=True)``): shape
+            (n, n_estimators_) for one output, (n, n_estimators_ * K) for K,
+            round by round and within a round class by class; float32 as
+            XGBoost's. The ids are those of ``apply`` (the model file's and
+            the XGBoost export's; the export of a model with K > 2 classes
+            starts with a round of K one-leaf trees holding f_0, which
+            XGBoost's ``pred_leaf`` lists first, as leaf 0). As ``predict``,
+            the rounds the model keeps (up to ``best_iteration_``), which
+            XGBoost's scikit-learn ``apply`` also uses by default.
+        """
+        if pred_leaf:
+            return self._pred_leaf(X)
         X = self._checked(X)
 
         return self._predict_labels(
