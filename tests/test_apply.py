@@ -133,6 +133,9 @@ def test_binary_classifier_shapes():
     assert model.apply(X).shape == (len(X), 3, 1)
     assert model.predict(X, pred_leaf=True).shape == (len(X), 3)
     assert model.predict(X).shape == (len(X),)  # predict itself is unchanged
+    empty = db.GradientBoostingRegressor(n_estimators=0).fit(X, y)
+    assert empty.apply(X).shape == (len(X), 0, 1)
+    assert empty.predict(X, pred_leaf=True).shape == (len(X), 0)
 
 
 def test_early_stopping_keeps_the_leaves_of_the_kept_rounds():

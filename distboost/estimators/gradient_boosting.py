@@ -401,8 +401,12 @@ class _GradientBoosting(TreeEnsembleBase):
         """
         X = self._checked(X)
         m, k = len(self.trees_), len(self.base_score_)
-        return rows_any(lambda part: self._leaf_ids(part).reshape(-1, m, k).astype(np.float64),
-                        X, (m, k), np.float64)
+
+        def fn(part):
+            ids = self._leaf_ids(part)
+            return ids.reshape(len(ids), m, k).astype(np.float64)
+
+        return rows_any(fn, X, (m, k), np.float64)
 
     def _pred_leaf(self, X):
         """``predict(X, pred_leaf=True)``: XGBoost's layout, shape (n, n_estimators_ * K),
