@@ -178,11 +178,17 @@ def test_forests_bagging_and_adaboost_follow_their_trees():
 
 # -------------------------------------------------------------- XGBoost
 def _xgboost_leaves(model, X, tmp_path):
+    """XGBoost's ``pred_leaf`` on the exported model, whose margins are checked
+    too (trees in distboost's node order route as before)."""
     xgb = pytest.importorskip("xgboost")
     path = tmp_path / "model.xgb.json"
     model.save_model(path, format="xgboost")
     booster = xgb.Booster(model_file=str(path))
-    return booster.predict(xgb.DMatrix(X, enable_categorical=True), pred_leaf=True)
+    data = xgb.DMatrix(X, enable_categorical=True)
+    raw = model.decision_function(X) if hasattr(model, "decision_function") else (
+        model.predict_proba(X) if hasattr(model, "predict_proba") else model.predict(X))
+    np.testing.assert_allclose(booster.predict(data, output_margin=True), raw, rtol=0, atol=1e-5)
+    return booster.predict(data, pred_leaf=True)
 
 
 @pytest.mark.parametrize("growth", GROWTH.values(), ids=GROWTH.keys())
