@@ -235,6 +235,20 @@ def test_dask_leaves_are_lazy_and_equal_in_process(dask_client):
         np.testing.assert_array_equal(dask_client.compute(lazy).result(), local)
 
 
+def test_parquet_leaves_are_read_in_their_own_tasks(dask_client, tmp_path):
+    """A frame read from Parquet: each file read where its leaves are found."""
+    import dask.dataframe as dd
+
+    X, _, yc = _data(seed=10)
+    X = X[["a", "b"]]
+    for i, rows in enumerate((slice(0, 150), slice(150, 400))):
+        X[rows].to_parquet(tmp_path / f"part-{i}.parquet")
+    clf = db.GradientBoostingClassifier(n_estimators=2, max_depth=2).fit(X, yc)
+    frame = dd.read_parquet(str(tmp_path / "*.parquet"))
+    lazy = clf.apply(frame)
+    np.testing.assert_array_equal(dask_client.compute(lazy).result(), clf.apply(X))
+
+
 # --------------------------------------------------------------- bad input
 def test_bad_input_is_refused_as_predict_refuses_it():
     X, y, _ = _data(seed=8)
