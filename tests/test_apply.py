@@ -177,6 +177,16 @@ def test_forests_bagging_and_adaboost_follow_their_trees():
 
 
 # -------------------------------------------------------------- XGBoost
+def test_export_keeps_node_ids_where_siblings_are_pairs():
+    from distboost.xgboost_format import node_order
+
+    nodes = _hand_tree(False).nodes  # 0 -> (1, 2), 2 -> (3, 4): not breadth first
+    np.testing.assert_array_equal(node_order(nodes), np.arange(5))
+    swapped = nodes.copy()  # node 0's children 2 (left) and 1 (right): not a pair
+    swapped["left"][0], swapped["right"][0] = 2, 1
+    np.testing.assert_array_equal(node_order(swapped), [0, 2, 1, 3, 4])
+
+
 def _xgboost_leaves(model, X, tmp_path):
     """XGBoost's ``pred_leaf`` on the exported model, whose margins are checked
     too (trees in distboost's node order route as before)."""
