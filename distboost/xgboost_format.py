@@ -43,6 +43,14 @@ Categorical splits list the category codes that go right (XGBoost sends the
 listed codes right, the others left); the codes are distboost's: the index
 of the category in the model's categories.
 
+Node ids are the model's. Each tree's nodes are written in distboost's own
+order (``node_order``: node 0 the root, siblings adjacent, as every tree
+distboost grows has them), so XGBoost's ``pred_leaf`` on the exported model
+gives the ids of the estimators' ``apply`` and ``predict(X, pred_leaf=True)``,
+which index the trees' ``nodes`` in the model file. (A multiclass model's
+first round of one-leaf trees adds K leading columns of 0; forests' parallel
+trees are written once per output.)
+
 Categories travel by name. A model with categorical features carries its
 training categories as XGBoost's own models do since XGBoost 3.1 (the
 ``cats`` container of the ``gbtree`` model: per feature its categories, as
@@ -189,6 +197,24 @@ def _bfs_order(nodes: np.ndarray) -> np.ndarray:
     return np.asarray(order, np.int64)
 
 
+def node_order(nodes: np.ndarray) -> np.ndarray:
+    """The distboost node written at each position of the exported tree.
+
+    The tree's own order wherever XGBoost can read it: every node reached from
+    the root, node 0, and every split's right child right after its left
+    (XGBoost finds the right child at left + 1), which holds for every tree
+    distboost grows (children are numbered in pairs as splits are taken,
+    depth-wise or best-first). The exported node ids are then the model's,
+    so XGBoost's ``pred_leaf`` equals ``apply``. Another tree (a model file
+    edited by hand) is renumbered breadth first (``_bfs_order``).
+    """
+    order = _bfs_order(nodes)
+    split = nodes["is_leaf"] == 0
+    if len(order) == len(nodes) and (nodes["right"][split] == nodes["left"][split] + 1).all():
+        return np.arange(len(nodes), dtype=np.int64)
+    return order
+
+
 def _categorical_fields(tree, order, n_categories) -> dict:
     """split_type and the category lists of the categorical splits."""
     nodes = tree.nodes
@@ -228,7 +254,7 @@ def tree_to_xgboost(tree, values: np.ndarray, tree_id: int, n_features: int,
         Number of categories of each categorical feature.
     """
     nodes = tree.nodes
-    order = _bfs_order(nodes)
+    order = node_order(nodes)
     new_id = np.empty(len(nodes), np.int64)
     new_id[order] = np.arange(len(order))
     rec = nodes[order]

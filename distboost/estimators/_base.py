@@ -27,7 +27,7 @@ from ..kernels.tree import (
 )
 from ..training.events import FitEvents, scalar_params
 from ._continue import check_init_model
-from ._predict import map_collection
+from ._predict import leaf_ids, map_collection, rows_any
 
 
 class TreeEnsembleBase(ParamsMixin):
@@ -116,6 +116,33 @@ class TreeEnsembleBase(ParamsMixin):
         """The fitted trees (``distboost.Tree``), in order."""
         self._check_fitted()
         return [round_trees[0] for round_trees in self.trees_]
+
+    def apply(self, X):
+        """The leaf each row reaches in every tree, as scikit-learn's forests'
+        ``apply``.
+
+        Rows walk each tree as ``predict`` walks it (missing values and
+        unknown categories take the split's learned side), so tree m's
+        contribution to a prediction is read at ``estimators_[m].nodes
+        [leaf]``: its ``value`` (a regression tree's mean) or its
+        ``leaf_values`` row (a classification tree's class frequencies). The
+        ids are the nodes' indices in each tree, as the model file
+        (``save_model``) and the XGBoost export write them.
+
+        Parameters
+        ----------
+        X : array-like, pandas DataFrame, or Dask DataFrame/Array of shape (n, d)
+            Checked as ``predict`` checks it.
+
+        Returns
+        -------
+        X_leaves : ndarray of shape (n, n_estimators), int64
+            Lazy for Dask input, computed partition by partition.
+        """
+        X = self._checked(X)
+        trees = self.estimators_
+        return rows_any(lambda part: leaf_ids(self._schema, trees, part, self.n_jobs), X,
+                        (len(trees),), np.int64)
 
     def _matrix(self, X) -> np.ndarray:
         return np.ascontiguousarray(to_matrix(X, self._schema))

@@ -18,7 +18,7 @@ from ..engine import sources
 from ..engine.input_plan import is_dask
 from ..inputs.frames import to_matrix
 from ..kernels.threads import numba_threads
-from ..kernels.tree import pack_trees, predict_raw
+from ..kernels.tree import leaf_indices, pack_trees, predict_raw
 
 
 def raw_scores(schema, base_score, trees_by_round, X, n_jobs=None) -> np.ndarray:
@@ -32,6 +32,20 @@ def raw_scores(schema, base_score, trees_by_round, X, n_jobs=None) -> np.ndarray
         outputs = np.tile(np.arange(k, dtype=np.int64), len(trees_by_round))
         with numba_threads(n_jobs):
             predict_raw(matrix, nodes, roots, bitsets, outputs, out)
+    return out.T
+
+
+def leaf_ids(schema, trees, X, n_jobs=None) -> np.ndarray:
+    """The leaf each row of in-memory X reaches in each of ``trees``, shape
+    (n_rows, n_trees), int64: the leaf's index in its tree's ``nodes`` (the
+    node ids of the model file and of the XGBoost export). Rows walk the
+    trees as ``raw_scores``' do: missing values and unknown categories take
+    each split's learned side."""
+    matrix = to_matrix(X, schema)
+    out = np.zeros((len(trees), len(matrix)), np.int64)
+    if trees:
+        with numba_threads(n_jobs):
+            leaf_indices(matrix, *pack_trees(trees), out)
     return out.T
 
 
@@ -95,6 +109,26 @@ def map_frame(fn, X, trailing: tuple, dtype, name: str):
         graph.update(call.__dask_graph__())
     chunks = ((np.nan,) * len(calls),) + tuple((n,) for n in trailing)
     return da.Array(graph, key_name, chunks, dtype=dtype)
+
+
+def map_rows(fn, X, trailing: tuple, dtype):
+    """A lazy array of ``fn`` (in-memory X -> ndarray of shape (n_rows,
+    *trailing)) applied to every partition of a Dask X."""
+    import dask.array as da
+
+    fn = _PartitionFunction(fn)
+    if isinstance(X, da.Array):
+        if X.numblocks[1] != 1:
+            X = X.rechunk({1: -1})
+        new_axis = list(range(2, 1 + len(trailing))) or None
+        return X.map_blocks(fn, chunks=(X.chunks[0], *((n,) for n in trailing)),
+                            new_axis=new_axis, dtype=dtype, name="distboost-apply")
+    return map_frame(fn, X, trailing, dtype, "distboost-apply")
+
+
+def rows_any(fn, X, trailing: tuple, dtype):
+    """``fn(X)`` for in-memory X, lazily per partition for Dask X (``map_rows``)."""
+    return map_rows(fn, X, trailing, dtype) if is_dask(X) else fn(X)
 
 
 def predict_any(fn, X, n_columns: int | None):

@@ -46,10 +46,11 @@ from ..trees.params import GrowthParams
 from . import _holdout, _objectives
 from ._base import TreeEnsembleBase, fit_events
 from ._continue import check_class_weights
+from ._leaves import BoostingLeaves
 from ._predict import predict_any, raw_scores
 
 
-class _GradientBoosting(TreeEnsembleBase):
+class _GradientBoosting(BoostingLeaves, TreeEnsembleBase):
     _is_classifier = False
     fit_arguments = frozenset({"eval_set", "early_stopping_rounds", "sample_weight_eval_set",
                                "init_model", "callbacks", "bin_mapper"})
@@ -554,10 +555,28 @@ class GradientBoostingRegressor(_GradientBoosting):
     feature_importances_
     """.replace("{shared}", _SHARED_PARAMETERS)
 
-    def predict(self, X):
+    def predict(self, X, pred_leaf=False):
         """Predicted values, shape (n,); lazy for Dask input: f(x), or the mean
         e^f(x) for the log-link losses. A custom objective's model (also once
-        loaded, ``loss="custom"``) predicts its raw scores f(x)."""
+        loaded, ``loss="custom"``) predicts its raw scores f(x).
+
+        Parameters
+        ----------
+        X : array-like, pandas DataFrame, or Dask DataFrame/Array of shape (n, d)
+        pred_leaf : bool, default False
+            Return instead the leaf each row reaches in every tree, in
+            XGBoost's layout (``Booster.predict(pred_leaf=True)``): shape
+            (n, n_estimators_) for one output, (n, n_estimators_ * K) for K,
+            round by round and within a round class by class; float32 as
+            XGBoost's. The ids are those of ``apply`` (the model file's and
+            the XGBoost export's; the export of a model with K > 2 classes
+            starts with a round of K one-leaf trees holding f_0, which
+            XGBoost's ``pred_leaf`` lists first, as leaf 0). As ``predict``,
+            the rounds the model keeps (up to ``best_iteration_``), which
+            XGBoost's scikit-learn ``apply`` also uses by default.
+        """
+        if pred_leaf:
+            return self._pred_leaf(X)
         raw = self._decision(X)
         return libm.exp(raw) if self.loss in LOG_LINK_LOSSES else raw
 
@@ -652,8 +671,26 @@ class GradientBoostingClassifier(_GradientBoosting):
         X = self._checked(X)
         return predict_any(lambda part: self._proba_from_raw(self._raw(part)), X, len(self.classes_))
 
-    def predict(self, X):
-        """Most probable class labels; lazy for Dask input."""
+    def predict(self, X, pred_leaf=False):
+        """Most probable class labels; lazy for Dask input.
+
+        Parameters
+        ----------
+        X : array-like, pandas DataFrame, or Dask DataFrame/Array of shape (n, d)
+        pred_leaf : bool, default False
+            Return instead the leaf each row reaches in every tree, in
+            XGBoost's layout (``Booster.predict(pred_leaf=True)``): shape
+            (n, n_estimators_) for one output, (n, n_estimators_ * K) for K,
+            round by round and within a round class by class; float32 as
+            XGBoost's. The ids are those of ``apply`` (the model file's and
+            the XGBoost export's; the export of a model with K > 2 classes
+            starts with a round of K one-leaf trees holding f_0, which
+            XGBoost's ``pred_leaf`` lists first, as leaf 0). As ``predict``,
+            the rounds the model keeps (up to ``best_iteration_``), which
+            XGBoost's scikit-learn ``apply`` also uses by default.
+        """
+        if pred_leaf:
+            return self._pred_leaf(X)
         X = self._checked(X)
 
         return self._predict_labels(

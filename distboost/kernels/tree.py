@@ -500,6 +500,23 @@ def leaf_indices_binned(X_binned, nodes, roots, bitsets, out):
                  np.zeros(0), out)
 
 
+def leaf_indices(X, nodes, roots, bitsets, out):
+    """Leaf reached by every row in every tree, on raw values (``predict_raw``'s
+    walk: NaN and unknown categories take the split's missing direction).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_rows, n_features), float64; NaN = missing,
+        categorical features as codes
+    nodes, roots, bitsets : from ``pack_trees``
+    out : ndarray of shape (n_trees, n_rows), int64, written
+        Node id of the leaf within its own tree (``k - roots[t]``): its index
+        in the tree's ``nodes``.
+    """
+    _walk(X, True, nodes, roots, bitsets, 3, np.zeros(0, np.int64), np.zeros((0, 1)),
+          np.zeros(0), out)
+
+
 @numba.njit(parallel=True, cache=True)
 def copy_margins(src, dst):
     """dst[...] = src for (n_outputs, n_rows) arrays, rows in parallel (the
