@@ -231,7 +231,7 @@ class GradientBoostingRanker(_GradientBoosting):
 def _first_bad_relevance(state, objective, exp_gain):
     """Per group: (partition, message) of each partition's first refused relevance."""
     errors = []
-    for shard in each_shard(state.shards):
+    for (shard,) in each_shard(state.shards):
         try:
             queries.check_relevance(shard.y, objective, exp_gain, f" in partition {shard.index}")
         except ValueError as exc:
