@@ -250,6 +250,20 @@ def test_dask_query_across_partitions_is_refused(ranking_data, dask_client):
         GradientBoostingRanker(client=dask_client, **SMALL).fit(
             da.from_array(X, chunks=(chunks[0], 6)), da.from_array(rel, chunks=chunks),
             qid=da.from_array(qid, chunks=chunks))
+    whole = ((len(qid),),)
+
+    def arrays(chunks, y=rel):
+        return (da.from_array(X, chunks=(chunks[0], 6)), da.from_array(y, chunks=chunks),
+                da.from_array(qid, chunks=chunks))
+
+    dX, dy, dq = arrays(whole)
+    eX, ey, eq = arrays(chunks)
+    with pytest.raises(ValueError, match=r"query 5 of eval_set\[0\] has rows in partitions 0 and 1"):
+        GradientBoostingRanker(client=dask_client, **SMALL).fit(
+            dX, dy, qid=dq, eval_set=[(eX, ey)], eval_qid=[eq])
+    dX, dy, dq = arrays(whole, np.where(np.arange(len(rel)) == 7, -2.0, rel))
+    with pytest.raises(ValueError, match="relevance in partition 0 must be >= 0; row 7"):
+        GradientBoostingRanker(client=dask_client, **SMALL).fit(dX, dy, qid=dq)
 
 
 def test_shap_values_sum_to_the_scores(ranking_data):

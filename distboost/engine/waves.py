@@ -351,6 +351,13 @@ class Engine:
         (out,) = self.ex.run([Op(TRAIN, _group.apply, (fn, *args), BOTH)], name)
         return out
 
+    def apply_sets(self, fn, name, *args) -> dict:
+        """``apply`` on the training set and every evaluation set at once:
+        ``{"train": smalls, "eval0": smalls, ...}`` (e.g. checks of every set's rows)."""
+        keys = self._set_keys()
+        outs = self.ex.run([Op(key, _group.apply, (fn, *args), BOTH) for key in keys], name)
+        return dict(zip(keys, outs))
+
     def each_partition(self, fn, name, *args) -> list:
         """Run ``fn(shard, row_state, *args) -> small`` on every training
         partition; return the smalls, those of each group in turn.

@@ -154,6 +154,8 @@ class GradientBoostingRanker(_GradientBoosting):
                                      _per_set(eval_group, eval_set, "eval_group")))]
         if not is_dask(X):
             self._check_relevance(y, "")
+            for k, (_, ye) in enumerate(eval_set):
+                self._check_relevance(ye, f" of eval_set[{k}]")
             sample_weight = _query_weights(sample_weight, qid, "sample_weight")
             sample_weight_eval_set = _eval_weights(sample_weight_eval_set, eval_qid)
         checks.check_fit_arguments(eval_set, early_stopping_rounds, callbacks)
@@ -199,12 +201,20 @@ class GradientBoostingRanker(_GradientBoosting):
         queries.check_relevance(y, self.objective, self.ndcg_exp_gain, where, offset)
 
     def _check_relevance_on(self, engine) -> None:
-        """The relevance checks of Dask partitions, in one pass over the binned rows."""
-        found = engine.apply(_first_bad_relevance, "check-relevance", self.objective,
-                             self.ndcg_exp_gain)
-        errors = sorted(e for group in found for e in group)
-        if errors:
-            raise ValueError(errors[0][1])
+        """On Dask, in one pass over the binned rows of every set: the relevance
+        checks, and each evaluation set's queries in one partition each (the
+        training set's are checked as its partitions are scanned)."""
+        found = engine.apply_sets(_query_facts, "check-queries", self.objective,
+                                  self.ndcg_exp_gain)
+        for key, groups in found.items():
+            facts = sorted((f for group in groups for f in group), key=lambda f: f[0])
+            errors = [message for _, _, message in facts if message]
+            if errors:
+                raise ValueError(errors[0] if key == "train" else f"eval_set[{key[4:]}]: "
+                                 f"{errors[0]}")
+            if key != "train":
+                queries.check_queries_apart([ids for _, ids, _ in facts],
+                                            f" of eval_set[{key[4:]}]")
 
     # ------------------------------------------------------------- predict
     def predict(self, X):
@@ -228,15 +238,18 @@ class GradientBoostingRanker(_GradientBoosting):
         return metric.value(metric.partial(target, raw, np.ones(len(ids))))
 
 
-def _first_bad_relevance(state, objective, exp_gain):
-    """Per group: (partition, message) of each partition's first refused relevance."""
-    errors = []
+def _query_facts(state, objective, exp_gain):
+    """Per group, for each partition: (index, its query ids once each, the refusal
+    of its first bad relevance or "")."""
+    facts = []
     for (shard,) in each_shard(state.shards):
         try:
             queries.check_relevance(shard.y, objective, exp_gain, f" in partition {shard.index}")
+            message = ""
         except ValueError as exc:
-            errors.append((shard.index, str(exc)))
-    return state, errors
+            message = str(exc)
+        facts.append((shard.index, np.unique(shard.qid), message))
+    return state, facts
 
 
 def _query_ids(X, qid, group, where: str):

@@ -79,10 +79,11 @@ def qid_from_group(group, n_rows: int, what: str = "group") -> np.ndarray:
     return np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
 
 
-def check_queries_apart(per_partition: list) -> None:
+def check_queries_apart(per_partition: list, what: str = "") -> None:
     """Refuse a query whose rows are in two partitions, naming it and them.
 
-    ``per_partition``: each partition's query ids (once each, ``np.unique``).
+    ``per_partition``: each partition's query ids (once each, ``np.unique``);
+    ``what``: the set named in the refusal (e.g. " of eval_set[0]").
     """
     ids = np.concatenate(per_partition)
     if len(ids) == len(np.unique(ids)):
@@ -92,7 +93,7 @@ def check_queries_apart(per_partition: list) -> None:
         for q in queries.tolist():
             if q in owner:
                 raise ValueError(
-                    f"query {q} has rows in partitions {owner[q]} and {part}; a query's rows "
+                    f"query {q}{what} has rows in partitions {owner[q]} and {part}; a query's rows "
                     f"must all be in one partition (its lambdas compare every pair of its "
                     f"documents): repartition by query, e.g. ddf.shuffle('qid') then "
                     f"map_partitions(lambda df: df.sort_values('qid', kind='stable'))")
