@@ -92,9 +92,9 @@ def train(system: str, args, train_set, client=None):
                                    max_depth=args.depth, learning_rate=0.1, tree_method="hist",
                                    max_bin=256)
         model.client = client
-        dX, dy, dq = _dask_arrays(X, y, qid, args.partitions)
+        dX, dy, dq = _dask_frames(X, y, qid, args.partitions)
         t0 = time.perf_counter()
-        model.fit(dX, dy, qid=dq)
+        model.fit(dX, dy, qid=dq)  # it needs frames to keep each query in one partition
         return time.perf_counter() - t0, lambda Z: np.asarray(model.get_booster().inplace_predict(Z))
     raise ValueError(f"unknown system {system!r}; choose from {SYSTEMS}")
 
@@ -105,6 +105,17 @@ def _dask_arrays(X, y, qid, n_parts: int):
     chunks = _query_chunks(qid, n_parts)
     return (da.from_array(X, chunks=(chunks, X.shape[1])), da.from_array(y, chunks=(chunks,)),
             da.from_array(qid, chunks=(chunks,)))
+
+
+def _dask_frames(X, y, qid, n_parts: int):
+    """X, y and qid as Dask DataFrame and Series of one frame, partitions cut at queries."""
+    import dask.dataframe as dd
+    import pandas as pd
+
+    frame = pd.DataFrame(X, columns=[f"f{j}" for j in range(X.shape[1])])
+    frame = frame.assign(rel=y, qid=qid).set_index(pd.Index(qid, name="q"))
+    ddf = dd.from_pandas(frame, npartitions=n_parts)  # sorted index: a query stays whole
+    return ddf[list(frame.columns[:X.shape[1]])], ddf["rel"], ddf["qid"]
 
 
 def main(argv=None) -> None:
