@@ -312,3 +312,46 @@ def test_saved_ranker_loads_and_predicts_the_same(ranking_data, tmp_path):
     assert isinstance(loaded, GradientBoostingRanker)
     assert loaded.lambdarank_pair_method == "mean"
     assert np.array_equal(loaded.predict(X), model.predict(X))
+
+
+def test_ranknet_lambdas_are_the_derivatives_of_its_loss():
+    """Without normalizations and with every pair (k >= n), g is dL/df of RankNet's
+    L = sum over pairs rel_i > rel_j of log(1 + exp(-(f_i - f_j))), and h twice
+    d^2L/df^2 (XGBoost's factor 2)."""
+    rel = np.array([2.0, 0, 1, 1, 3])
+    f = np.array([0.3, -0.2, 0.9, 0.1, -0.5])
+
+    def loss(f):
+        return sum(math.log1p(math.exp(-(f[i] - f[j]))) for i in range(5) for j in range(5)
+                   if rel[i] > rel[j])
+
+    g, h = _lambdas("rank:pairwise", rel, f, normalization=False, score_normalization=False)
+    eps = 1e-5
+    for i in range(5):
+        step = np.eye(5)[i] * eps
+        assert g[i] == pytest.approx((loss(f + step) - loss(f - step)) / (2 * eps), abs=1e-8)
+        second = (loss(f + step) - 2 * loss(f) + loss(f - step)) / eps**2
+        assert h[i] == pytest.approx(2 * second, abs=1e-4)
+
+
+def test_query_weights_per_query_or_per_row(ranking_data):
+    X, rel, qid = ranking_data
+    n_queries = len(np.unique(qid))
+    w = np.arange(1, n_queries + 1, dtype=float) % 3 + 1
+    per_query = GradientBoostingRanker(**SMALL).fit(X, rel, qid=qid, sample_weight=w)
+    per_row = GradientBoostingRanker(**SMALL).fit(X, rel, qid=qid, sample_weight=w[qid])
+    assert np.array_equal(per_query.predict(X), per_row.predict(X))
+    uneven = w[qid].copy()
+    uneven[1] += 1
+    with pytest.raises(ValueError, match="differs within query 0 .row 1."):
+        GradientBoostingRanker(**SMALL).fit(X, rel, qid=qid, sample_weight=uneven)
+
+
+def test_mean_pairs_give_the_same_model_in_any_partitions(ranking_data):
+    X, rel, qid = ranking_data
+    params = dict(SMALL, lambdarank_pair_method="mean", lambdarank_num_pair_per_sample=2,
+                  random_state=3)
+    one = GradientBoostingRanker(**params).fit(X, rel, qid=qid)
+    with local_partitions(4):
+        four = GradientBoostingRanker(**params).fit(X, rel, qid=qid)
+    assert np.array_equal(one.predict(X), four.predict(X))
