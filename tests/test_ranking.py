@@ -183,6 +183,8 @@ def test_group_sizes_are_qid():
     by_qid = GradientBoostingRanker(**SMALL).fit(X, rel, qid=qid).predict(X)
     by_group = GradientBoostingRanker(**SMALL).fit(X, rel, group=[5] * 6).predict(X)
     assert np.array_equal(by_qid, by_group)
+    model = GradientBoostingRanker(**SMALL).fit(X, rel, qid=qid)
+    assert model.score(X, rel, group=[5] * 6, k=3) == _metric("ndcg@3", rel, by_qid, qid)
     with pytest.raises(ValueError, match="sum to 29 but X has 30 rows"):
         GradientBoostingRanker(**SMALL).fit(X, rel, group=[5] * 5 + [4])
 
