@@ -357,3 +357,11 @@ def test_mean_pairs_give_the_same_model_in_any_partitions(ranking_data):
     with local_partitions(4):
         four = GradientBoostingRanker(**params).fit(X, rel, qid=qid)
     assert np.array_equal(one.predict(X), four.predict(X))
+
+
+def test_warm_start_continues_to_the_same_model(ranking_data):
+    X, rel, qid = ranking_data
+    full = GradientBoostingRanker(**dict(SMALL, n_estimators=6)).fit(X, rel, qid=qid)
+    model = GradientBoostingRanker(**dict(SMALL, n_estimators=3), warm_start=True)
+    model.fit(X, rel, qid=qid).set_params(n_estimators=6).fit(X, rel, qid=qid)
+    assert np.array_equal(model.predict(X), full.predict(X))
