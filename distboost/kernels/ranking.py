@@ -83,7 +83,7 @@ def _map_tables(lab):
     return n_rel, acc
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _delta_map(y_hi, y_lo, r_hi, r_lo, n_rel, acc):
     """|dAP| of swapping the documents at positions r_hi and r_lo (Burges 2010, sec. 6)."""
     if r_hi > r_lo:
@@ -98,19 +98,19 @@ def _delta_map(y_hi, y_lo, r_hi, r_lo, n_rel, acc):
     return abs(d / n_rel[-1])
 
 
-@numba.njit(cache=True)
-def _delta(kind, lab, gain, r_hi, r_lo, inv_idcg, n_rel, acc):
+@numba.njit(cache=True, inline="always")
+def _delta(kind, lab, gain, disc, r_hi, r_lo, inv_idcg, n_rel, acc):
     """|dZ| of swapping the documents at positions r_hi and r_lo."""
     if kind == PAIRWISE:
         return 1.0
     if kind == NDCG:
-        d_hi, d_lo = 1.0 / np.log2(r_hi + 2.0), 1.0 / np.log2(r_lo + 2.0)
-        return abs((gain[r_hi] - gain[r_lo]) * (d_hi - d_lo) * inv_idcg)
+        return abs((gain[r_hi] - gain[r_lo]) * (disc[r_hi] - disc[r_lo]) * inv_idcg)
     return _delta_map(lab[r_hi], lab[r_lo], r_hi, r_lo, n_rel, acc)
 
 
-@numba.njit(cache=True)
-def _pair(kind, p, q, order, f, lab, gain, inv_idcg, n_rel, acc, score_norm, spread, g, h):
+@numba.njit(cache=True, inline="always")
+def _pair(kind, p, q, order, f, lab, gain, disc, inv_idcg, n_rel, acc, score_norm, spread, g,
+          h):
     """Add one pair's lambda (positions p, q); returns its -2 lambda (for S)."""
     if lab[p] == lab[q]:
         return 0.0
@@ -118,7 +118,7 @@ def _pair(kind, p, q, order, f, lab, gain, inv_idcg, n_rel, acc, score_norm, spr
     i, j = order[r_hi], order[r_lo]
     diff = f[i] - f[j]
     s = 1.0 / (1.0 + np.exp(-diff))
-    dz = _delta(kind, lab, gain, r_hi, r_lo, inv_idcg, n_rel, acc)
+    dz = _delta(kind, lab, gain, disc, r_hi, r_lo, inv_idcg, n_rel, acc)
     if score_norm and spread:
         dz /= abs(diff) + 0.01
     lam = (s - 1.0) * dz
@@ -131,8 +131,8 @@ def _pair(kind, p, q, order, f, lab, gain, inv_idcg, n_rel, acc, score_norm, spr
 
 
 @numba.njit(cache=True)
-def _mean_pairs(kind, order, f, lab, gain, inv_idcg, n_rel, acc, score_norm, spread, n_pair,
-                state, g, h):
+def _mean_pairs(kind, order, f, lab, gain, disc, inv_idcg, n_rel, acc, score_norm, spread,
+                n_pair, state, g, h):
     """``n_pair`` draws per document among those of another relevance."""
     n = len(lab)
     by_label = np.argsort(-lab, kind="mergesort")  # positions, most relevant first
@@ -147,8 +147,8 @@ def _mean_pairs(kind, order, f, lab, gain, inv_idcg, n_rel, acc, score_norm, spr
                 state = _mix(state + np.uint64(0x9E3779B97F4A7C15))
                 r = np.int64(state % np.uint64(others))
                 b = r if r < start else r + stop - start
-                _pair(kind, by_label[a], by_label[b], order, f, lab, gain, inv_idcg, n_rel, acc,
-                      score_norm, spread, g, h)
+                _pair(kind, by_label[a], by_label[b], order, f, lab, gain, disc, inv_idcg, n_rel,
+                      acc, score_norm, spread, g, h)
         start = stop
 
 
@@ -161,6 +161,7 @@ def _query(kind, rel, f, exp_gain, top_k, n_pair, mean, normalize, score_norm, k
     order = _ranked(f)
     lab = rel[order]
     gain = _gains(lab, exp_gain)
+    disc = 1.0 / np.log2(np.arange(n) + 2.0)  # DCG's discount of each place
     inv_idcg = _inverse_ideal_dcg(gain, n if mean else top_k) if kind == NDCG else 0.0
     n_rel, acc = _map_tables(lab)
     if kind == MAP and n_rel[-1] == 0:
@@ -168,12 +169,12 @@ def _query(kind, rel, f, exp_gain, top_k, n_pair, mean, normalize, score_norm, k
     spread = f[order[0]] != f[order[n - 1]]
     total = 0.0
     if mean:
-        _mean_pairs(kind, order, f, lab, gain, inv_idcg, n_rel, acc, score_norm, spread, n_pair,
-                    key, g, h)
+        _mean_pairs(kind, order, f, lab, gain, disc, inv_idcg, n_rel, acc, score_norm, spread,
+                    n_pair, key, g, h)
     else:
         for p in range(min(n, top_k)):
             for q in range(p + 1, n):
-                total += _pair(kind, p, q, order, f, lab, gain, inv_idcg, n_rel, acc,
+                total += _pair(kind, p, q, order, f, lab, gain, disc, inv_idcg, n_rel, acc,
                                score_norm, spread, g, h)
     norm = 1.0
     if normalize and mean:
