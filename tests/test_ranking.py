@@ -234,6 +234,15 @@ def test_dask_equals_in_process_however_queries_are_partitioned(ranking_data, da
     fit = GradientBoostingRanker(client=dask_client, **SMALL).fit(
         dX, da.from_array(rel, chunks=(chunks,)), qid=da.from_array(qid, chunks=(chunks,)))
     assert np.array_equal(np.asarray(fit.predict(X)), local)
+    # the per-query metrics of an evaluation set in three partitions: exact sums, the same
+    params = dict(SMALL, eval_metric=["mrr", "ndcg@5"])
+    here = GradientBoostingRanker(**params).fit(X, rel, qid=qid, eval_set=[(X, rel)],
+                                                 eval_qid=[qid])
+    there = GradientBoostingRanker(client=dask_client, **params).fit(
+        dX, da.from_array(rel, chunks=(chunks,)), qid=da.from_array(qid, chunks=(chunks,)),
+        eval_set=[(dX, da.from_array(rel, chunks=(chunks,)))],
+        eval_qid=[da.from_array(qid, chunks=(chunks,))])
+    assert there.evals_result_ == here.evals_result_
     frame = pd.DataFrame(X, columns=[f"f{j}" for j in range(6)]).assign(rel=rel, qid=qid)
     ddf = dd.from_pandas(frame.set_index(pd.Index(qid)), npartitions=2)  # queries kept whole
     fit = GradientBoostingRanker(client=dask_client, **SMALL).fit(
