@@ -8,6 +8,7 @@ from .estimators.adaboost import AdaBoostClassifier
 from .estimators.bagging import BaggingClassifier, BaggingRegressor
 from .estimators.forest import RandomForestClassifier, RandomForestRegressor
 from .estimators.gradient_boosting import GradientBoostingClassifier, GradientBoostingRegressor
+from .estimators.ranking import GradientBoostingRanker
 from .estimators.voting import VotingClassifier, VotingRegressor
 from .inputs import constraints
 from .inputs.checks import InvalidParameterError, NotFittedError
@@ -22,6 +23,7 @@ __all__ = [
     "BaggingRegressor",
     "DiskSpaceError",
     "GradientBoostingClassifier",
+    "GradientBoostingRanker",
     "GradientBoostingRegressor",
     "InvalidParameterError",
     "ModelFileError",

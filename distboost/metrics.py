@@ -17,7 +17,18 @@ name           value                                        for
 ``mae``        sum w |y - f| / sum w                        regression
 the loss's     ``Loss.metric_pointwise`` averaged, then     its loss (the default)
 own name       ``Loss.finish_metric``
+``ndcg@k``     mean over queries of DCG@k / ideal DCG@k     ranking
+``map@k``      mean over queries of average precision@k     ranking (binary)
+``mrr``        mean over queries of 1 / rank of the first   ranking
+               relevant document (``mrr@k``: within k)
 =============  ===========================================  =====================
+
+The ranking metrics (``QueryMetric``) are per query: a query's rows are in one
+partition, so each partition's per-query values are final and their exact
+sums merge. DCG@k = sum_{r <= k} (2^rel_r - 1) / log2(r + 1) over the
+documents ranked by score (Jarvelin & Kekalainen 2002), ties in row order;
+a query without gain scores 1, as one without a relevant document does for
+``map`` (XGBoost's conventions); without k, the whole list.
 """
 
 from __future__ import annotations
@@ -28,12 +39,14 @@ import numpy as np
 
 from .inputs.checks import InvalidParameterError
 from .kernels import exact, libm
+from .kernels.ranking import query_metrics, query_starts
 from .trees.losses import LOG_LINK_LOSSES, GammaLoss, PoissonLoss
+from .trees.ranking import QueryTarget
 
 __all__ = [
-    "AUC", "CLASSIFICATION_METRICS", "DEVIANCE_METRICS", "REGRESSION_METRICS", "EarlyStopping",
-    "NoChangeStopping", "higher_is_better", "make_metric", "make_metrics", "should_stop",
-    "watched_set"
+    "AUC", "CLASSIFICATION_METRICS", "DEVIANCE_METRICS", "RANKING_METRICS", "REGRESSION_METRICS",
+    "EarlyStopping", "NoChangeStopping", "QueryMetric", "higher_is_better", "make_metric",
+    "make_metrics", "query_metric", "should_stop", "watched_set"
 ]
 
 PROBA_EPS = 1e-15
@@ -206,15 +219,65 @@ class AUC:
         return float(np.sum(tie_pos * (below + 0.5 * tie_neg)) / (total_pos * total_neg))
 
 
+@dataclass(frozen=True)
+class QueryMetric:
+    """``ndcg``, ``map`` or ``mrr`` (optionally ``@k``), the mean over queries,
+    each query weighted by its first row's weight.
+
+    Partial: (exact sum of weight x value, exact sum of weights) over the
+    partition's queries.
+    """
+
+    name: str
+    kind: int  # 0 NDCG, 1 AP, 2 reciprocal rank (``kernels.ranking.query_metrics``)
+    k: int | None = None
+    exp_gain: bool = True
+    higher_is_better = True
+
+    def per_query(self, y: QueryTarget, raw) -> tuple[np.ndarray, np.ndarray]:
+        """(values, starts): each query's value and where its rows start."""
+        qid = np.ascontiguousarray(y.qid, np.int64)
+        starts = query_starts(qid)
+        out = np.empty(len(starts) - 1)
+        k = np.iinfo(np.int64).max if self.k is None else self.k
+        query_metrics(self.kind, np.ascontiguousarray(y.relevance, np.float64),
+                      np.ascontiguousarray(raw[0], np.float64), starts, k, self.exp_gain, out)
+        return out, starts
+
+    def partial(self, y, raw, w):
+        values, starts = self.per_query(y, raw)
+        weights = np.asarray(w, np.float64)[starts[:-1]]
+        return exact.exact_sum(weights * values), exact.exact_sum(weights)
+
+    def merge(self, partials):
+        return sum(p[0] for p in partials), sum(p[1] for p in partials)
+
+    def value(self, partial) -> float:
+        return exact.to_float(partial[0]) / exact.to_float(partial[1])
+
+
+RANKING_METRICS = ("ndcg", "map", "mrr")
+"""With ``@k`` or without: ``ndcg@10``, ``map@5``, ``mrr``."""
+
+
+def query_metric(name: str, exp_gain: bool = True) -> QueryMetric | None:
+    """The ``QueryMetric`` a name such as ``"ndcg@10"`` stands for, or None."""
+    base, _, k = name.partition("@")
+    if base not in RANKING_METRICS or (k and not (k.isdigit() and int(k) >= 1)):
+        return None
+    return QueryMetric(name, RANKING_METRICS.index(base), int(k) if k else None, exp_gain)
+
+
 def _sorted(score, y, w):
     order = np.lexsort((w, y, score))
     return score[order], y[order], w[order]
 
 
 def higher_is_better(name: str) -> bool:
-    """Whether a larger value of the built-in metric named ``name`` is better (AUC)
-    or a smaller one (every other built-in metric; a ``make_metric`` says its own)."""
-    return name == AUC.name
+    """Whether a larger value of the built-in metric named ``name`` is better (AUC,
+    the ranking metrics) or a smaller one (every other built-in metric; a
+    ``make_metric`` says its own)."""
+    return name == AUC.name or query_metric(name) is not None
 
 
 def make_metrics(names, loss, n_classes: int | None) -> tuple:
@@ -223,6 +286,8 @@ def make_metrics(names, loss, n_classes: int | None) -> tuple:
 
     Raises ``InvalidParameterError`` naming the metric and what the task allows.
     """
+    if names is None and getattr(loss, "name", "").startswith("rank:"):
+        return (_ranking_metric(loss.metric_name, loss),)
     if names is None:
         return (LossMetric(loss.metric_name, loss),)
     names = [names] if isinstance(names, str) or not _is_sequence(names) else list(names)
@@ -257,6 +322,8 @@ def _make_metric(name, loss, n_classes: int | None):
     if not isinstance(name, str):
         raise InvalidParameterError(f"eval_metric entries are metric names, make_metric(...) "
                                     f"objects or functions fn(y_true, raw_score); got {name!r}")
+    if getattr(loss, "name", "").startswith("rank:"):
+        return _ranking_metric(name, loss)
     if name == loss.metric_name:
         return LossMetric(name, loss)
     if name in DEVIANCE_METRICS and loss.name in LOG_LINK_LOSSES:
@@ -274,6 +341,16 @@ def _make_metric(name, loss, n_classes: int | None):
         raise InvalidParameterError(f"eval_metric 'auc' ranks two classes, but the target has "
                                     f"{n_classes}; use 'mlogloss' or 'error'")
     return AUC() if name == AUC.name else _MEANS[name](name, loss)
+
+
+def _ranking_metric(name, loss) -> QueryMetric:
+    """A ranker's metric: only the per-query ones measure a ranking."""
+    metric = query_metric(name, getattr(loss, "exp_gain", True))
+    if metric is None:
+        raise InvalidParameterError(
+            f"eval_metric {name!r} is not a metric of a ranker; choose one of 'ndcg', 'map', "
+            f"'mrr', each optionally cut at k (e.g. 'ndcg@10', 'map@5', 'mrr@3')")
+    return metric
 
 
 # ------------------------------------------------------------------ early stopping

@@ -23,6 +23,8 @@ exponential loss               ``binary:logistic`` with every value doubled:
                                has no exponential loss; ``binary:logitraw``
                                is deprecated in XGBoost 3 and reads its base
                                score differently across versions.)
+ranker (rank:ndcg, rank:map,   the same ``rank:*`` objective with its
+rank:pairwise)                 ``lambdarank_param``; scores are the margins
 random forest / bagging,       ``reg:squarederror``, the M trees as one round of
 regression                     parallel trees (``num_parallel_tree``), leaves / M
 random forest / bagging,       ``reg:squarederror`` with ``num_target`` = K: per
@@ -107,6 +109,21 @@ class XGBoostFormatWarning(UserWarning):
 
 
 # ----------------------------------------------------------------- objectives
+def _ranking_objective(est) -> dict:
+    """A ranker's ``rank:*`` objective with its LambdaMART parameters (XGBoost's names)."""
+    k = est.lambdarank_num_pair_per_sample
+    k = (32 if est.lambdarank_pair_method == "topk" else 1) if k is None else int(k)
+    flag = {True: "1", False: "0"}
+    return {"name": est.objective, "lambdarank_param": {
+        "lambdarank_pair_method": est.lambdarank_pair_method,
+        "lambdarank_num_pair_per_sample": str(k),
+        "lambdarank_normalization": flag[bool(est.lambdarank_normalization)],
+        "lambdarank_score_normalization": flag[bool(est.lambdarank_score_normalization)],
+        "ndcg_exp_gain": flag[bool(est.ndcg_exp_gain)],
+        "lambdarank_unbiased": "0",
+    }}
+
+
 def xgboost_objective(est) -> tuple[dict, str, float]:
     """XGBoost's objective section, the kind of model (see the module table) and
     the factor XGBoost's margin is of distboost's raw output."""
@@ -153,6 +170,8 @@ def _boosting_objective(est) -> tuple[dict, str, float]:
                 "softmax", 1.0)
     if loss == "exponential":
         return logistic, "logit", 2.0
+    if isinstance(loss, str) and loss.startswith("rank:"):
+        return _ranking_objective(est), "identity", 1.0
     raise XGBoostFormatError(
         f"{type(est).__name__} with loss={loss!r} cannot be written in XGBoost's model format: "
         f"XGBoost has no such objective. Save it with format='distboost'"

@@ -76,7 +76,7 @@ def test_multiclass_round_trip_without_a_cluster(tmp_path):
 def test_a_model_file_may_name_every_exported_estimator_and_nothing_else():
     from distboost.inputs.model_schema import estimator_classes
 
-    exported = {n for n in db.__all__ if n.endswith(("Classifier", "Regressor"))}
+    exported = {n for n in db.__all__ if n.endswith(("Classifier", "Regressor", "Ranker"))}
     assert set(estimator_classes()) == exported
     assert all(estimator_classes()[n] is getattr(db, n) for n in exported)
 

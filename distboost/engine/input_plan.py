@@ -24,7 +24,8 @@ import numpy as np
 
 from ..binning import BinMapper
 from ..inputs import checks
-from ..inputs.frames import W_COLUMN, Y_COLUMN, Schema, infer_schema
+from ..inputs.frames import Q_COLUMN, W_COLUMN, Y_COLUMN, Schema, infer_schema
+from ..inputs.queries import check_query_ids, query_ids
 from . import dask_internals, sources
 from .dask import DaskExecutor, resolve_client
 from .executor import Executor
@@ -52,9 +53,9 @@ class InputPlan:
     ----------
     executor : LocalExecutor or DaskExecutor
         Where training runs.
-    parts : list of (X, y, w)
+    parts : list of (X, y, w), or of (X, y, w, qid) for a ranker
         The training partitions: values, or Delayed pieces on Dask.
-    eval_parts : list (per eval set) of lists of (X, y, w)
+    eval_parts : list (per eval set) of lists of (X, y, w) or (X, y, w, qid)
     schema : Schema
         The features (a continued model's own schema when continuing).
     mapper : BinMapper or None
@@ -145,16 +146,25 @@ def local_partitions(n_partitions: int):
         _LOCAL_PARTITIONS.reset(token)
 
 
-def _split_rows(X, y, w, n_partitions: int) -> list:
-    """(X, y, w) as ``n_partitions`` consecutive runs of rows (as equal as can be)."""
+def _split_rows(X, y, w, n_partitions: int, qid=None) -> list:
+    """(X, y, w) as ``n_partitions`` consecutive runs of rows (as equal as can be);
+    with ``qid``, (X, y, w, qid), each run moved to start with a query (whole
+    queries per partition; runs left empty are dropped)."""
     bounds = np.linspace(0, len(y), n_partitions + 1).astype(int)
+    if qid is not None:
+        starts = np.flatnonzero(np.diff(qid, prepend=qid[:1] - 1) != 0)
+        bounds = np.unique(np.append(starts[np.searchsorted(starts, bounds[:-1])
+                                            .clip(0, len(starts) - 1)], len(y)))
+        bounds[0] = 0
     rows = (lambda a, i, j: a.iloc[i:j]) if hasattr(X, "iloc") else (lambda a, i, j: a[i:j])
-    return [(rows(X, i, j), y[i:j], None if w is None else w[i:j])
-            for i, j in itertools.pairwise(bounds)]
+    return [(rows(X, i, j), y[i:j], None if w is None else w[i:j],
+             *(() if qid is None else (qid[i:j],)))
+            for i, j in itertools.pairwise(bounds) if j > i]
 
 
 def plan(X, y, sample_weight=None, eval_set=None, eval_sample_weight=None, client=None,
-         n_jobs=None, classifier=False, *, bin_mapper=None, continued=None) -> InputPlan:
+         n_jobs=None, classifier=False, *, bin_mapper=None, continued=None, qid=None,
+         eval_qid=None) -> InputPlan:
     """The ``InputPlan`` of a fit's data: executor, partitions, schema, bins.
 
     Parameters
@@ -169,17 +179,20 @@ def plan(X, y, sample_weight=None, eval_set=None, eval_sample_weight=None, clien
     continued : Continued, optional
         The model being continued: X must have its features, y (in memory) its
         classes, and ``bin_mapper`` its bins.
+    qid, eval_qid : a ranker's query ids per row of X (and per eval set), optional
+        Partitioned like X on Dask; the parts then carry them as a fourth piece.
     """
     eval_set = list(eval_set or [])
     eval_w = list(eval_sample_weight or [None] * len(eval_set))
+    eval_q = list(eval_qid or [None] * len(eval_set))
     on_dask = is_dask(X)
     if on_dask:
         executor, parts, eval_parts, schema = _dask_plan(X, y, sample_weight, eval_set, eval_w,
-                                                         client)
+                                                         client, qid, eval_q)
         source = functools.partial(_source_collection, X, y, sample_weight)
     else:
         executor, parts, eval_parts, schema = _local_plan(X, y, sample_weight, eval_set, eval_w,
-                                                          n_jobs, classifier)
+                                                          n_jobs, classifier, qid, eval_q)
         source = None
     if continued is not None:
         _check_continued(continued, schema, None if on_dask else y, classifier)
@@ -192,7 +205,7 @@ def plan(X, y, sample_weight=None, eval_set=None, eval_sample_weight=None, clien
     return InputPlan(executor, parts, eval_parts, schema, bins, classes, on_dask, source)
 
 
-def _dask_plan(X, y, sample_weight, eval_set, eval_w, client):
+def _dask_plan(X, y, sample_weight, eval_set, eval_w, client, qid=None, eval_q=()):
     """Executor, partitions and schema of Dask collections, checked on their metadata."""
     _check_dask_fit(X, y)
     for k, (Xe, _) in enumerate(eval_set):
@@ -201,17 +214,20 @@ def _dask_plan(X, y, sample_weight, eval_set, eval_w, client):
     client = resolve_client(client)
     schema = infer_schema(_meta(X))
     files = sources.FileIdentities()  # each file as the fit first reads it
-    parts = _zip_parts(X, y, sample_weight, "training data", files)
-    eval_parts = [_zip_parts(Xe, ye, we, f"eval_set[{k}]", files)
-                  for k, ((Xe, ye), we) in enumerate(zip(eval_set, eval_w))]
+    parts = _zip_parts(X, y, sample_weight, "training data", files, qid)
+    eval_parts = [_zip_parts(Xe, ye, we, f"eval_set[{k}]", files, qe)
+                  for k, ((Xe, ye), we, qe) in enumerate(zip(eval_set, eval_w, eval_q))]
     return DaskExecutor(client), parts, eval_parts, schema
 
 
-def _local_plan(X, y, sample_weight, eval_set, eval_w, n_jobs, classifier):
+def _local_plan(X, y, sample_weight, eval_set, eval_w, n_jobs, classifier, qid=None,
+                eval_q=()):
     """Executor, partitions and schema of in-memory data, checked whole."""
-    if is_dask(y) or is_dask(sample_weight):
-        raise TypeError("X is in memory but y or sample_weight is a Dask collection; use the same kind")
+    if is_dask(y) or is_dask(sample_weight) or is_dask(qid):
+        raise TypeError("X is in memory but y, sample_weight or qid is a Dask collection; use "
+                        "the same kind")
     X, y, sample_weight = checks.check_fit_data(X, y, sample_weight, classifier)
+    qid = None if qid is None else check_query_ids(query_ids(qid, len(y)))
     schema = infer_schema(X)
     eval_parts = []
     for k, ((Xe, ye), we) in enumerate(zip(eval_set, eval_w)):
@@ -224,8 +240,10 @@ def _local_plan(X, y, sample_weight, eval_set, eval_w, n_jobs, classifier):
         if checks.is_sparse(Xe) or Xe.shape[1] != X.shape[1]:
             raise ValueError(f"eval_set[{k}] has {Xe.shape[1]} features, but the training "
                              f"data have {X.shape[1]}; pass the same columns")
-        eval_parts.append([(Xe, ye, we)])
-    parts = _split_rows(X, y, sample_weight, _LOCAL_PARTITIONS.get())
+        qe = None if qid is None else check_query_ids(query_ids(eval_q[k], len(ye),
+                                                                f" of eval_set[{k}]"))
+        eval_parts.append([(Xe, ye, we, *(() if qe is None else (qe,)))])
+    parts = _split_rows(X, y, sample_weight, _LOCAL_PARTITIONS.get(), qid)
     return LocalExecutor(n_jobs), parts, eval_parts, schema
 
 
@@ -250,8 +268,8 @@ def _check_dask_fit(X, y) -> None:
         raise ValueError("Complex data not supported: X has complex columns; pass real numbers")
 
 
-def _joined(X, y, w):
-    """X with y (and w) as extra columns, or None if they don't align.
+def _joined(X, y, w, qid=None):
+    """X with y (and w, qid) as extra columns, or None if they don't align.
 
     Taking X and y from one frame in one task reads each partition once and
     keeps their rows together whatever the optimizer does to partition counts.
@@ -260,23 +278,25 @@ def _joined(X, y, w):
 
     if not (isinstance(X, dd.DataFrame) and isinstance(y, dd.Series)):
         return None
-    if w is not None and not isinstance(w, dd.Series):
+    if any(v is not None and not isinstance(v, dd.Series) for v in (w, qid)):
         return None
-    if not _co_aligned(X, y, w):
+    if not _co_aligned(X, y, w, qid):
         return None  # e.g. from two folders: zip partitions, whose lengths are then checked
     extra = {Y_COLUMN: y} if w is None else {Y_COLUMN: y, W_COLUMN: w}
+    if qid is not None:
+        extra[Q_COLUMN] = qid
     try:
         return X.assign(**extra)
     except (ValueError, NotImplementedError, TypeError):
         return None
 
 
-def _co_aligned(X, y, w) -> bool:
+def _co_aligned(X, y, w, qid=None) -> bool:
     """Whether y (and w) are known to come from the same rows as X (e.g. one
     frame's columns). Where Dask cannot tell (``dask_internals.co_aligned``),
     no: X, y and w are then read side by side, partition by partition, and
     their lengths compared, which gives the same model."""
-    return bool(dask_internals.co_aligned(X, y, *([] if w is None else [w])))
+    return bool(dask_internals.co_aligned(X, y, *(v for v in (w, qid) if v is not None)))
 
 
 def _source_collection(X, y, w):
@@ -291,28 +311,35 @@ def _source_collection(X, y, w):
     return (X, False) if joined is None else (joined, True)
 
 
-def _zip_parts(X, y, w, what: str, files):
-    """(X, y, w) per partition: Delayed pieces (a frame's read naming a bad or
-    changed file, ``sources.read_parts``; ``files`` notes each file's identity)."""
+def _zip_parts(X, y, w, what: str, files, qid=None):
+    """(X, y, w) per partition, or (X, y, w, qid) given ``qid``: Delayed pieces (a
+    frame's read naming a bad or changed file, ``sources.read_parts``; ``files``
+    notes each file's identity)."""
+    ranked = () if qid is None else (Q_COLUMN,)
     if not is_dask(X):
-        return [(dask.delayed(X), dask.delayed(y), None if w is None else dask.delayed(w))]
-    joined = _joined(X, y, w)
+        return [(dask.delayed(X), dask.delayed(y), None if w is None else dask.delayed(w),
+                 *(() if qid is None else (dask.delayed(qid),)))]
+    joined = _joined(X, y, w, qid)
     if joined is not None:
-        return [(part, Y_COLUMN, None if w is None else W_COLUMN)
+        return [(part, Y_COLUMN, None if w is None else W_COLUMN, *ranked)
                 for part in sources.read_parts(joined, True, what, files)]
     xs = _dask_parts(X, what, files)
     # without optimization, partition counts follow the user's collections
     ys = _dask_parts(y, what, files) if is_dask(y) else None
     ws = _dask_parts(w, what, files) if is_dask(w) else None
+    qs = _dask_parts(qid, what, files) if is_dask(qid) else None
     if ys is None:
         raise TypeError("X is a Dask collection, so y must be one too (partitioned like X)")
-    for name, other in (("y", ys), ("sample_weight", ws)):
+    if qid is not None and qs is None:
+        raise TypeError("X is a Dask collection, so qid must be one too (partitioned like X)")
+    for name, other in (("y", ys), ("sample_weight", ws), ("qid", qs)):
         if other is not None and len(other) != len(xs):
             raise ValueError(
                 f"X has {len(xs)} partitions but {name} has {len(other)}; partition them alike "
                 f"(e.g. take both from one DataFrame: ddf.drop(columns='label'), ddf['label'])"
             )
-    return [(x, yy, None if ws is None else ws[i]) for i, (x, yy) in enumerate(zip(xs, ys))]
+    return [(x, yy, None if ws is None else ws[i], *(() if qs is None else (qs[i],)))
+            for i, (x, yy) in enumerate(zip(xs, ys))]
 
 
 def _check_continued(continued: Continued, schema: Schema, y, classifier: bool) -> None:

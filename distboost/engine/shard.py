@@ -19,6 +19,8 @@ from ..inputs.frames import (
     to_matrix,
     to_vector,
 )
+from ..inputs.queries import check_query_ids, query_ids
+from ..trees.ranking import QueryTarget
 from .buffers import Buffers, DiskBuffers, local_directory
 
 
@@ -32,10 +34,17 @@ class Shard:
     first_row: int
     index: int
     buffers: Buffers = field(default_factory=Buffers, compare=False, repr=False)
+    qid: np.ndarray | None = None  # (n_rows,) int64 query ids of a ranker's rows, else None
 
     @property
     def n_rows(self) -> int:
         return self.X_binned.shape[0]
+
+    @property
+    def target(self):
+        """What a loss reads per row: ``y``, or a ranker's relevance with its query
+        ids (``trees.ranking.QueryTarget``), whole queries in one shard."""
+        return self.y if self.qid is None else QueryTarget(self.y, self.qid)
 
     def release(self) -> None:
         """After a pass: hand the pages of a shard kept on disk back to the OS."""
@@ -46,13 +55,21 @@ class Shard:
         disk of whichever process unpickles them (``portable``)."""
         if self.buffers.on_disk:
             return portable(self)
+        if self.qid is not None:
+            return Shard, (self.X_binned, self.y, self.w, self.first_row, self.index, Buffers(),
+                           self.qid)
         return Shard, (self.X_binned, self.y, self.w, self.first_row, self.index)
 
 
-def _as_inputs(X, y, w, schema, partition, regression):
+def _as_inputs(X, y, w, schema, partition, regression, qid=None):
+    """(X, y, w, qid) of one partition as arrays (``qid``: None, or a ranker's query
+    ids, checked: integers, each query's rows consecutive)."""
     import pandas as pd
 
-    X, y, w = split_joined(X, y, w)
+    if qid is None:
+        X, y, w = split_joined(X, y, w)
+    else:
+        X, y, w, qid = split_joined(X, y, w, qid)
     if isinstance(X, pd.DataFrame) or hasattr(X, "shape"):
         n = X.shape[0]
     else:
@@ -69,11 +86,13 @@ def _as_inputs(X, y, w, schema, partition, regression):
         w = check_weights(to_vector(w, "sample_weight", partition), partition)
         if len(w) != n:
             raise ValueError(f"partition {partition}: sample_weight has {len(w)} rows, X has {n}")
-    return X, y, w
+    if qid is not None:
+        qid = check_query_ids(query_ids(qid, n, f" in partition {partition}"), partition)
+    return X, y, w, qid
 
 
 def scan(X, y, w, schema: Schema, n_samples: int, regression: bool, partition: int,
-         allow_empty: bool = False, below=None, n_parts=None, above=None) -> dict:
+         allow_empty: bool = False, below=None, n_parts=None, above=None, qid=None) -> dict:
     """First pass over a partition: validate, count, sample for bin edges
     (rows whose hash is at most ``below``: ``binning.CandidatePool``; more
     than ``above``; with ``n_parts`` partitions in all, at most
@@ -83,9 +102,10 @@ def scan(X, y, w, schema: Schema, n_samples: int, regression: bool, partition: i
     -------
     dict with ``n_rows``, ``candidates`` (hashes, rows), ``classes`` (labels
     present), ``categories`` (per categorical feature), ``prior`` (the
-    prior bound that held rows back, or None)
+    prior bound that held rows back, or None), and with ``qid`` ``queries``
+    (the partition's query ids, once each, for ``queries.check_queries_apart``)
     """
-    X, y, w = _as_inputs(X, y, w, schema, partition, regression)
+    X, y, w, qid = _as_inputs(X, y, w, schema, partition, regression, qid)
     n_rows = len(w)
     if n_rows == 0 and not allow_empty:
         raise ValueError(
@@ -108,6 +128,7 @@ def scan(X, y, w, schema: Schema, n_samples: int, regression: bool, partition: i
         "prior": prior,
         "classes": None if (y is None or regression) else np.unique(y),
         "categories": cats,
+        **({} if qid is None else {"queries": np.unique(qid)}),
     }
 
 
@@ -142,23 +163,24 @@ def encode_target(y: np.ndarray, classes: np.ndarray | None, partition: int, wha
 
 
 def make_shard(X, y, w, schema: Schema, mapper: BinMapper, classes, first_row: int,
-               partition: int, what: str = "training data", placement=None):
+               partition: int, what: str = "training data", placement=None, qid=None):
     """Second pass: bin a partition and keep what training needs.
 
     Returns a ``Shard`` in memory, or, when ``placement`` (a
     ``_placement.Placement``) puts the partition on disk, a list of block
-    shards whose arrays are files (``disk_blocks``).
+    shards whose arrays are files (``disk_blocks``). A ranker's partition
+    (``qid`` given) stays in memory whole: blocks would cut its queries.
     """
-    X, y, w = _as_inputs(X, y, w, schema, partition, classes is None)
+    X, y, w, qid = _as_inputs(X, y, w, schema, partition, classes is None, qid)
     y = encode_target(y, classes, partition, what)
-    if placement is not None and placement.on_disk():
+    if placement is not None and placement.on_disk() and qid is None:
         rows = placement.rows_per_block(schema.n_features)
         return disk_blocks(lambda a, b, out: _bin_rows(X, schema, partition, mapper, a, b, out),
                            len(y), schema.n_features, y, w, first_row, partition,
                            local_directory(), rows)
     codes = np.empty((len(y), schema.n_features), np.uint8)
     return Shard(_bin_rows(X, schema, partition, mapper, 0, len(y), codes), y, w, first_row,
-                 partition)
+                 partition, qid=qid)
 
 
 def disk_blocks(bin_rows, n_rows: int, n_features: int, y: np.ndarray, w: np.ndarray,

@@ -20,6 +20,7 @@ import numpy as np
 
 from ..binning import SAMPLE_ROWS, BinMapper, CandidatePool
 from ..inputs.frames import merge_categories
+from ..inputs.queries import check_queries_apart
 from ..kernels import exact, local_grower
 from ..kernels.sampling import NodeFeatureSampler
 from ..trees.tree import tree_from_table
@@ -112,6 +113,8 @@ class Engine:
         self.ex.check_memory()
         n_samples = SAMPLE_ROWS if mapper is None else 0  # given bins: no sample
         summaries, (_, sample, weights) = self._scan(train_parts, schema, n_samples, regression)
+        if "queries" in summaries[0]:
+            check_queries_apart([s["queries"] for s in summaries])
         n_rows = [s["n_rows"] for s in summaries]
         if classes is None and not regression:
             classes = np.unique(np.concatenate([s["classes"] for s in summaries]))
@@ -348,6 +351,13 @@ class Engine:
         (out,) = self.ex.run([Op(TRAIN, _group.apply, (fn, *args), BOTH)], name)
         return out
 
+    def apply_sets(self, fn, name, *args) -> dict:
+        """``apply`` on the training set and every evaluation set at once:
+        ``{"train": smalls, "eval0": smalls, ...}`` (e.g. checks of every set's rows)."""
+        keys = self._set_keys()
+        outs = self.ex.run([Op(key, _group.apply, (fn, *args), BOTH) for key in keys], name)
+        return dict(zip(keys, outs))
+
     def each_partition(self, fn, name, *args) -> list:
         """Run ``fn(shard, row_state, *args) -> small`` on every training
         partition; return the smalls, those of each group in turn.
@@ -375,28 +385,29 @@ class _InitStatistics:
         self.loss = loss
 
     def __call__(self, shard):
-        return self.loss.init_statistics(shard.y, shard.w)
+        return self.loss.init_statistics(shard.target, shard.w)
 
 
 def _scan_args(part, index, schema, n_samples, regression, below=None, n_parts=None, above=None):
-    X, y, w = part
+    X, y, w, qid = (*part, None)[:4]  # (X, y, w), or a ranker's (X, y, w, qid)
     _release_arrow_memory()
     try:
         return scan(X, y, w, schema, n_samples, regression, index, below=below, n_parts=n_parts,
-                    above=above)
+                    above=above, qid=qid)
     finally:
-        del X, y, w, part
+        del X, y, w, qid, part
         _release_arrow_memory()
 
 
 def _shard_args(part, first_row, index, schema, mapper, classes, what="training data",
                 placement=None):
-    X, y, w = part
+    X, y, w, qid = (*part, None)[:4]
     _release_arrow_memory()
     try:
-        return make_shard(X, y, w, schema, mapper, classes, first_row, index, what, placement)
+        return make_shard(X, y, w, schema, mapper, classes, first_row, index, what, placement,
+                          qid)
     finally:
-        del X, y, w, part
+        del X, y, w, qid, part
         _release_arrow_memory()
 
 

@@ -55,7 +55,7 @@ def estimator_classes() -> dict[str, type]:
         cls = todo.pop()
         todo += cls.__subclasses__()
         if (cls.__module__.startswith("distboost.estimators.") and not cls.__name__.startswith("_")
-                and getattr(cls, "_estimator_type", None) in ("classifier", "regressor")):
+                and getattr(cls, "_estimator_type", None) in ("classifier", "regressor", "ranker")):
             found[cls.__name__] = cls
     return dict(sorted(found.items()))
 

@@ -109,10 +109,10 @@ class GradientLearner:
         n_trees, n = margin.shape
         out = shard.buffers.get("stats", (n_trees, n, self.n_stats), STAT_DTYPE)
         if self.first_order:
-            g, _ = self.loss.gradients(shard.y, margin, shard.w)
+            g, _ = self.loss.gradients(shard.target, margin, shard.w)
             stats = gradient_stats(g, np.broadcast_to(shard.w, g.shape), self.scales, out)
         else:
-            stats = self.loss.fixed_point_stats(shard.y, margin, shard.w, self.scales, out)
+            stats = self.loss.fixed_point_stats(shard.target, margin, shard.w, self.scales, out)
         return stats, self._positions(shard, n_trees, round_index)
 
     def _positions(self, shard, n_trees, round_index):
@@ -124,4 +124,4 @@ class GradientLearner:
 
     def metric_partials(self, shard, margin) -> list:
         """Each of ``metrics``' partial over the shard's rows (``metrics`` module)."""
-        return [m.partial(shard.y, margin, shard.w) for m in self.metrics]
+        return [m.partial(shard.target, margin, shard.w) for m in self.metrics]

@@ -165,7 +165,7 @@ def _gradient_extremes(state, loss, packed, round_index):
     offsets = _row_offsets(state.shards)
     for shard, rows, offset in each_shard(state.shards, state.rows, offsets):
         where = f" in round {round_index}, partition {shard.index}"
-        g, h = loss.gradients(shard.y, _margins(shard, rows, packed), shard.w, where, offset)
+        g, h = loss.gradients(shard.target, _margins(shard, rows, packed), shard.w, where, offset)
         g_max = max(g_max, float(np.abs(g).max(initial=0.0)))
         h_max = max(h_max, float(h.max(initial=0.0)))
     return state, (g_max, h_max)

@@ -1,0 +1,111 @@
+"""LambdaMART's objectives as losses (Burges 2010, "From RankNet to LambdaRank
+to LambdaMART: An Overview"): ``rank:pairwise`` (RankNet), ``rank:ndcg``
+(LambdaRank weighted by |dNDCG|, graded relevance, exponential gain
+2^rel - 1) and ``rank:map`` (weighted by |dAP|, binary relevance).
+
+A ranking loss reads each row's relevance with its query id
+(``QueryTarget``); its gradients are the lambdas of ``kernels.ranking``, a
+whole query at a time, and its leaves Newton steps -G / (H + lambda) (Chen &
+Guestrin 2016, eq. 5). The definitions follow XGBoost's (pairs, the top-k
+truncation, normalization) so that the same trees' shape and rounds give
+about the same ranking quality. The scores are relative within a query: f_0
+is 0.
+
+Fixed point: |lambda| has no bound known in advance (score normalization
+divides by score differences), so each round starts with one exact pass
+over the rows for the largest |g| and h (``gradient_range_pass``, as a
+user's objective); the same for any partitioning, as the lambdas are.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from ..kernels import ranking
+from .losses import Loss
+
+OBJECTIVES = ("rank:pairwise", "rank:ndcg", "rank:map")
+PAIR_METHODS = ("topk", "mean")
+DEFAULT_TOP_K = 32
+"""Pairs per document with ``lambdarank_pair_method="topk"`` unless given (XGBoost's)."""
+
+
+class QueryTarget(NamedTuple):
+    """A ranker's target, row by row: relevance and query id (each query's rows
+    consecutive)."""
+
+    relevance: np.ndarray  # (n_rows,) float64
+    qid: np.ndarray  # (n_rows,) int64
+
+
+class LambdaRankLoss(Loss):
+    """One of ``OBJECTIVES`` with XGBoost's pair construction.
+
+    Parameters
+    ----------
+    objective : {"rank:pairwise", "rank:ndcg", "rank:map"}
+    pair_method : {"topk", "mean"}
+        "topk": each of the first ``num_pair_per_sample`` documents by score
+        against every lower one, O(k n) pairs per query of n documents;
+        "mean": ``num_pair_per_sample`` documents of another relevance drawn
+        for each document, O(k n) too, but spread over the whole list.
+    num_pair_per_sample : int or None
+        k above; None: 32 for "topk", 1 for "mean" (XGBoost's defaults). With
+        "topk", NDCG's ideal DCG is truncated at k as well.
+    exp_gain : bool
+        NDCG's gain 2^rel - 1 (relevance at most 31), else rel.
+    normalization, score_normalization : bool
+        Scale each query's lambdas (see ``kernels.ranking``); divide |dZ| by
+        the pair's score difference plus 0.01.
+    seed : int
+        Keys "mean"'s draws, with each query's id and scores.
+    """
+
+    is_classification = False
+    margin_range_bounds = False
+    gradient_range_pass = True
+
+    def __init__(self, objective: str = "rank:ndcg", pair_method: str = "topk",
+                 num_pair_per_sample: int | None = None, exp_gain: bool = True,
+                 normalization: bool = True, score_normalization: bool = True, seed: int = 0):
+        if objective not in OBJECTIVES:
+            raise ValueError(f"unknown ranking objective {objective!r}; choose one of {OBJECTIVES}")
+        if pair_method not in PAIR_METHODS:
+            raise ValueError(f"lambdarank_pair_method must be one of {PAIR_METHODS}, got "
+                             f"{pair_method!r}")
+        self.name = objective
+        self.pair_method = pair_method
+        default = DEFAULT_TOP_K if pair_method == "topk" else 1
+        self.num_pair = int(default if num_pair_per_sample is None else num_pair_per_sample)
+        self.exp_gain = bool(exp_gain)
+        self.normalization = bool(normalization)
+        self.score_normalization = bool(score_normalization)
+        self.seed = int(seed)
+        self.kind = {"rank:pairwise": ranking.PAIRWISE, "rank:ndcg": ranking.NDCG,
+                     "rank:map": ranking.MAP}[objective]
+        metric = "map" if objective == "rank:map" else "ndcg"
+        self.metric_name = f"{metric}@{self.num_pair}" if pair_method == "topk" else metric
+
+    def __reduce__(self):
+        return LambdaRankLoss, (self.name, self.pair_method, self.num_pair, self.exp_gain,
+                                self.normalization, self.score_normalization, self.seed)
+
+    def init_statistics(self, y, w):
+        raise NotImplementedError("a ranker starts from 0: scores are relative within a query")
+
+    def gradients(self, y: QueryTarget, raw, w, where: str = "", row_offset: int = 0):
+        """The rows' lambdas g and weights h, each of shape (1, n_rows), times ``w``."""
+        rel = np.ascontiguousarray(y.relevance, np.float64)
+        qid = np.ascontiguousarray(y.qid, np.int64)
+        f = np.ascontiguousarray(raw[0], np.float64)
+        g, h = np.empty((1, len(f))), np.empty((1, len(f)))
+        ranking.lambdas(self.kind, rel, qid, f, np.ascontiguousarray(w, np.float64),
+                        ranking.query_starts(qid), self.exp_gain, self.num_pair, self.num_pair,
+                        self.pair_method == "mean", self.normalization, self.score_normalization,
+                        np.uint64(self.seed % 2**64), g[0], h[0])
+        return g, h
+
+    def pointwise(self, y, raw):
+        raise NotImplementedError("a ranking loss is measured per query (metrics.QueryMetric)")
