@@ -401,6 +401,27 @@ class _GradientBoosting(BoostingLeaves, TreeEnsembleBase):
         return feature_totals(np.concatenate(nodes) if nodes else np.zeros(0, NODE_DTYPE), self.n_features_in_)
 
 
+_PRED_LEAF = """pred_leaf : bool, default False
+            Return instead the leaf each row reaches in every tree, in
+            XGBoost's layout (``Booster.predict(pred_leaf=True)``): shape
+            (n, n_estimators_) for one output, (n, n_estimators_ * K) for K,
+            round by round and within a round class by class; float32 as
+            XGBoost's. The ids are those of ``apply`` (the model file's and
+            the XGBoost export's; the export of a model with K > 2 classes
+            starts with a round of K one-leaf trees holding f_0, which
+            XGBoost's ``pred_leaf`` lists first, as leaf 0). As ``predict``,
+            the rounds the model keeps (up to ``best_iteration_``), which
+            XGBoost's scikit-learn ``apply`` also uses by default."""
+"""``predict``'s ``pred_leaf`` parameter, the regressor's and the classifier's."""
+
+
+def _documents_pred_leaf(fn):
+    """``fn``, ``{pred_leaf}`` in its docstring written out (``_PRED_LEAF``)."""
+    if fn.__doc__:  # None under python -OO
+        fn.__doc__ = fn.__doc__.replace("{pred_leaf}", _PRED_LEAF)
+    return fn
+
+
 _SHARED_PARAMETERS = """\
     n_estimators : int >= 0, default 100
         Boosting rounds M (fewer with early stopping).
@@ -555,6 +576,7 @@ class GradientBoostingRegressor(_GradientBoosting):
     feature_importances_
     """.replace("{shared}", _SHARED_PARAMETERS)
 
+    @_documents_pred_leaf
     def predict(self, X, pred_leaf=False):
         """Predicted values, shape (n,); lazy for Dask input: f(x), or the mean
         e^f(x) for the log-link losses. A custom objective's model (also once
@@ -563,17 +585,7 @@ class GradientBoostingRegressor(_GradientBoosting):
         Parameters
         ----------
         X : array-like, pandas DataFrame, or Dask DataFrame/Array of shape (n, d)
-        pred_leaf : bool, default False
-            Return instead the leaf each row reaches in every tree, in
-            XGBoost's layout (``Booster.predict(pred_leaf=True)``): shape
-            (n, n_estimators_) for one output, (n, n_estimators_ * K) for K,
-            round by round and within a round class by class; float32 as
-            XGBoost's. The ids are those of ``apply`` (the model file's and
-            the XGBoost export's; the export of a model with K > 2 classes
-            starts with a round of K one-leaf trees holding f_0, which
-            XGBoost's ``pred_leaf`` lists first, as leaf 0). As ``predict``,
-            the rounds the model keeps (up to ``best_iteration_``), which
-            XGBoost's scikit-learn ``apply`` also uses by default.
+        {pred_leaf}
         """
         if pred_leaf:
             return self._pred_leaf(X)
@@ -671,23 +683,14 @@ class GradientBoostingClassifier(_GradientBoosting):
         X = self._checked(X)
         return predict_any(lambda part: self._proba_from_raw(self._raw(part)), X, len(self.classes_))
 
+    @_documents_pred_leaf
     def predict(self, X, pred_leaf=False):
         """Most probable class labels; lazy for Dask input.
 
         Parameters
         ----------
         X : array-like, pandas DataFrame, or Dask DataFrame/Array of shape (n, d)
-        pred_leaf : bool, default False
-            Return instead the leaf each row reaches in every tree, in
-            XGBoost's layout (``Booster.predict(pred_leaf=True)``): shape
-            (n, n_estimators_) for one output, (n, n_estimators_ * K) for K,
-            round by round and within a round class by class; float32 as
-            XGBoost's. The ids are those of ``apply`` (the model file's and
-            the XGBoost export's; the export of a model with K > 2 classes
-            starts with a round of K one-leaf trees holding f_0, which
-            XGBoost's ``pred_leaf`` lists first, as leaf 0). As ``predict``,
-            the rounds the model keeps (up to ``best_iteration_``), which
-            XGBoost's scikit-learn ``apply`` also uses by default.
+        {pred_leaf}
         """
         if pred_leaf:
             return self._pred_leaf(X)
