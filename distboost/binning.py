@@ -18,7 +18,9 @@ import numba
 import numpy as np
 
 from .kernels.common import MAX_BINS, MISSING_BIN, X_BINNED_DTYPE
+from .inputs.sparse import is_scipy_sparse
 from .kernels.rng import row_content_hashes
+from .kernels.sparse import csr_row_hashes
 
 __all__ = [
     "SAMPLE_ROWS",
@@ -147,8 +149,12 @@ def sample_candidates(X: np.ndarray, w: np.ndarray, n_samples: int, below=None, 
     if not (w > 0).all():
         keep = w > 0
         X, w = X[keep], w[keep]
-    X = np.ascontiguousarray(X)
-    hashes = row_content_hashes(X if X.dtype == np.float32 else X.astype(np.float64, copy=False))
+    if is_scipy_sparse(X):  # hashed as its dense rows with NaN where nothing is stored
+        hashes = csr_row_hashes(X.indptr, X.indices, X.data, X.shape[1])
+    else:
+        X = np.ascontiguousarray(X)
+        hashes = row_content_hashes(X if X.dtype == np.float32 else
+                                    X.astype(np.float64, copy=False))
     if below is not None or above is not None:
         keep = np.ones(len(hashes), bool)
         if below is not None:
@@ -170,10 +176,15 @@ def merge_candidates(parts: list, n_samples: int):
     The result is the same multiset of rows whatever the grouping of inputs
     (rows with equal hashes have equal content, so ties may break either way).
     Only the kept rows are copied (a worker merging its partitions' candidates
-    never holds them all twice).
+    never holds them all twice). Sparse rows (CSR) stay sparse.
     """
     hashes = np.concatenate([p[0] for p in parts])
     order = np.argsort(hashes, kind="stable")[:n_samples]
+    if any(is_scipy_sparse(p[1]) for p in parts):
+        import scipy.sparse as sp
+
+        rows = sp.vstack([sp.csr_matrix(p[1]) for p in parts], format="csr")[order]
+        return hashes[order], rows, np.concatenate([p[2] for p in parts])[order]
     sizes = [len(p[0]) for p in parts]
     part_of = np.repeat(np.arange(len(parts)), sizes)[order]
     within = order - np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)[part_of]
@@ -371,6 +382,24 @@ def _map_to_bins(X, edges, is_categorical, n_categories, out):
                     out[i, j] = _bin_of(row, x)
 
 
+@numba.njit(parallel=True, cache=True)
+def _map_csr_to_bins(indptr, indices, data, edges, is_categorical, n_categories, out):
+    """``_map_to_bins`` of a CSR matrix: ``MISSING_BIN`` where nothing is
+    stored, the stored entries' codes elsewhere; rows in parallel."""
+    for i in numba.prange(len(indptr) - 1):
+        out[i, :] = MISSING_BIN
+        for k in range(indptr[i], indptr[i + 1]):
+            j = indices[k]
+            x = np.float64(data[k])
+            if np.isnan(x):
+                out[i, j] = MISSING_BIN
+            elif is_categorical[j]:
+                code = int(x)
+                out[i, j] = code if 0 <= code < n_categories[j] else MISSING_BIN
+            else:
+                out[i, j] = _bin_of(edges[j], x)
+
+
 class BinMapper:
     """Per-feature bin edges (numeric) or category lists (categorical).
 
@@ -408,16 +437,19 @@ class BinMapper:
             Names the features, so that ``fit(bin_mapper=...)`` matches them to
             the training data's columns by name (as ``from_edges``).
         """
-        sample = np.asarray(sample)  # float32 stays float32: half the bytes to transpose and sort
-        columns = np.ascontiguousarray(sample.T if sample.dtype == np.float32 else
-                                       sample.astype(np.float64, copy=False).T)
         self.is_categorical_ = np.asarray(is_categorical, dtype=bool)
         self.categories_ = {int(k): list(v) for k, v in categories.items()}
+        if is_scipy_sparse(sample):
+            edges, columns = self._sparse_edges(sample, weights), range(sample.shape[1])
+        else:
+            sample = np.asarray(sample)  # float32 stays float32: half the bytes to transpose and sort
+            columns = np.ascontiguousarray(sample.T if sample.dtype == np.float32 else
+                                           sample.astype(np.float64, copy=False).T)
 
-        def edges(j):
-            if self.is_categorical_[j]:
-                return np.empty(0)
-            return find_bin_edges(columns[j], self.max_bins, weights)
+            def edges(j):
+                if self.is_categorical_[j]:
+                    return np.empty(0)
+                return find_bin_edges(columns[j], self.max_bins, weights)
 
         # numpy sorts without the GIL: features in parallel threads
         with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
@@ -426,6 +458,20 @@ class BinMapper:
             self.feature_names_in_ = np.array([str(n) for n in feature_names], dtype=object)
         self._finish()
         return self
+
+    def _sparse_edges(self, sample, weights):
+        """``edges(j)`` of a sparse sample: each feature's stored values, the
+        entries not stored being missing (as NaN, which ``find_bin_edges``
+        leaves out). The sample is transposed once (CSC); no dense matrix."""
+        csc = sample.tocsc()
+        csc.sort_indices()  # each column's rows ascending: weights in the dense order
+
+        def edges(j):
+            lo, hi = csc.indptr[j], csc.indptr[j + 1]
+            w = None if weights is None else np.asarray(weights)[csc.indices[lo:hi]]
+            return find_bin_edges(csc.data[lo:hi], self.max_bins, w)
+
+        return edges
 
     @classmethod
     def from_edges(cls, edges: Mapping[str, Sequence[float]],
@@ -494,7 +540,10 @@ class BinMapper:
 
         Parameters
         ----------
-        X : ndarray of shape (n_rows, n_features), float32 or float64
+        X : ndarray of shape (n_rows, n_features), float32 or float64, or a
+            scipy CSR matrix (canonical, ``inputs.sparse.as_csr``) whose
+            entries not stored are missing: binned from its stored entries,
+            never made dense
         out : ndarray of the result's shape, uint8, C-contiguous, optional
             Where to write the codes (e.g. a file mapped into memory).
 
@@ -504,11 +553,15 @@ class BinMapper:
             Row-major: a histogram pass reads each visited row's codes as one
             short contiguous run (XGBoost's layout of its bin matrix).
         """
+        if out is None:
+            out = np.empty(X.shape, dtype=X_BINNED_DTYPE)
+        if is_scipy_sparse(X):
+            _map_csr_to_bins(X.indptr, X.indices, X.data, self._edges_padded,
+                             self.is_categorical_, self._n_categories, out)
+            return out
         if X.dtype not in (np.float32, np.float64):
             X = X.astype(np.float64)
         X = np.ascontiguousarray(X)
-        if out is None:
-            out = np.empty(X.shape, dtype=X_BINNED_DTYPE)
         _map_to_bins(
             X, self._edges_padded, self.is_categorical_, self._n_categories, out
         )

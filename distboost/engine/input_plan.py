@@ -237,7 +237,7 @@ def _local_plan(X, y, sample_weight, eval_set, eval_w, n_jobs, classifier, qid=N
                 "compute it first or train on Dask collections"
             )
         Xe, ye, we = checks.check_fit_data(Xe, ye, we, classifier)
-        if checks.is_sparse(Xe) or Xe.shape[1] != X.shape[1]:
+        if Xe.shape[1] != X.shape[1]:
             raise ValueError(f"eval_set[{k}] has {Xe.shape[1]} features, but the training "
                              f"data have {X.shape[1]}; pass the same columns")
         qe = None if qid is None else check_query_ids(query_ids(eval_q[k], len(ye),

@@ -15,11 +15,13 @@ from ..inputs.frames import (
     check_target,
     check_weights,
     observed_categories,
+    sparse_rows,
     split_joined,
     to_matrix,
     to_vector,
 )
 from ..inputs.queries import check_query_ids, query_ids
+from ..inputs.sparse import is_scipy_sparse
 from ..trees.ranking import QueryTarget
 from .buffers import Buffers, DiskBuffers, local_directory
 
@@ -70,6 +72,8 @@ def _as_inputs(X, y, w, schema, partition, regression, qid=None):
         X, y, w = split_joined(X, y, w)
     else:
         X, y, w, qid = split_joined(X, y, w, qid)
+    if is_scipy_sparse(X):  # kept sparse: sampled and binned from its stored entries
+        X = sparse_rows(X, schema, partition)
     if isinstance(X, pd.DataFrame) or hasattr(X, "shape"):
         n = X.shape[0]
     else:
@@ -135,15 +139,22 @@ def scan(X, y, w, schema: Schema, n_samples: int, regression: bool, partition: i
 def _sample(X, w, schema, partition, n_samples, below, above=None):
     """The binning candidates of a partition (``binning.block_candidates``;
     ``binning.frame_candidates`` draws the same outside a fit)."""
-    return block_candidates(lambda a, b: to_matrix(row_slice(X, a, b), schema, partition), w,
+    return block_candidates(lambda a, b: _rows(X, schema, partition, a, b), w,
                             n_samples, below, above)
+
+
+def _rows(X, schema, partition, start, stop):
+    """Rows ``start:stop`` as a float matrix, or as CSR rows for sparse X (which
+    the sample and the bins take as they are: no dense float block)."""
+    if is_scipy_sparse(X):
+        return X[start:stop]
+    return to_matrix(row_slice(X, start, stop), schema, partition)
 
 
 def _bin_rows(X, schema, partition, mapper, start, stop, out):
     """Codes of rows ``start:stop`` into ``out`` (C-contiguous), converted block by block."""
     for a, b in row_blocks(stop - start):
-        mapper.transform(to_matrix(row_slice(X, start + a, start + b), schema, partition),
-                         out=out[a:b])
+        mapper.transform(_rows(X, schema, partition, start + a, start + b), out=out[a:b])
     return out
 
 

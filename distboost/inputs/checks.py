@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from ..callbacks import TrainingCallback
+from .sparse import as_csr, is_scipy_sparse
 
 
 class NotFittedError(ValueError, AttributeError):
@@ -203,7 +204,7 @@ def _example(allowed):
 # -------------------------------------------------------------- input data
 def is_sparse(X) -> bool:
     """A scipy sparse matrix/array (or a DataFrame of pandas sparse columns)."""
-    if type(X).__module__.startswith("scipy.sparse"):
+    if is_scipy_sparse(X):
         return True
     if isinstance(X, pd.DataFrame):
         return any(isinstance(dt, pd.SparseDtype) for dt in X.dtypes)
@@ -211,11 +212,14 @@ def is_sparse(X) -> bool:
 
 
 def _refuse_sparse(X, what: str) -> None:
-    if is_sparse(X):
+    if is_sparse(X) and what == "y":
+        raise TypeError("y is a sparse matrix; pass the target as a 1-D dense array (e.g. "
+                        "y.toarray().ravel())")
+    if is_sparse(X):  # a pandas frame of sparse columns: its fill value is not "missing"
         raise TypeError(
-            f"{what} is a sparse matrix, and distboost does not support sparse input; "
-            f"convert it with X.toarray() (or a pandas frame with .sparse.to_dense()) if it "
-            f"fits in memory, or write it as Parquet and train on a Dask DataFrame"
+            f"{what} is a pandas DataFrame with sparse columns, which distboost does not take; "
+            f"pass a scipy.sparse matrix (X.sparse.to_coo().tocsr(): entries not stored are "
+            f"missing values) or a dense frame (X.sparse.to_dense())"
         )
 
 
@@ -262,11 +266,15 @@ def check_columns(columns, what: str = "X") -> None:
 
 
 def check_X(X, what: str = "X"):
-    """In-memory X as a 2-D numeric numpy array or a pandas DataFrame.
+    """In-memory X as a 2-D numeric numpy array, a pandas DataFrame or a
+    scipy.sparse CSR matrix.
 
     Lists and array-likes become numpy arrays; object arrays holding numbers
-    become float64.
+    become float64; scipy sparse matrices and arrays of any format become
+    CSR (``inputs.sparse.as_csr``: entries not stored are missing values).
     """
+    if is_scipy_sparse(X):
+        return as_csr(X, what)
     _refuse_sparse(X, what)
     if isinstance(X, pd.DataFrame):
         check_columns(X.columns, what)
@@ -414,8 +422,8 @@ def check_weight_total(total: float) -> None:
 def check_fit_data(X, y, sample_weight, classifier: bool):
     """X, y and sample_weight of an in-memory ``fit``, checked and converted."""
     X = check_X(X)
-    y = check_y(y, len(X), classifier)
-    return X, y, check_sample_weight(sample_weight, len(X))
+    y = check_y(y, X.shape[0], classifier)
+    return X, y, check_sample_weight(sample_weight, X.shape[0])
 
 
 def weighted_score(pred, y, sample_weight, classifier: bool) -> float:
