@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from .estimators.shap import shap_interaction_values, shap_values
+from .inputs.sparse import as_csr, dense_rows, is_scipy_sparse, to_dense
 from .kernels.tree import feature_totals
 
 __all__ = [
@@ -194,6 +195,9 @@ def _sample_rows(X: Any, n_rows: int, random_state: int = 0) -> Any:
     if _is_dask(X):
         per_part = max(1, n_rows // max(1, X.npartitions))
         return X.map_partitions(_sample_partition, per_part, random_state).compute()
+    if is_scipy_sparse(X):  # the sampled rows made dense, NaN where nothing is stored
+        rows = _sample_rows(np.arange(X.shape[0]), n_rows, random_state)
+        return to_dense(as_csr(X)[rows])
     if len(X) <= n_rows:
         return X
     idx = np.sort(np.random.default_rng(random_state).choice(len(X), n_rows, replace=False))
@@ -458,6 +462,10 @@ def _brute(est: Any, X: Any, axes: list[_Axis]) -> np.ndarray:
             for i, part in enumerate(X.to_delayed())
         ]
         total = dask.delayed(_add_sums)(parts).compute()
+    elif is_scipy_sparse(X):  # dense blocks of rows, NaN where nothing is stored
+        X, step = as_csr(X), dense_rows(X.shape[1])
+        total = _add_sums([_partition_sums(est, to_dense(X[a:a + step]), axes, points)
+                           for a in range(0, X.shape[0], step)])
     else:
         total = _partition_sums(est, X, axes, points)
     n_rows = total[-1, 0]

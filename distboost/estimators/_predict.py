@@ -16,23 +16,26 @@ import numpy as np
 
 from ..engine import sources
 from ..engine.input_plan import is_dask
-from ..inputs.frames import to_matrix
+from ..inputs.frames import sparse_rows, to_matrix
+from ..inputs.sparse import dense_rows, is_scipy_sparse, to_dense
 from ..kernels.threads import numba_threads
 from ..kernels.tree import leaf_indices, pack_trees, predict_raw
 
 
 def raw_scores(schema, base_score, trees_by_round, X, n_jobs=None) -> np.ndarray:
     """Raw scores of shape (n_rows, n_outputs) for in-memory X."""
-    matrix = to_matrix(X, schema)
     flat = [t for round_trees in trees_by_round for t in round_trees]
     k = len(base_score)
-    out = np.repeat(np.asarray(base_score, np.float64)[:, None], len(matrix), axis=1)
-    if flat:
-        nodes, roots, bitsets = pack_trees(flat)
-        outputs = np.tile(np.arange(k, dtype=np.int64), len(trees_by_round))
-        with numba_threads(n_jobs):
-            predict_raw(matrix, nodes, roots, bitsets, outputs, out)
-    return out.T
+    parts = []
+    for matrix in row_matrices(X, schema):
+        out = np.repeat(np.asarray(base_score, np.float64)[:, None], len(matrix), axis=1)
+        if flat:
+            nodes, roots, bitsets = pack_trees(flat)
+            outputs = np.tile(np.arange(k, dtype=np.int64), len(trees_by_round))
+            with numba_threads(n_jobs):
+                predict_raw(matrix, nodes, roots, bitsets, outputs, out)
+        parts.append(out)
+    return (parts[0] if len(parts) == 1 else np.concatenate(parts, axis=1)).T
 
 
 def leaf_ids(schema, trees, X, n_jobs=None) -> np.ndarray:
@@ -41,12 +44,28 @@ def leaf_ids(schema, trees, X, n_jobs=None) -> np.ndarray:
     node ids of the model file and of the XGBoost export). Rows walk the
     trees as ``raw_scores``' do: missing values and unknown categories take
     each split's learned side."""
-    matrix = to_matrix(X, schema)
-    out = np.zeros((len(trees), len(matrix)), np.int64)
-    if trees:
-        with numba_threads(n_jobs):
-            leaf_indices(matrix, *pack_trees(trees), out)
-    return out.T
+    parts = []
+    for matrix in row_matrices(X, schema):
+        out = np.zeros((len(trees), len(matrix)), np.int64)
+        if trees:
+            with numba_threads(n_jobs):
+                leaf_indices(matrix, *pack_trees(trees), out)
+        parts.append(out)
+    return (parts[0] if len(parts) == 1 else np.concatenate(parts, axis=1)).T
+
+
+def row_matrices(X, schema):
+    """The float matrices of in-memory X's rows, in order: X's whole, or, for
+    a scipy sparse X, its dense rows (NaN where nothing is stored) a block of
+    ``inputs.sparse.dense_rows`` at a time, so that a prediction holds one
+    such block (32 MiB), not ``8 n_rows n_features`` bytes."""
+    if not is_scipy_sparse(X):
+        yield to_matrix(X, schema)
+        return
+    X = sparse_rows(X, schema)
+    step = dense_rows(schema.n_features)
+    for start in range(0, max(X.shape[0], 1), step):
+        yield to_dense(X[start:start + step])
 
 
 class _PartitionFunction:
