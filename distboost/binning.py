@@ -17,8 +17,8 @@ from concurrent.futures import ThreadPoolExecutor
 import numba
 import numpy as np
 
-from .kernels.common import MAX_BINS, MISSING_BIN, X_BINNED_DTYPE
 from .inputs.sparse import is_scipy_sparse
+from .kernels.common import MAX_BINS, MISSING_BIN, X_BINNED_DTYPE
 from .kernels.rng import row_content_hashes
 from .kernels.sparse import csr_row_hashes
 

@@ -35,9 +35,13 @@ def _with(array, index, value):
     return out
 
 
-def _sparse():
+def _sparse(nan_at=None):
+    """X as CSR (storing its nonzeros), with a NaN stored at entry ``nan_at``."""
     sparse = pytest.importorskip("scipy.sparse")
-    return sparse.csr_matrix(X)
+    out = sparse.csr_matrix(X)
+    if nan_at is not None:
+        out.data[nan_at] = np.nan
+    return out
 
 
 def _model_file(tmp, mutate=None, text=None):
@@ -271,8 +275,14 @@ ROWS = [
      ValueError, r"0 feature\(s\)"),
     ("zero rows", lambda c: GBR().fit(X[:0], Y_REG[:0]),
      ValueError, r"0 sample\(s\) \(shape=\(0, 3\)\)"),
-    ("a sparse matrix", lambda c: GBR().fit(_sparse(), Y_REG),
-     TypeError, r"sparse matrix, and distboost does not support sparse input"),
+    ("a sparse matrix storing NaN", lambda c: GBR().fit(_sparse(nan_at=4), Y_REG),
+     ValueError, (r"stores NaN \(first at row 1, column 1\); in sparse input an entry not "
+                 r"stored is the missing value")),
+    ("a sparse y", lambda c: GBR().fit(X, _sparse()[:, :1]),
+     TypeError, r"y is a sparse matrix; pass the target as a 1-D dense array"),
+    ("a pandas frame of sparse columns",
+     lambda c: GBR().fit(DF.astype(pd.SparseDtype(float, 0.0)), Y_REG),
+     TypeError, r"pandas DataFrame with sparse columns.*scipy.sparse matrix"),
     ("complex numbers", lambda c: GBR().fit(X + 1j, Y_REG),
      ValueError, r"Complex data not supported"),
     ("an object array holding a dict",

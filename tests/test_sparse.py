@@ -79,7 +79,7 @@ def test_sparse_formats_train_the_dense_with_nan_model(make):
 
 
 def test_explicit_zeros_differ_from_missing():
-    X, dense, y = _data()
+    X, _dense, y = _data()
     unstored = X.copy()
     unstored.eliminate_zeros()  # the stored zeros become missing
     a = GradientBoostingRegressor(n_estimators=8, random_state=0).fit(X, y)
@@ -99,7 +99,7 @@ def test_classifier_float32_predict_apply_shap_and_partial_dependence(monkeypatc
     model = GradientBoostingClassifier(n_estimators=5, max_depth=3, random_state=0).fit(
         X, labels, eval_set=[(X[:100], labels[:100])])
     assert _same_model(ref, model)
-    monkeypatch.setattr("distboost.inputs.sparse.DENSE_BLOCK_VALUES", 7 * D)  # blocks of 7 rows
+    monkeypatch.setattr("distboost.inputs.sparse.DENSE_BLOCK_VALUES", 128 * D)  # blocks of 128 rows
     assert np.array_equal(model.predict_proba(X), ref.predict_proba(dense))
     assert np.array_equal(model.apply(X), ref.apply(dense))
     assert np.array_equal(model.predict(X, pred_leaf=True), ref.predict(dense, pred_leaf=True))
@@ -157,7 +157,7 @@ def _to_csr(block):
 
 
 def test_bad_sparse_input_is_refused_clearly():
-    X, dense, y = _data()
+    X, _dense, y = _data()
     model = GradientBoostingRegressor(n_estimators=2).fit(X, y)
     with pytest.raises(ValueError, match=f"expecting {D} features"):
         model.predict(X[:, :5])

@@ -1,0 +1,102 @@
+"""Peak memory of a fit on a scipy CSR matrix, against the dense float64
+matrix the same data would need.
+
+Each system fits in a process of its own (``resource.getrusage``'s peak RSS
+is per process). The CSR matrix is generated directly (never dense): rows
+with ``density * n_features`` stored entries on average, values N(0, 1), a
+target from a few columns with missing as its own effect.
+
+    python bench/sparse_memory.py --rows 200000 --features 2000 --density 0.005
+    python bench/sparse_memory.py --rows 2000 --features 200 --system xgboost
+
+Prints one JSON line per system: peak RSS before and after the fit (MiB),
+the CSR's bytes, the binned codes' bytes (rows x features, uint8) and the
+dense float64 matrix's bytes (8 x rows x features).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+
+def make_csr(n_rows: int, n_features: int, density: float, seed: int = 0):
+    """CSR data built row-block by row-block from (row, column) draws."""
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(seed)
+    nnz = int(n_rows * n_features * density)
+    rows = np.sort(rng.integers(0, n_rows, nnz))
+    cols = rng.integers(0, n_features, nnz)
+    data = rng.normal(size=nnz)
+    X = sp.csr_matrix((data, (rows, cols)), shape=(n_rows, n_features))
+    X.sum_duplicates()
+    y = np.zeros(n_rows)
+    for j in range(5):
+        col = X[:, j].toarray().ravel()
+        stored = np.zeros(n_rows, bool)
+        stored[X[:, j].nonzero()[0]] = True
+        y += np.where(stored, col * (j + 1), 0.5)
+    return X, y + 0.1 * rng.normal(size=n_rows)
+
+
+def _peak_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def one(system: str, n_rows: int, n_features: int, density: float, rounds: int) -> dict:
+    if system == "distboost":
+        from distboost import GradientBoostingRegressor
+    else:
+        import xgboost
+    X, y = make_csr(n_rows, n_features, density)
+    before = _peak_mib()  # the libraries imported and the data made
+    t0 = time.perf_counter()
+    if system == "distboost":
+        model = GradientBoostingRegressor(n_estimators=rounds, max_depth=6, learning_rate=0.3,
+                                          random_state=0)
+        model.fit(X, y)
+        pred = model.predict(X[:1000])
+    else:
+        model = xgboost.XGBRegressor(n_estimators=rounds, max_depth=6, tree_method="hist",
+                                     max_bin=256)
+        model.fit(X, y)
+        pred = model.predict(X[:1000])
+    seconds = time.perf_counter() - t0
+    rmse = float(np.sqrt(np.mean((pred - y[:1000]) ** 2)))
+    return {"system": system, "rows": n_rows, "features": n_features, "density": density,
+            "stored": int(X.nnz), "csr_mib": (X.data.nbytes + X.indices.nbytes + X.indptr.nbytes)
+            / 2**20, "codes_mib": n_rows * n_features / 2**20,
+            "dense_float64_mib": 8 * n_rows * n_features / 2**20,
+            "peak_rss_before_fit_mib": round(before, 1), "peak_rss_mib": round(_peak_mib(), 1),
+            "train_rmse_first_1000": round(rmse, 4), "seconds": round(seconds, 2)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=200_000)
+    parser.add_argument("--features", type=int, default=2000)
+    parser.add_argument("--density", type=float, default=0.005)
+    parser.add_argument("--rounds", type=int, default=10)
+    parser.add_argument("--system", choices=["distboost", "xgboost", "both"], default="both")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(one(args.system, args.rows, args.features, args.density, args.rounds)))
+        return
+    systems = ["distboost", "xgboost"] if args.system == "both" else [args.system]
+    for system in systems:
+        cmd = [sys.executable, __file__, "--child", "--system", system, "--rows", str(args.rows),
+               "--features", str(args.features), "--density", str(args.density),
+               "--rounds", str(args.rounds)]
+        print(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout.strip())
+
+
+if __name__ == "__main__":
+    main()
