@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numba
 import numpy as np
 
-from .inputs.sparse import is_scipy_sparse
+from .inputs.sparse import as_csr, is_scipy_sparse
 from .kernels.common import MAX_BINS, MISSING_BIN, X_BINNED_DTYPE
 from .kernels.rng import row_content_hashes
 from .kernels.sparse import csr_row_hashes
@@ -100,7 +100,9 @@ def frame_candidates(X, sample_weight=None, n_samples: int = SAMPLE_ROWS, below=
 
     Parameters
     ----------
-    X : pandas DataFrame (numeric, boolean and categorical columns) or 2-D array
+    X : pandas DataFrame (numeric, boolean and categorical columns), 2-D array
+        or scipy sparse matrix (entries not stored are missing; the candidates'
+        rows are then CSR)
         The rows, with the columns the fit will see. A categorical column
         enters the row hash as 0 (its categories, hence its codes, are not
         known until every partition is read; it needs no edges).
@@ -116,6 +118,10 @@ def frame_candidates(X, sample_weight=None, n_samples: int = SAMPLE_ROWS, below=
     """
     from .inputs.frames import infer_schema, to_matrix
 
+    if is_scipy_sparse(X):  # sparse rows stay sparse (``BinMapper.fit`` takes them)
+        X = as_csr(X)
+        w = np.ones(X.shape[0]) if sample_weight is None else np.asarray(sample_weight, np.float64)
+        return block_candidates(lambda a, b: X[a:b], w, n_samples, below)
     schema = infer_schema(X)
     w = np.ones(len(X)) if sample_weight is None else np.asarray(sample_weight, np.float64)
     return block_candidates(lambda a, b: to_matrix(row_slice(X, a, b), schema), w, n_samples, below)

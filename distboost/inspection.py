@@ -540,7 +540,7 @@ def partial_dependence(
     Parameters
     ----------
     est : fitted distboost estimator
-    X : ndarray, DataFrame or dask DataFrame
+    X : ndarray, DataFrame, scipy sparse matrix (entries not stored are missing) or dask DataFrame
         The data: the grid (and its deciles) is taken from it (from a sample
         of at most ``sample_size`` rows); brute force averages over all of it,
         partition by partition for a Dask DataFrame.
@@ -617,7 +617,7 @@ def ice_curves(
     Parameters
     ----------
     est : fitted distboost estimator
-    X : ndarray, DataFrame or dask DataFrame
+    X : ndarray, DataFrame, scipy sparse matrix (entries not stored are missing) or dask DataFrame
     feature : int or str
     grid_resolution, percentiles
         As in :func:`partial_dependence`.

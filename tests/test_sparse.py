@@ -148,12 +148,13 @@ def test_dask_sparse_chunks_equal_in_process(dask_client):
                                       client=dask_client).fit(mapped, yd)
     assert _same_model(ref, again)
     assert np.array_equal(model.apply(Xd).compute(), ref.apply(dense))
+    assert np.array_equal(shap_values(model, Xd[:100]).compute(), shap_values(ref, dense[:100]))
 
 
 def _to_csr(block):
-    """A dense block as CSR storing only its non-NaN entries (zeros included)."""
+    """A dense block as a CSR array storing only its non-NaN entries (zeros included)."""
     rows, cols = np.nonzero(~np.isnan(block))
-    return sp.csr_matrix((block[rows, cols], (rows, cols)), shape=block.shape)
+    return sp.csr_array((block[rows, cols], (rows, cols)), shape=block.shape)
 
 
 def test_bad_sparse_input_is_refused_clearly():
@@ -184,3 +185,12 @@ def test_sparse_pandas_frame_is_refused_naming_the_way_out():
     frame = pd.DataFrame({"a": pd.arrays.SparseArray([0.0, 1.0, 0.0])})
     with pytest.raises(TypeError, match="sparse columns.*scipy.sparse"):
         GradientBoostingRegressor(n_estimators=2).fit(frame, [0.0, 1.0, 2.0])
+
+
+def test_early_stopping_holds_out_the_rows_of_the_dense_form():
+    X, dense, y = _data(seed=5)
+    params = {"n_estimators": 30, "early_stopping": True, "validation_fraction": 0.2,
+                  "n_iter_no_change": 3, "random_state": 0}
+    ref = GradientBoostingRegressor(**params).fit(dense, y)
+    model = GradientBoostingRegressor(**params).fit(X, y)
+    assert _same_model(ref, model) and model.evals_result_ == ref.evals_result_

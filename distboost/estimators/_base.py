@@ -43,7 +43,9 @@ class TreeEnsembleBase(ParamsMixin):
 
         Parameters
         ----------
-        X : array-like, pandas DataFrame, or Dask DataFrame/Array of shape (n, d)
+        X : array-like, pandas DataFrame, scipy sparse matrix, or Dask DataFrame/Array
+            of shape (n, d). Sparse (also Dask chunks): entries not stored are missing
+            values, stored zeros are zeros (XGBoost's convention).
         y : array-like or Dask Series/Array of shape (n,)
         sample_weight : array-like or Dask Series/Array of shape (n,), optional
         bin_mapper : distboost.binning.BinMapper, optional
@@ -132,7 +134,9 @@ class TreeEnsembleBase(ParamsMixin):
 
         Parameters
         ----------
-        X : array-like, pandas DataFrame, or Dask DataFrame/Array of shape (n, d)
+        X : array-like, pandas DataFrame, scipy sparse matrix, or Dask DataFrame/Array
+            of shape (n, d). Sparse (also Dask chunks): entries not stored are missing
+            values, stored zeros are zeros (XGBoost's convention).
             Checked as ``predict`` checks it.
 
         Returns

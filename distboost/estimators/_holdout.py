@@ -16,6 +16,7 @@ import pandas as pd
 
 from ..engine.input_plan import is_dask
 from ..inputs import checks
+from ..inputs.sparse import as_csr, dense_rows, is_scipy_sparse, to_dense
 
 AUTO_MIN_ROWS = 10_000
 """``early_stopping="auto"`` turns it on above this many training rows (scikit-learn's
@@ -44,7 +45,14 @@ def n_rows(X) -> int:
 
 
 def held_out(X, seed: int, fraction: float) -> np.ndarray:
-    """Which rows of the in-memory block ``X`` are validation rows, shape (n,), bool."""
+    """Which rows of the in-memory block ``X`` are validation rows, shape (n,), bool.
+
+    A scipy sparse X holds out the rows its dense form (NaN where nothing is
+    stored) holds out, made dense a block of rows at a time."""
+    if is_scipy_sparse(X):
+        X, step = as_csr(X), dense_rows(X.shape[1])
+        return np.concatenate([held_out(to_dense(X[a:a + step]), seed, fraction)
+                               for a in range(0, X.shape[0], step)])
     frame = X if isinstance(X, pd.DataFrame) else pd.DataFrame(np.asarray(X))
     hashes = pd.util.hash_pandas_object(frame, index=False).to_numpy(np.uint64)
     key = np.uint64((int(seed) * _GOLDEN) & 0xFFFFFFFFFFFFFFFF)
@@ -58,11 +66,15 @@ def split(X, y, sample_weight, fraction: float, seed: int):
     Raises
     ------
     ValueError
-        For sparse X, or in-memory data of which no row (or every row) is held out.
+        For a pandas frame of sparse columns or a Dask Array of sparse chunks,
+        or in-memory data of which no row (or every row) is held out.
     """
-    if checks.is_sparse(X) or (is_dask(X) and checks.is_sparse(getattr(X, "_meta", None))):
+    if (checks.is_sparse(X) and not is_scipy_sparse(X)) or (
+            is_dask(X) and checks.is_sparse(getattr(X, "_meta", None))):
         raise ValueError("early_stopping holds out validation rows by their feature values, "
-                         "which sparse X does not offer; pass eval_set=[(X_val, y_val)] instead")
+                         "which distboost does not read from a pandas frame of sparse columns "
+                         "or a Dask Array of sparse chunks; pass eval_set=[(X_val, y_val)] "
+                         "instead")
     if is_dask(X):
         return _split_dask(X, y, sample_weight, fraction, seed)
     mask = held_out(X, seed, fraction)
@@ -76,7 +88,11 @@ def split(X, y, sample_weight, fraction: float, seed: int):
 
 
 def _take(X, y, w, rows):
-    pick = (lambda a: a.iloc[rows]) if hasattr(X, "iloc") else (lambda a: np.asarray(a)[rows])
+    if is_scipy_sparse(X):
+        def pick(a):
+            return as_csr(a)[np.flatnonzero(rows)]
+    else:
+        pick = (lambda a: a.iloc[rows]) if hasattr(X, "iloc") else (lambda a: np.asarray(a)[rows])
     take_1d = (lambda a: a.iloc[rows]) if hasattr(y, "iloc") else (lambda a: np.asarray(a)[rows])
     return pick(X), take_1d(y), None if w is None else np.asarray(w)[rows]
 

@@ -35,7 +35,9 @@ class BoostingLeaves:
 
         Parameters
         ----------
-        X : array-like, pandas DataFrame, or Dask DataFrame/Array of shape (n, d)
+        X : array-like, pandas DataFrame, scipy sparse matrix, or Dask DataFrame/Array
+            of shape (n, d). Sparse (also Dask chunks): entries not stored are missing
+            values, stored zeros are zeros (XGBoost's convention).
             Checked as ``predict`` checks it.
 
         Returns

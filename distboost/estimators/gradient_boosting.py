@@ -162,7 +162,9 @@ class _GradientBoosting(BoostingLeaves, TreeEnsembleBase):
 
         Parameters
         ----------
-        X : array-like, pandas DataFrame, or Dask DataFrame/Array of shape (n, d)
+        X : array-like, pandas DataFrame, scipy sparse matrix, or Dask DataFrame/Array
+            of shape (n, d). Sparse (also Dask chunks): entries not stored are missing
+            values, stored zeros are zeros (XGBoost's convention).
             Dask input trains on the Dask client (``client`` or the default).
         y : array-like or Dask Series/Array of shape (n,)
         sample_weight : array-like of shape (n,), optional
@@ -584,7 +586,9 @@ class GradientBoostingRegressor(_GradientBoosting):
 
         Parameters
         ----------
-        X : array-like, pandas DataFrame, or Dask DataFrame/Array of shape (n, d)
+        X : array-like, pandas DataFrame, scipy sparse matrix, or Dask DataFrame/Array
+            of shape (n, d). Sparse (also Dask chunks): entries not stored are missing
+            values, stored zeros are zeros (XGBoost's convention).
         {pred_leaf}
         """
         if pred_leaf:
@@ -689,7 +693,9 @@ class GradientBoostingClassifier(_GradientBoosting):
 
         Parameters
         ----------
-        X : array-like, pandas DataFrame, or Dask DataFrame/Array of shape (n, d)
+        X : array-like, pandas DataFrame, scipy sparse matrix, or Dask DataFrame/Array
+            of shape (n, d). Sparse (also Dask chunks): entries not stored are missing
+            values, stored zeros are zeros (XGBoost's convention).
         {pred_leaf}
         """
         if pred_leaf:

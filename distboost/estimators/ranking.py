@@ -125,7 +125,9 @@ class GradientBoostingRanker(_GradientBoosting):
 
         Parameters
         ----------
-        X : array-like, pandas DataFrame, or Dask DataFrame/Array of shape (n, d)
+        X : array-like, pandas DataFrame, scipy sparse matrix, or Dask DataFrame/Array
+            of shape (n, d). Sparse (also Dask chunks): entries not stored are missing
+            values, stored zeros are zeros (XGBoost's convention).
         y : array-like or Dask Series/Array of shape (n,)
             Relevance, >= 0 (at most 31 for "rank:ndcg" with exponential gain,
             0 or 1 for "rank:map").

@@ -128,7 +128,8 @@ def shap_values(model, X):
     Parameters
     ----------
     model : fitted distboost tree ensemble
-    X : array-like, pandas DataFrame, or Dask DataFrame/Array of shape (n_rows, n_features)
+    X : array-like, pandas DataFrame, scipy sparse matrix (entries not stored are missing),
+        or Dask DataFrame/Array of shape (n_rows, n_features)
 
     Returns
     -------
@@ -158,7 +159,8 @@ def shap_interaction_values(model, X):
     Parameters
     ----------
     model : fitted distboost tree ensemble
-    X : array-like, pandas DataFrame, or Dask DataFrame/Array of shape (n_rows, n_features)
+    X : array-like, pandas DataFrame, scipy sparse matrix (entries not stored are missing),
+        or Dask DataFrame/Array of shape (n_rows, n_features)
 
     Returns
     -------

@@ -83,16 +83,16 @@ class ParamsMixin:
         return checks.check_predict_X(self, X)
 
     def __sklearn_tags__(self):
-        """Tags for scikit-learn's tools (when it is installed): no sparse input
-        (refused with a clear error), NaN allowed, pandas categories allowed,
-        one output."""
+        """Tags for scikit-learn's tools (when it is installed): scipy sparse
+        input (entries not stored are missing values), NaN allowed, pandas
+        categories allowed, one output."""
         from sklearn.utils import ClassifierTags, InputTags, RegressorTags, Tags, TargetTags
 
         kind = getattr(self, "_estimator_type", None)
         return Tags(
             estimator_type=kind,
             target_tags=TargetTags(required=kind is not None),
-            input_tags=InputTags(allow_nan=True, categorical=True, sparse=False),
+            input_tags=InputTags(allow_nan=True, categorical=True, sparse=True),
             classifier_tags=ClassifierTags() if kind == "classifier" else None,
             regressor_tags=RegressorTags() if kind == "regressor" else None,
         )
