@@ -135,13 +135,15 @@ def test_bagging_takes_sparse(partitioned):
 def test_dask_sparse_chunks_equal_in_process(dask_client):
     da = pytest.importorskip("dask.array")
     X, dense, y = _data(seed=4)
-    ref = GradientBoostingRegressor(n_estimators=6, max_depth=3, random_state=0).fit(dense, y)
+    ref = GradientBoostingRegressor(n_estimators=6, max_depth=3, random_state=0).fit(
+        dense, y, eval_set=[(dense[:200], y[:200])])
     chunks = (N // 3, D)
     Xd = da.from_array(X, chunks=chunks, asarray=False)
     yd = da.from_array(y, chunks=N // 3)
     model = GradientBoostingRegressor(n_estimators=6, max_depth=3, random_state=0,
-                                      client=dask_client).fit(Xd, yd)
-    assert _same_model(ref, model)
+                                      client=dask_client).fit(
+        Xd, yd, eval_set=[(Xd[:200], yd[:200])])
+    assert _same_model(ref, model) and model.evals_result_ == ref.evals_result_
     assert np.array_equal(np.asarray(model.predict(Xd).compute()), ref.predict(dense))
     mapped = da.from_array(dense, chunks=chunks).map_blocks(_to_csr, dtype=dense.dtype)
     again = GradientBoostingRegressor(n_estimators=6, max_depth=3, random_state=0,
@@ -194,3 +196,15 @@ def test_early_stopping_holds_out_the_rows_of_the_dense_form():
     ref = GradientBoostingRegressor(**params).fit(dense, y)
     model = GradientBoostingRegressor(**params).fit(X, y)
     assert _same_model(ref, model) and model.evals_result_ == ref.evals_result_
+
+
+def test_ranker_takes_sparse():
+    from distboost import GradientBoostingRanker
+
+    X, dense, y = _data(seed=6)
+    qid = np.repeat(np.arange(N // 10), 10)
+    rel = np.clip(np.round(y - y.min()), 0, 4)
+    ref = GradientBoostingRanker(n_estimators=4, max_depth=3).fit(dense, rel, qid=qid)
+    model = GradientBoostingRanker(n_estimators=4, max_depth=3).fit(X, rel, qid=qid)
+    assert _same_model(ref, model)
+    assert np.array_equal(model.predict(X), ref.predict(dense))
