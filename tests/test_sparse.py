@@ -115,20 +115,23 @@ def test_classifier_float32_predict_apply_shap_and_partial_dependence(monkeypatc
     lambda: RandomForestClassifier(n_estimators=4, max_depth=4, random_state=0),
     lambda: AdaBoostClassifier(n_estimators=4, random_state=0),
 ])
-def test_forest_and_adaboost_take_sparse(make):
+def test_forest_and_adaboost_take_sparse(make, monkeypatch):
     X, dense, y = _data(seed=2)
     labels = (y > 0).astype(int)
     ref, model = make().fit(dense, labels), make().fit(X.tocsc(), labels)
     assert _same_model(ref, model)
+    monkeypatch.setattr("distboost.inputs.sparse.DENSE_BLOCK_VALUES", 128 * D)  # blocks of 128 rows
     assert np.array_equal(model.predict_proba(X), ref.predict_proba(dense))
+    assert np.array_equal(model.predict(X), ref.predict(dense))
 
 
-def test_bagging_takes_sparse(partitioned):
+def test_bagging_takes_sparse(partitioned, monkeypatch):
     X, dense, y = _data(seed=3)
     partitioned(3)
     ref = BaggingRegressor(n_estimators=3, random_state=0).fit(dense, y)
     model = BaggingRegressor(n_estimators=3, random_state=0).fit(X, y)
     assert _same_model(ref, model)
+    monkeypatch.setattr("distboost.inputs.sparse.DENSE_BLOCK_VALUES", 128 * D)  # blocks of 128 rows
     assert np.array_equal(model.predict(X), ref.predict(dense))
 
 

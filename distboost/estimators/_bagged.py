@@ -185,7 +185,8 @@ class BaggedClassifierMixin:
         X = self._checked(X)
         trees = self.estimators_
         weights = np.full(len(trees), 1.0 / len(trees))
-        return predict_any(lambda part: self._vector_sum(self._matrix(part), trees, weights), X,
+        return predict_any(lambda part: self._by_rows(
+            lambda m: self._vector_sum(m, trees, weights), part), X,
                            self.n_classes_)
 
     def _additive_trees(self) -> AdditiveTrees:
@@ -217,8 +218,8 @@ class BaggedRegressorMixin:
         """Mean of the trees' leaf means; lazy on Dask."""
         X = self._checked(X)
         trees = self.estimators_
-        return predict_any(lambda part: self._scalar_sum(self._matrix(part), trees) / len(trees),
-                           X, None)
+        return predict_any(lambda part: self._by_rows(
+            lambda m: self._scalar_sum(m, trees) / len(trees), part), X, None)
 
     def _additive_trees(self) -> AdditiveTrees:
         """``predict``: the mean of the trees' leaf means."""

@@ -27,7 +27,7 @@ from ..kernels.tree import (
 )
 from ..training.events import FitEvents, scalar_params
 from ._continue import check_init_model
-from ._predict import leaf_ids, map_collection, rows_any
+from ._predict import leaf_ids, map_collection, row_matrices, rows_any
 
 
 class TreeEnsembleBase(ParamsMixin):
@@ -151,6 +151,12 @@ class TreeEnsembleBase(ParamsMixin):
 
     def _matrix(self, X) -> np.ndarray:
         return np.ascontiguousarray(to_matrix(X, self._schema))
+
+    def _by_rows(self, fn, X) -> np.ndarray:
+        """``fn(float matrix) -> one result per row`` of in-memory X; a sparse X's
+        rows made dense a block at a time (``_predict.row_matrices``)."""
+        results = [fn(np.ascontiguousarray(m)) for m in row_matrices(X, self._schema)]
+        return results[0] if len(results) == 1 else np.concatenate(results)
 
     def _vector_sum(self, matrix, trees, weights, leaf_values=None) -> np.ndarray:
         """sum_t weights[t] * leaf vector of tree t, shape (n_rows, K)."""

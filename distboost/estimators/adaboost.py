@@ -166,19 +166,19 @@ class AdaBoostClassifier(TreeEnsembleBase):
         """sum_m alpha_m g_m(x) / sum_m alpha_m; shape (n,) for two classes, else (n, K)."""
         X = self._checked(X)
         k = self.n_classes_
-        return predict_any(lambda p: self._format_decision(self._decision_sum(self._matrix(p))),
+        return predict_any(lambda p: self._format_decision(self._by_rows(self._decision_sum, p)),
                            X, None if k == 2 else k)
 
     def predict_proba(self, X):
         """Class probabilities, shape (n, K); lazy on Dask input."""
         X = self._checked(X)
-        return predict_any(lambda p: self._proba(self._decision_sum(self._matrix(p))), X,
+        return predict_any(lambda p: self._proba(self._by_rows(self._decision_sum, p)), X,
                            self.n_classes_)
 
     def predict(self, X):
         """C(x) = argmax_k sum_m alpha_m I(T_m(x) = k); lazy on Dask input."""
         X = self._checked(X)
-        return self._predict_labels(lambda p: self._labels(self._decision_sum(self._matrix(p))),
+        return self._predict_labels(lambda p: self._labels(self._by_rows(self._decision_sum, p)),
                                     X)
 
     def staged_decision_function(self, X):
