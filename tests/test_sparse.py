@@ -15,7 +15,7 @@ from distboost import (
     GradientBoostingRegressor,
     RandomForestClassifier,
 )
-from distboost.binning import BinMapper
+from distboost.binning import BinMapper, frame_candidates
 from distboost.inputs.sparse import as_csr, to_dense
 from distboost.inspection import partial_dependence, shap_values
 from distboost.kernels.common import MISSING_BIN
@@ -55,6 +55,12 @@ def test_hashes_and_codes_of_csr_equal_the_dense_matrix_with_nan():
     assert (codes[np.isnan(dense)] == MISSING_BIN).all()
     assert BinMapper().fit(X, np.zeros(D, bool), {}).to_dict() == mapper.to_dict()
     assert np.array_equal(to_dense(X), dense, equal_nan=True)
+    hashes, rows, weights = frame_candidates(X.tocsc(), n_samples=100)  # a pipeline's sample
+    dense_hashes, dense_rows, _ = frame_candidates(dense, n_samples=100)
+    assert np.array_equal(hashes, dense_hashes) and sp.issparse(rows)
+    assert np.array_equal(to_dense(rows), dense_rows, equal_nan=True)
+    assert (BinMapper().fit(rows, np.zeros(D, bool), {}, weights).to_dict()
+            == BinMapper().fit(dense_rows, np.zeros(D, bool), {}, weights).to_dict())
 
 
 def test_bins_by_hand():
@@ -211,3 +217,13 @@ def test_ranker_takes_sparse():
     model = GradientBoostingRanker(n_estimators=4, max_depth=3).fit(X, rel, qid=qid)
     assert _same_model(ref, model)
     assert np.array_equal(model.predict(X), ref.predict(dense))
+
+
+def test_sample_weights_weight_the_sparse_quantiles_as_the_dense_ones():
+    X, dense, y = _data(seed=7, density=0.8)
+    w = np.random.default_rng(7).integers(0, 4, N).astype(float)  # zeros leave the sample
+    ref = GradientBoostingRegressor(n_estimators=4, max_bins=16, random_state=0).fit(
+        dense, y, sample_weight=w)
+    model = GradientBoostingRegressor(n_estimators=4, max_bins=16, random_state=0).fit(
+        X, y, sample_weight=w)
+    assert _same_model(ref, model)
