@@ -70,16 +70,9 @@ def is_multi(est) -> bool:
 
 
 def base_score(engine, loss) -> np.ndarray:
-    """f_0 per target from exact sums (ESL Algorithm 10.3, step 1); a label column
-    of one value only (its log-odds infinite) is refused, naming it."""
-    base = engine.init_score(loss)
-    bad = np.flatnonzero(~np.isfinite(base))
-    if len(bad):
-        raise ValueError(
-            f"label column {int(bad[0])} holds one value only (all 0 or all 1 among the rows with "
-            f"positive weight), so its log-odds f_0 is infinite; drop that column or add rows "
-            f"of the other value")
-    return base
+    """f_0 per target from exact sums (ESL Algorithm 10.3, step 1; a label column
+    of one value only is refused by ``MultiOutputLoss.init_score``)."""
+    return engine.init_score(loss)
 
 
 def label_classes(k: int) -> np.ndarray:

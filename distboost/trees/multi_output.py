@@ -66,8 +66,16 @@ class MultiOutputLoss(Loss):
         return [s for j in range(self.n_targets) for s in self.base.init_statistics(y[:, j], w)]
 
     def init_score(self, sums, n_outputs):
-        """Each target's f_0 from its own sums: the single-output loss's f_0."""
+        """Each target's f_0 from its own sums: the single-output loss's f_0. A
+        label column of one value only (its log-odds infinite) is refused, naming it."""
         m = len(sums) // self.n_targets
+        for j in range(self.n_targets if self.is_classification else 0):
+            positive, total = sums[j * m:j * m + 2]
+            if not 0.0 < positive < total:
+                raise ValueError(
+                    f"label column {j} holds one value only (all {int(positive > 0)} among the "
+                    f"rows with positive weight), so its log-odds f_0 is infinite; drop that "
+                    f"column or add rows of the other value")
         return np.concatenate([self.base.init_score(sums[j * m:(j + 1) * m], 1)
                                for j in range(self.n_targets)])
 
