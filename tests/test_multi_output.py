@@ -10,7 +10,7 @@ from distboost import GradientBoostingClassifier, GradientBoostingRegressor, loa
 from distboost.inputs.checks import InvalidParameterError
 from distboost.inspection import shap_values
 
-SMALL = dict(n_estimators=6, max_depth=3, learning_rate=0.1)
+SMALL = {"n_estimators": 6, "max_depth": 3, "learning_rate": 0.1}
 
 
 @pytest.fixture(scope="module")
