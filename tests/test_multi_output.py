@@ -78,6 +78,7 @@ def test_dask_equals_in_process(data, dask_client):
         pd.DataFrame(X, columns=list("abcd")), pd.DataFrame(labels, columns=["x", "y", "z"]))
     np.testing.assert_array_equal(clf.predict_proba(frame).compute(),
                                   local_clf.predict_proba(X))
+    np.testing.assert_array_equal(clf.predict(frame).compute(), local_clf.predict(X))
 
 
 def test_partitioning_does_not_change_the_model(data, partitioned):
@@ -110,6 +111,22 @@ def test_model_file_shap_and_xgboost_export(data, tmp_path):
         np.testing.assert_allclose(margin, raw, rtol=1e-5, atol=1e-5)  # float32 leaves
 
 
+def test_damaged_model_file_is_refused(data, tmp_path):
+    import json
+
+    from distboost.model_file import ModelFileError
+
+    X, Y, _ = data
+    path = tmp_path / "m.json"
+    GradientBoostingRegressor(n_estimators=2, max_depth=2).fit(X, Y).save_model(path)
+    d = json.loads(path.read_text())
+    for value, message in ((2, r"key base_score: has 3 values but .* has 2 output"),
+                           (1, "k >= 2 targets")):
+        path.write_text(json.dumps({**d, "n_targets": value}))
+        with pytest.raises(ModelFileError, match=message):
+            load_model(path)
+
+
 def test_staged_predictions_and_scores(data):
     X, Y, labels = data
     m = GradientBoostingRegressor(**SMALL).fit(X, Y, eval_set=[(X, Y)])
@@ -121,6 +138,17 @@ def test_staged_predictions_and_scores(data):
     assert m.score(X, Y) == pytest.approx(r2, rel=1e-12)
     c = GradientBoostingClassifier(**SMALL).fit(X, labels)
     assert c.score(X, labels) == np.mean(np.all(c.predict(X) == labels, axis=1))
+
+
+def test_early_stopping_watches_the_mean_over_targets(data):
+    X, Y, _ = data
+    m = GradientBoostingRegressor(n_estimators=300, max_depth=3, learning_rate=0.3,
+                                  early_stopping_rounds=3).fit(
+        X[:200], Y[:200], eval_set=[(X[200:], Y[200:])])
+    history = m.evals_result_["validation_0"]["rmse"]
+    assert len(history) < 300 and m.best_iteration_ == int(np.argmin(history))
+    assert m.n_estimators_ == m.best_iteration_ + 1
+    assert len(history) == m.best_iteration_ + 4
 
 
 def test_bad_input_is_refused(data):

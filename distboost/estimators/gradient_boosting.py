@@ -168,7 +168,9 @@ class _GradientBoosting(BoostingLeaves, TreeEnsembleBase):
         ----------
         X : array-like, pandas DataFrame, or Dask DataFrame/Array of shape (n, d)
             Dask input trains on the Dask client (``client`` or the default).
-        y : array-like or Dask Series/Array of shape (n,)
+        y : array-like or Dask Series/Array of shape (n,), or of shape (n, k)
+            k > 1 columns: k targets, or k 0/1 labels for the classifier
+            (multi-label); see ``multi_strategy``.
         sample_weight : array-like of shape (n,), optional
         eval_set : list of (X, y), optional
             Evaluated after each round (``evals_result_``).
