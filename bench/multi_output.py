@@ -104,14 +104,14 @@ def main(argv=None) -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
-    X, Y = make_targets(args.rows, args.features, args.targets, args.seed)
+    _, Y = make_targets(args.rows, args.features, args.targets, args.seed)
     corr = np.corrcoef(Y.T)[np.triu_indices(args.targets, 1)]
     print(f"{args.rows} rows, {args.features} features, {args.targets} targets (pairwise "
           f"correlation {corr.min():+.2f} .. {corr.max():+.2f}); {args.rounds} rounds of "
           f"depth {args.depth}; 20 % held out")
     rows = run(args)
     ref = rows[0][1]
-    print(f"| system | mean test RMSE | / distboost | fit s |\n|---|---|---|---|")
+    print("| system | mean test RMSE | / distboost | fit s |\n|---|---|---|---|")
     for name, rmse, seconds in rows:
         print(f"| {name} | {rmse:.5f} | {rmse / ref:.4f} | {seconds:.2f} |")
 
