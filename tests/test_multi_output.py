@@ -71,6 +71,16 @@ def test_dask_equals_in_process(data, dask_client):
         Y, chunks=(110, 3)))
     pred = on_dask.predict(Xd).compute()
     np.testing.assert_array_equal(pred, local)
+    # an evaluation set and early stopping; the rows kept on the workers' disks
+    stop = {**SMALL, "n_estimators": 60, "learning_rate": 0.5, "early_stopping_rounds": 2}
+    local = GradientBoostingRegressor(**stop).fit(X[:200], Y[:200], eval_set=[(X[200:], Y[200:])])
+    on_dask = GradientBoostingRegressor(**stop, client=dask_client, out_of_core=True).fit(
+        da.from_array(X[:200], chunks=(70, 4)), da.from_array(Y[:200], chunks=(70, 3)),
+        eval_set=[(da.from_array(X[200:], chunks=(50, 4)), da.from_array(Y[200:], chunks=(50, 3)))])
+    assert sum(p["disk_rows"] for p in on_dask.data_placement_) == 200
+    assert on_dask.best_iteration_ == local.best_iteration_ < 59
+    assert on_dask.evals_result_ == local.evals_result_
+    np.testing.assert_array_equal(on_dask.predict(X), local.predict(X))
     frame = dd.from_pandas(pd.DataFrame(X, columns=list("abcd")), npartitions=3)
     lab = dd.from_pandas(pd.DataFrame(labels, columns=["x", "y", "z"]), npartitions=3)
     clf = GradientBoostingClassifier(**SMALL, client=dask_client).fit(frame, lab)
@@ -176,6 +186,17 @@ def test_bad_input_is_refused(data):
         GradientBoostingRegressor(**SMALL, eval_metric="mae").fit(X, Y)
     with pytest.raises(InvalidParameterError, match="multi_strategy"):
         GradientBoostingRegressor(**SMALL, multi_strategy="vector").fit(X, Y)
+
+
+def test_scikit_learn_sees_a_multi_output_estimator(data):
+    from sklearn.model_selection import cross_val_score
+    from sklearn.utils import get_tags
+
+    X, Y, _ = data
+    assert get_tags(GradientBoostingRegressor()).target_tags.multi_output
+    assert get_tags(GradientBoostingClassifier()).classifier_tags.multi_label
+    scores = cross_val_score(GradientBoostingRegressor(**SMALL), X, Y, cv=2)
+    assert scores.shape == (2,) and np.all(scores > 0)
 
 
 def test_dask_bad_input_names_the_column(data, dask_client):
