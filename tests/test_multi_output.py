@@ -45,6 +45,25 @@ def test_each_target_equals_a_single_target_fit_to_the_bit(data):
     np.testing.assert_array_equal(clf.predict(X), (proba > 0.5).astype(int))
 
 
+@pytest.mark.parametrize("classifier", [False, True])
+def test_gradients_by_finite_differences(classifier):
+    """g_j = dL/df_j and h_j = d^2L/df_j^2 of L = sum_j L_j(y_j, f_j) (central differences)."""
+    from distboost.trees.multi_output import make_multi_output_loss
+
+    rng = np.random.default_rng(0)
+    loss = make_multi_output_loss("log_loss" if classifier else "squared_error", classifier, 3)
+    y = (rng.random((50, 3)) < 0.4).astype(float) if classifier else rng.normal(size=(50, 3))
+    f, w, eps = rng.normal(size=(3, 50)), rng.uniform(0.5, 2.0, 50), 1e-5
+    g, h = loss.gradients(y, f, w)
+    for j in range(3):
+        step = np.zeros_like(f)
+        step[j] = eps
+        total = [3 * w * loss.pointwise(y, f + s * step) for s in (-1, 0, 1)]
+        np.testing.assert_allclose(g[j], (total[2] - total[0]) / (2 * eps), rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(h[j], (total[2] - 2 * total[1] + total[0]) / eps**2,
+                                   rtol=1e-3, atol=1e-4)
+
+
 def test_hand_case_leaf_values():
     """Two rows per side of one split, two targets, squared error (g = 2(f - y),
     h = 2), lambda = 1, one round, depth 1, learning rate 1: f_0 = mean(y_j);
