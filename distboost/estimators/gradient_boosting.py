@@ -217,13 +217,8 @@ class _GradientBoosting(BoostingLeaves, TreeEnsembleBase):
         return self
 
     def __sklearn_tags__(self):
-        """The base's tags; a y of k columns is supported (multi-output, and
-        multi-label for the classifier: ``multi_output``)."""
-        tags = super().__sklearn_tags__()
-        tags.target_tags.multi_output = True
-        if tags.classifier_tags is not None:
-            tags.classifier_tags.multi_label = True
-        return tags
+        """The base's tags, a y of k columns supported (``multi_output.tags``)."""
+        return multi_output.tags(super().__sklearn_tags__())
 
     def _check_columns(self, schema) -> None:
         """``monotonic_cst`` and ``interaction_cst`` against the columns (``constraints``)."""

@@ -60,6 +60,15 @@ def begin_fit(est, y, init_model=None) -> None:
     est.n_targets_ = k
 
 
+def tags(tags):
+    """scikit-learn's tags of an estimator that takes a y of k columns:
+    multi-output, and for a classifier multi-label."""
+    tags.target_tags.multi_output = True
+    if tags.classifier_tags is not None:
+        tags.classifier_tags.multi_label = True
+    return tags
+
+
 def loss_of(est):
     """The ``MultiOutputLoss`` of a fitted (or fitting) multi-output estimator."""
     return make_multi_output_loss(est.loss, est._is_classifier, est.n_targets_)
