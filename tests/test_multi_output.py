@@ -201,6 +201,9 @@ def test_bad_input_is_refused(data):
     constant[:, 0] = 1
     with pytest.raises(ValueError, match="label column 0 holds one value only"):
         GradientBoostingClassifier(**SMALL).fit(X, constant)
+    with pytest.raises(ValueError, match=r"eval_set\[0\] y has 1 column\(s\) but the training "
+                                         r"target has 3"):
+        GradientBoostingRegressor(**SMALL).fit(X, Y, eval_set=[(X, Y[:, 0])])
     with pytest.raises(InvalidParameterError, match="does not support eval_metric"):
         GradientBoostingRegressor(**SMALL, eval_metric="mae").fit(X, Y)
     with pytest.raises(InvalidParameterError, match="multi_strategy"):
@@ -228,3 +231,11 @@ def test_dask_bad_input_names_the_column(data, dask_client):
     with pytest.raises(ValueError, match="column 'w' in partition 2 has 1 missing or infinite"):
         GradientBoostingRegressor(**SMALL, client=dask_client).fit(
             Xd, dd.from_pandas(bad, npartitions=3))
+    Yd = dd.from_pandas(pd.DataFrame(Y, columns=["u", "v", "w"]), npartitions=3)
+    with pytest.raises(ValueError, match=r"eval_set\[0\] y has 1 column\(s\) but the training"):
+        GradientBoostingRegressor(**SMALL, client=dask_client).fit(
+            Xd, Yd, eval_set=[(Xd, Yd["u"])])
+    with pytest.raises(ValueError, match="y has 3 columns; this estimator takes one target"):
+        from distboost import RandomForestRegressor
+
+        RandomForestRegressor(n_estimators=2, client=dask_client).fit(Xd, Yd)

@@ -26,7 +26,7 @@ from ..binning import BinMapper
 from ..inputs import checks
 from ..inputs.frames import Q_COLUMN, W_COLUMN, Y_COLUMN, Schema, infer_schema
 from ..inputs.queries import check_query_ids, query_ids
-from ..inputs.targets import check_multi_fit_target, n_targets
+from ..inputs.targets import check_multi_fit_target, check_same_targets, n_targets
 from . import dask_internals, sources
 from .dask import DaskExecutor, resolve_client
 from .executor import Executor
@@ -218,6 +218,8 @@ def _dask_plan(X, y, sample_weight, eval_set, eval_w, client, qid=None, eval_q=(
         if multi_output is None and n_targets(target):
             raise ValueError(f"{'y' if k == 0 else f'eval_set[{k - 1}] y'} has "
                              f"{n_targets(target)} columns; this estimator takes one target")
+        if multi_output is not None and k > 0:
+            check_same_targets(n_targets(target), n_targets(y), f"eval_set[{k - 1}] y")
     for k, (Xe, _) in enumerate(eval_set):
         if is_dask(Xe) and hasattr(Xe, "columns"):
             checks.check_columns(Xe.columns, f"eval_set[{k}]")
@@ -236,10 +238,10 @@ def _local_plan(X, y, sample_weight, eval_set, eval_w, n_jobs, classifier, qid=N
     if multi_output is not None:  # a k-column y (``inputs.targets``)
         labels = multi_output == "labels"
 
-        def check_fit_data(X, y, w, _):
+        def check_fit_data(X, y, w, _, k=None, what="y"):
             X = checks.check_X(X)
-            return X, check_multi_fit_target(y, len(X), labels), checks.check_sample_weight(
-                w, len(X))
+            return X, check_multi_fit_target(y, len(X), labels, k, what), \
+                checks.check_sample_weight(w, len(X))
     else:
         check_fit_data = checks.check_fit_data
     if is_dask(y) or is_dask(sample_weight) or is_dask(qid):
@@ -255,7 +257,8 @@ def _local_plan(X, y, sample_weight, eval_set, eval_w, n_jobs, classifier, qid=N
                 "eval_set holds a Dask collection but the training data are in memory; "
                 "compute it first or train on Dask collections"
             )
-        Xe, ye, we = check_fit_data(Xe, ye, we, classifier)
+        Xe, ye, we = check_fit_data(Xe, ye, we, classifier, *(
+            () if multi_output is None else (y.shape[1], f"eval_set[{k}] y")))
         if checks.is_sparse(Xe) or Xe.shape[1] != X.shape[1]:
             raise ValueError(f"eval_set[{k}] has {Xe.shape[1]} features, but the training "
                              f"data have {X.shape[1]}; pass the same columns")

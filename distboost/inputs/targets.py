@@ -89,15 +89,25 @@ def check_targets(y: np.ndarray, names, classifier: bool, partition=None, offset
                 f"binarize the labels (e.g. sklearn.preprocessing.MultiLabelBinarizer)")
 
 
-def check_multi_fit_target(y, n_rows: int, classifier: bool) -> np.ndarray:
-    """An in-memory k-column target of ``fit``, checked: (n_rows, k) float64."""
+def check_multi_fit_target(y, n_rows: int, classifier: bool, k_train: int | None = None,
+                           what: str = "y") -> np.ndarray:
+    """An in-memory k-column target of ``fit``, checked: (n_rows, k) float64;
+    ``k_train``: the training target's k, which an evaluation set's must match."""
     k = n_targets(y)
+    check_same_targets(k, k_train, what)
     arr = to_targets(y)
     if len(arr) != n_rows:
         raise ValueError(f"X has {n_rows} rows but y has {len(arr)}; pass one row of targets "
                          f"per row of X")
     check_targets(arr, column_names(y, k), classifier)
     return arr
+
+
+def check_same_targets(k, k_train: int | None, what: str) -> None:
+    """An evaluation set's target has the training target's k columns."""
+    if k_train is not None and k != k_train:
+        raise ValueError(f"{what} has {k or 1} column(s) but the training target has {k_train}; "
+                         f"pass the same targets")
 
 
 def partition_targets(y, partition) -> np.ndarray:
