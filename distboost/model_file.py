@@ -97,6 +97,8 @@ def model_to_dict(est) -> dict:
     }
     if hasattr(est, "classes_"):
         out["classes"] = _labels(est.classes_)
+    if getattr(est, "n_targets_", None) is not None:  # a multi-output model's k targets
+        out["n_targets"] = int(est.n_targets_)
     if hasattr(est, "_model_state"):
         out["state"] = est._model_state()
     return out
@@ -244,6 +246,8 @@ def _build(checked, d: dict, source: str):
     est.evals_result_ = d["evals_result"]
     if "classes" in d:
         est.classes_ = _from_labels(d["classes"])
+    if "n_targets" in d:
+        est.n_targets_ = d["n_targets"]
     if "state" in d:
         try:
             est._load_model_state(d["state"])

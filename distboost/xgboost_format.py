@@ -16,6 +16,11 @@ quantile regression            ``reg:quantileerror`` with ``quantile_alpha``
 log_loss, two classes          ``binary:logistic`` (margin: the log-odds)
 log_loss, K classes            ``multi:softprob``; a first round of K one-leaf
                                trees holds the priors f_0k
+k targets (regression)         ``reg:squarederror`` with ``num_target`` = k, one
+                               tree per target per round; a first round of k
+                               one-leaf trees holds the f_0 of each target
+k labels (multi-label)         ``binary:logistic`` with ``num_target`` = k, the
+                               same trees (margins: the log-odds of each label)
 exponential loss               ``binary:logistic`` with every value doubled:
                                the margin is 2 f, the log-odds (f estimates
                                half of it, ESL 10.5), and XGBoost's
@@ -156,6 +161,9 @@ _REGRESSION = {
 def _boosting_objective(est) -> tuple[dict, str, float]:
     loss = est.loss
     logistic = {"name": "binary:logistic", "reg_loss_param": {"scale_pos_weight": "1"}}
+    if getattr(est, "n_targets_", None) is not None:  # k targets, one tree per target per round
+        return (logistic, "multi_logit", 1.0) if est._is_classifier else (
+            dict(_REGRESSION[loss]), "multi_identity", 1.0)
     if loss in _REGRESSION:
         return dict(_REGRESSION[loss]), "identity", 1.0
     if loss == "quantile":
@@ -408,6 +416,13 @@ def warn_if_xgboost_ignores_categories() -> None:
 
 
 # --------------------------------------------------------------------- model
+_MULTI_TARGET = ("multi_identity", "multi_logit")
+"""The kinds of a multi-output gradient boosting model (k targets): XGBoost's
+``num_target`` = k with ``multi_strategy="one_output_per_tree"`` (tree_info: the
+target of each scalar tree), the f_0 of each target in a first round of k
+one-leaf trees."""
+
+
 def _scalar_trees(terms) -> list[tuple[object, np.ndarray, int]]:
     """(tree, node values, output) per scalar XGBoost tree, output-major
     within a round as XGBoost grows them; a tree with K outputs becomes K trees."""
@@ -426,7 +441,7 @@ def _gbtree(est, terms, kind: str, n_features: int,
     scalar = _scalar_trees(terms)
     base = np.asarray(terms.base_score, np.float64)
     trees, info = [], []
-    if kind == "softmax":  # the priors f_0k as a first round of one-leaf trees
+    if kind in ("softmax", *_MULTI_TARGET):  # f_0k as a first round of one-leaf trees
         for k, f0 in enumerate(base):
             trees.append(_leaf_only(f0, len(trees), n_features))
             info.append(k)
@@ -455,7 +470,7 @@ def _base_score(base: np.ndarray, kind: str) -> str:
     if np.ptp(base) != 0:
         raise XGBoostFormatError("outputs with different base scores need one-leaf trees")
     f0 = float(base[0])  # one value for every output
-    if kind == "logit":
+    if kind in ("logit", "multi_logit"):
         if abs(f0) > 30:
             raise XGBoostFormatError(f"the initial log-odds {f0} is beyond what XGBoost's "
                                      f"float32 base_score can hold as a probability; save "
@@ -494,7 +509,7 @@ def model_to_xgboost(est, categories: bool = True) -> dict:
         "learner_model_param": {
             "base_score": _base_score(base, kind), "boost_from_average": "0",
             "num_class": str(n_classes), "num_feature": str(n_features),
-            "num_target": str(terms.n_outputs if kind == "targets" else 1),
+            "num_target": str(terms.n_outputs if kind in ("targets", *_MULTI_TARGET) else 1),
         },
         "objective": objective,
     }

@@ -214,8 +214,12 @@ ROWS = [
     ("target is None (Dask)", lambda c: GBR(client=c.client).fit(_dask_frame(c.client, Y_REG)[0],
                                                                  None),
      ValueError, r"requires y to be passed"),
-    ("target has two columns", lambda c: GBR().fit(X, np.c_[Y_REG, Y_REG]),
+    ("target has two columns (a forest takes one)",
+     lambda c: db.RandomForestRegressor().fit(X, np.c_[Y_REG, Y_REG]),
      ValueError, r"y should be a 1d array, got an array of shape \(60, 2\)"),
+    ("two-column target with a text column", lambda c: GBR().fit(
+        X, pd.DataFrame({"u": Y_REG, "v": ["a"] * 60})),
+     TypeError, r"the target's column 'v' is not numeric \(dtype"),
     ("X and y of different lengths", lambda c: GBR().fit(X, Y_REG[:50]),
      ValueError, r"X has 60 rows but y has 50"),
     ("a single class", lambda c: GBC().fit(X, np.ones(60)),

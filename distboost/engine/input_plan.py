@@ -26,6 +26,7 @@ from ..binning import BinMapper
 from ..inputs import checks
 from ..inputs.frames import Q_COLUMN, W_COLUMN, Y_COLUMN, Schema, infer_schema
 from ..inputs.queries import check_query_ids, query_ids
+from ..inputs.targets import check_multi_fit_target, check_same_targets, n_targets
 from . import dask_internals, sources
 from .dask import DaskExecutor, resolve_client
 from .executor import Executor
@@ -164,7 +165,7 @@ def _split_rows(X, y, w, n_partitions: int, qid=None) -> list:
 
 def plan(X, y, sample_weight=None, eval_set=None, eval_sample_weight=None, client=None,
          n_jobs=None, classifier=False, *, bin_mapper=None, continued=None, qid=None,
-         eval_qid=None) -> InputPlan:
+         eval_qid=None, multi_output=None) -> InputPlan:
     """The ``InputPlan`` of a fit's data: executor, partitions, schema, bins.
 
     Parameters
@@ -181,6 +182,9 @@ def plan(X, y, sample_weight=None, eval_set=None, eval_sample_weight=None, clien
         classes, and ``bin_mapper`` its bins.
     qid, eval_qid : a ranker's query ids per row of X (and per eval set), optional
         Partitioned like X on Dask; the parts then carry them as a fourth piece.
+    multi_output : {None, "targets", "labels"}
+        y has k > 1 columns (``inputs.targets``): real targets, or 0/1 labels
+        (multi-label classification); None: y is one column.
     """
     eval_set = list(eval_set or [])
     eval_w = list(eval_sample_weight or [None] * len(eval_set))
@@ -188,11 +192,12 @@ def plan(X, y, sample_weight=None, eval_set=None, eval_sample_weight=None, clien
     on_dask = is_dask(X)
     if on_dask:
         executor, parts, eval_parts, schema = _dask_plan(X, y, sample_weight, eval_set, eval_w,
-                                                         client, qid, eval_q)
+                                                         client, qid, eval_q, multi_output)
         source = functools.partial(_source_collection, X, y, sample_weight)
     else:
         executor, parts, eval_parts, schema = _local_plan(X, y, sample_weight, eval_set, eval_w,
-                                                          n_jobs, classifier, qid, eval_q)
+                                                          n_jobs, classifier, qid, eval_q,
+                                                          multi_output)
         source = None
     if continued is not None:
         _check_continued(continued, schema, None if on_dask else y, classifier)
@@ -205,9 +210,16 @@ def plan(X, y, sample_weight=None, eval_set=None, eval_sample_weight=None, clien
     return InputPlan(executor, parts, eval_parts, schema, bins, classes, on_dask, source)
 
 
-def _dask_plan(X, y, sample_weight, eval_set, eval_w, client, qid=None, eval_q=()):
+def _dask_plan(X, y, sample_weight, eval_set, eval_w, client, qid=None, eval_q=(),
+               multi_output=None):
     """Executor, partitions and schema of Dask collections, checked on their metadata."""
     _check_dask_fit(X, y)
+    for k, target in enumerate([y] + [ye for _, ye in eval_set]):
+        if multi_output is None and n_targets(target):
+            raise ValueError(f"{'y' if k == 0 else f'eval_set[{k - 1}] y'} has "
+                             f"{n_targets(target)} columns; this estimator takes one target")
+        if multi_output is not None and k > 0:
+            check_same_targets(n_targets(target), n_targets(y), f"eval_set[{k - 1}] y")
     for k, (Xe, _) in enumerate(eval_set):
         if is_dask(Xe) and hasattr(Xe, "columns"):
             checks.check_columns(Xe.columns, f"eval_set[{k}]")
@@ -221,12 +233,21 @@ def _dask_plan(X, y, sample_weight, eval_set, eval_w, client, qid=None, eval_q=(
 
 
 def _local_plan(X, y, sample_weight, eval_set, eval_w, n_jobs, classifier, qid=None,
-                eval_q=()):
+                eval_q=(), multi_output=None):
     """Executor, partitions and schema of in-memory data, checked whole."""
+    if multi_output is not None:  # a k-column y (``inputs.targets``)
+        labels = multi_output == "labels"
+
+        def check_fit_data(X, y, w, _, k=None, what="y"):
+            X = checks.check_X(X)
+            return X, check_multi_fit_target(y, len(X), labels, k, what), \
+                checks.check_sample_weight(w, len(X))
+    else:
+        check_fit_data = checks.check_fit_data
     if is_dask(y) or is_dask(sample_weight) or is_dask(qid):
         raise TypeError("X is in memory but y, sample_weight or qid is a Dask collection; use "
                         "the same kind")
-    X, y, sample_weight = checks.check_fit_data(X, y, sample_weight, classifier)
+    X, y, sample_weight = check_fit_data(X, y, sample_weight, classifier)
     qid = None if qid is None else check_query_ids(query_ids(qid, len(y)))
     schema = infer_schema(X)
     eval_parts = []
@@ -236,7 +257,8 @@ def _local_plan(X, y, sample_weight, eval_set, eval_w, n_jobs, classifier, qid=N
                 "eval_set holds a Dask collection but the training data are in memory; "
                 "compute it first or train on Dask collections"
             )
-        Xe, ye, we = checks.check_fit_data(Xe, ye, we, classifier)
+        Xe, ye, we = check_fit_data(Xe, ye, we, classifier, *(
+            () if multi_output is None else (y.shape[1], f"eval_set[{k}] y")))
         if Xe.shape[1] != X.shape[1]:
             raise ValueError(f"eval_set[{k}] has {Xe.shape[1]} features, but the training "
                              f"data have {X.shape[1]}; pass the same columns")

@@ -22,6 +22,7 @@ from ..inputs.frames import (
 )
 from ..inputs.queries import check_query_ids, query_ids
 from ..inputs.sparse import is_scipy_sparse
+from ..inputs.targets import n_targets, partition_targets
 from ..trees.ranking import QueryTarget
 from .buffers import Buffers, DiskBuffers, local_directory
 
@@ -78,7 +79,8 @@ def _as_inputs(X, y, w, schema, partition, regression, qid=None):
         n = X.shape[0]
     else:
         n = len(X)
-    y = to_vector(y, "target", partition) if y is not None else None
+    if y is not None:  # k columns: a multi-output target (``inputs.targets``), checked there
+        y = partition_targets(y, partition) if n_targets(y) else to_vector(y, "target", partition)
     if y is not None and len(y) != n:
         raise ValueError(
             f"partition {partition}: X has {n} rows but the target has {len(y)}; "
@@ -116,7 +118,7 @@ def scan(X, y, w, schema: Schema, n_samples: int, regression: bool, partition: i
             f"partition {partition} is empty (0 rows); remove empty partitions before "
             f"training, e.g. with ddf = ddf.repartition(npartitions=...) or by filtering earlier"
         )
-    if y is not None:
+    if y is not None and y.ndim == 1:
         check_target(y, regression, partition)
     cats = observed_categories(X, schema) if hasattr(X, "iloc") else {}
     prior = prior_bound(n_samples, n_parts, n_rows) if n_samples and n_parts else None

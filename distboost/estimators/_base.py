@@ -75,15 +75,16 @@ class TreeEnsembleBase(ParamsMixin):
             check_init_model(self, init_model)
             continued = Continued(init_model._schema, init_model.bin_mapper_,
                                   getattr(init_model, "classes_", None))
+        multi = getattr(self, "_multi_output", None)  # a k-column y: "targets" or "labels"
         given = plan(X, y, sample_weight, eval_set, sample_weight_eval_set, self.client,
-                     self.n_jobs, self._is_classifier, bin_mapper=bin_mapper, continued=continued,
-                     qid=qid, eval_qid=eval_qid)
+                     self.n_jobs, self._is_classifier and multi is None, bin_mapper=bin_mapper,
+                     continued=continued, qid=qid, eval_qid=eval_qid, multi_output=multi)
         self._check_columns(given.schema)
         with (watching_scheduler(given.executor),  # a lost scheduler named as such
               Engine(given.executor, self.fit_timings_, self.out_of_core) as engine,
               numba_threads(self.n_jobs, given.on_dask),
               given.naming_sources()):
-            engine.prepare(given, not self._is_classifier, self.max_bins)
+            engine.prepare(given, not self._is_classifier or multi is not None, self.max_bins)
             checks.check_weight_total(engine.w_max)
             self._set_data_attributes(engine, given.schema)
             yield engine
@@ -104,7 +105,10 @@ class TreeEnsembleBase(ParamsMixin):
         self.n_features_in_ = schema.n_features
         if not all(n == f"f{j}" for j, n in enumerate(schema.feature_names)):
             self.feature_names_in_ = np.array(schema.feature_names, dtype=object)
-        if self._is_classifier:
+        if self._is_classifier and getattr(self, "_multi_output", None):  # multi-label
+            self.classes_ = np.arange(self.n_targets_)  # the label columns
+            self.n_classes_ = self.n_targets_
+        elif self._is_classifier:
             self.classes_ = np.asarray(engine.classes)
             self.n_classes_ = len(self.classes_)
             if self.n_classes_ < 2:

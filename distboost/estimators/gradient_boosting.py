@@ -42,8 +42,9 @@ from ..training import objective
 from ..training.booster import BoostHooks, BoostResult, BoostSpec, train_boosting
 from ..training.objective import CustomObjective, explained_import_errors
 from ..trees.losses import CLASSIFICATION_LOSSES, LOG_LINK_LOSSES, REGRESSION_LOSSES, make_loss
+from ..trees.multi_output import MULTI_STRATEGIES
 from ..trees.params import GrowthParams
-from . import _holdout, _objectives
+from . import _holdout, _objectives, multi_output
 from ._base import TreeEnsembleBase, fit_events
 from ._continue import check_class_weights
 from ._leaves import BoostingLeaves
@@ -82,6 +83,7 @@ class _GradientBoosting(BoostingLeaves, TreeEnsembleBase):
         "n_iter_no_change": [POSITIVE_INT],
         "tol": [NONNEG_REAL],
         "verbose": [VERBOSE],
+        "multi_strategy": [Options(MULTI_STRATEGIES)],
     }
 
     def __init__(
@@ -120,6 +122,7 @@ class _GradientBoosting(BoostingLeaves, TreeEnsembleBase):
         n_iter_no_change=10,
         tol=1e-7,
         verbose=False,
+        multi_strategy="one_output_per_tree",
     ):
         self.loss = loss
         self.alpha = alpha
@@ -154,6 +157,7 @@ class _GradientBoosting(BoostingLeaves, TreeEnsembleBase):
         self.n_iter_no_change = n_iter_no_change
         self.tol = tol
         self.verbose = verbose
+        self.multi_strategy = multi_strategy
 
     # ------------------------------------------------------------------ fit
     def fit(self, X, y, sample_weight=None, eval_set=None, early_stopping_rounds=None,
@@ -166,7 +170,9 @@ class _GradientBoosting(BoostingLeaves, TreeEnsembleBase):
             of shape (n, d). Sparse (also Dask chunks): entries not stored are missing
             values, stored zeros are zeros (XGBoost's convention).
             Dask input trains on the Dask client (``client`` or the default).
-        y : array-like or Dask Series/Array of shape (n,)
+        y : array-like or Dask Series/Array of shape (n,), or of shape (n, k)
+            k > 1 columns: k targets, or k 0/1 labels for the classifier
+            (multi-label); see ``multi_strategy``.
         sample_weight : array-like of shape (n,), optional
         eval_set : list of (X, y), optional
             Evaluated after each round (``evals_result_``).
@@ -190,6 +196,7 @@ class _GradientBoosting(BoostingLeaves, TreeEnsembleBase):
             model keeps its own bins.
         """
         self._validate_params()
+        multi_output.begin_fit(self, y, init_model)  # a k-column y: multi-output
         if early_stopping_rounds is None:
             early_stopping_rounds = self.early_stopping_rounds
         _objectives.check_trainable(self)
@@ -210,6 +217,10 @@ class _GradientBoosting(BoostingLeaves, TreeEnsembleBase):
             self._fit_engine(engine, init_model, n_rounds, early_stopping_rounds, callbacks,
                              no_change)
         return self
+
+    def __sklearn_tags__(self):
+        """The base's tags, a y of k columns supported (``multi_output.tags``)."""
+        return multi_output.tags(super().__sklearn_tags__())
 
     def _check_columns(self, schema) -> None:
         """``monotonic_cst`` and ``interaction_cst`` against the columns (``constraints``)."""
@@ -240,6 +251,8 @@ class _GradientBoosting(BoostingLeaves, TreeEnsembleBase):
         """f_0: the continued model's, ``base_score``, or None: the loss's optimal
         constant, which training computes (ESL Algorithm 10.3, step 1)."""
         n_out = loss.n_outputs(len(getattr(self, "classes_", [])))
+        if multi_output.is_multi(self) and self.base_score is None:
+            return multi_output.base_score(engine, loss)
         if init_model is not None:
             return np.asarray(init_model.base_score_, np.float64)
         if self.base_score is None and isinstance(loss, CustomObjective):
@@ -260,6 +273,8 @@ class _GradientBoosting(BoostingLeaves, TreeEnsembleBase):
 
     def _make_loss(self, n_classes=None):
         """The loss object (``n_classes``: of a classifier, by default ``classes_``'s)."""
+        if multi_output.is_multi(self):
+            return multi_output.loss_of(self)
         if not self._is_classifier:
             return _objectives.estimator_objective(self, None)
         return _objectives.estimator_objective(self, n_classes or len(self.classes_))
@@ -521,7 +536,13 @@ _SHARED_PARAMETERS = """\
     tol : float >= 0, default 1e-7
         The improvement of the score that counts, in the metric's own units.
     verbose : bool or int, default False
-        Print the recorded metrics every round.""".replace(
+        Print the recorded metrics every round.
+    multi_strategy : {"one_output_per_tree"}, default "one_output_per_tree"
+        XGBoost's name for how a target y of k > 1 columns is grown (the
+        regressor: k targets, squared error; the classifier: a 0/1 indicator
+        matrix, k independent logistic outputs, ``predict`` and
+        ``predict_proba`` of shape (n, k)): one tree per target per round
+        (``distboost.estimators.multi_output``). Unused with one target.""".replace(
     "{out_of_core}", OUT_OF_CORE_PARAMETER)
 """The parameters both gradient boosting estimators take, for their docstrings."""
 
@@ -598,10 +619,16 @@ class GradientBoostingRegressor(_GradientBoosting):
 
     def staged_predict(self, X):
         for raw in self._staged_raw(X):
-            yield libm.exp(raw[:, 0]) if self.loss in LOG_LINK_LOSSES else raw[:, 0]
+            if multi_output.is_multi(self):
+                yield raw
+            else:
+                yield libm.exp(raw[:, 0]) if self.loss in LOG_LINK_LOSSES else raw[:, 0]
 
     def score(self, X, y, sample_weight=None) -> float:
-        """R^2 of the predictions (weighted by ``sample_weight``)."""
+        """R^2 of the predictions (weighted by ``sample_weight``); with k targets
+        their mean R^2 (``multi_output.score``)."""
+        if multi_output.is_multi(self):
+            return multi_output.score(self, X, y, sample_weight)
         return checks.weighted_score(self.predict(X), y, sample_weight, False)
 
 
@@ -653,7 +680,8 @@ class GradientBoostingClassifier(_GradientBoosting):
                  base_score=None, warm_start=False, random_state=None,
                  n_jobs=None, client=None, out_of_core="auto", eval_metric=None,
                  train_metric="auto", early_stopping_rounds=None, early_stopping=False,
-                 validation_fraction=0.1, n_iter_no_change=10, tol=1e-7, verbose=False):
+                 validation_fraction=0.1, n_iter_no_change=10, tol=1e-7, verbose=False,
+                 multi_strategy="one_output_per_tree"):
         super().__init__(
             loss=loss, alpha=alpha, leaf_estimation=leaf_estimation, n_estimators=n_estimators,
             learning_rate=learning_rate, max_depth=max_depth, max_leaf_nodes=max_leaf_nodes,
@@ -667,12 +695,15 @@ class GradientBoostingClassifier(_GradientBoosting):
             train_metric=train_metric, early_stopping_rounds=early_stopping_rounds,
             early_stopping=early_stopping, validation_fraction=validation_fraction,
             n_iter_no_change=n_iter_no_change, tol=tol, verbose=verbose,
+            multi_strategy=multi_strategy,
         )
 
     def _proba_from_raw(self, raw):
         return self._loss_object().predict_proba(raw.T)
 
     def _loss_object(self):
+        if multi_output.is_multi(self):
+            return multi_output.loss_of(self)
         if not hasattr(self, "_loss"):
             self._loss = make_loss(self.loss, len(self.classes_), self.alpha)
         return self._loss
@@ -701,7 +732,9 @@ class GradientBoostingClassifier(_GradientBoosting):
         if pred_leaf:
             return self._pred_leaf(X)
         X = self._checked(X)
-
+        if multi_output.is_multi(self):  # labels j with P(label j = 1) > 0.5, shape (n, k)
+            return predict_any(lambda part: multi_output.labels_from_proba(
+                self._proba_from_raw(self._raw(part))), X, self.n_targets_)
         return self._predict_labels(
             lambda part: self._labels(self._proba_from_raw(self._raw(part))), X)
 
@@ -711,10 +744,16 @@ class GradientBoostingClassifier(_GradientBoosting):
 
     def staged_predict(self, X):
         for proba in self.staged_predict_proba(X):
-            yield self.classes_[np.argmax(proba, axis=1)]
+            if multi_output.is_multi(self):
+                yield multi_output.labels_from_proba(proba)
+            else:
+                yield self.classes_[np.argmax(proba, axis=1)]
 
     def score(self, X, y, sample_weight=None) -> float:
-        """Accuracy (weighted by ``sample_weight``)."""
+        """Accuracy (weighted by ``sample_weight``); with k labels the subset
+        accuracy (``multi_output.score``)."""
+        if multi_output.is_multi(self):
+            return multi_output.score(self, X, y, sample_weight)
         return checks.weighted_score(self.predict(X), y, sample_weight, True)
 
 

@@ -5,7 +5,8 @@ An estimator class names its kind in ``_model_layout``:
 
 ``"boosting"``
     gradient boosting: one tree per output each round, the outputs those of
-    the loss (1, or K for K > 2 classes), a base score per output, no state;
+    the loss (1, or K for K > 2 classes; k for a model of k targets, the file's
+    ``n_targets``), a base score per output, no state;
 ``"bagged"``
     forests and bagging: one tree per round, a classifier's trees with class
     frequencies in ``leaf_values`` (K per node); state
@@ -153,6 +154,7 @@ def _boosting(c: Checker, d: dict, parts: Parts, path: str) -> float:
         c.fail(join(path, "params.loss"), f"is 'exponential', a loss of two classes, but the "
                                           f"model has {k}; {DAMAGED}")
     n_outputs = k if k is not None and k > 2 else 1
+    n_outputs = d.get("n_targets") or n_outputs  # a multi-output model: one per target
     _outputs(c, parts, n_outputs, n_outputs, path)
     _no_state(c, d, parts, path)
     bound = np.abs(parts.base_score).max(initial=0.0) + parts.trees.largest_leaf().sum()

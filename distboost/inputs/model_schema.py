@@ -127,6 +127,11 @@ def check_model(d, source: str, path: str = "") -> CheckedModel:
         c.fail(join(path, "best_iteration"), f"is {best}; a round index is >= 0")
     _check_history(c, c.typed(d, "evals_result", dict, path), join(path, "evals_result"))
     c.typed(d, "state", dict, path, optional=True)
+    n_targets = c.typed(d, "n_targets", "int", path, optional=True)
+    if n_targets is not None and (n_targets < 2 or getattr(cls, "_model_layout", None)
+                                  != "boosting"):
+        c.fail(join(path, "n_targets"), f"is {n_targets}; a multi-output model has k >= 2 "
+                                        f"targets, and only gradient boosting has them")
 
     def member(md, where: str) -> tuple[type, float]:
         checked = check_model(md, source, where)

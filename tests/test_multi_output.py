@@ -1,0 +1,241 @@
+"""Multi-output gradient boosting: k targets (regression) and k labels
+(multi-label classification), one tree per target per round
+(``multi_strategy="one_output_per_tree"``)."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from distboost import GradientBoostingClassifier, GradientBoostingRegressor, load_model
+from distboost.inputs.checks import InvalidParameterError
+from distboost.inspection import shap_values
+
+SMALL = {"n_estimators": 6, "max_depth": 3, "learning_rate": 0.1}
+
+
+@pytest.fixture(scope="module")
+def data():
+    """300 rows, 4 features; 3 targets scaled to max |y| = 1 exactly (so the
+    fixed-point scales, shared by the outputs, equal a single-target fit's) and
+    3 labels."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(300, 4))
+    Y = np.column_stack([X[:, 0] + 0.3 * rng.normal(size=300), X[:, 1] * X[:, 2],
+                         np.sin(X[:, 3]) - 0.5 * X[:, 0]])
+    Y = Y / np.abs(Y).max(axis=0)
+    labels = (Y > np.median(Y, axis=0)).astype(np.int64)
+    return X, Y, labels
+
+
+def test_each_target_equals_a_single_target_fit_to_the_bit(data):
+    X, Y, labels = data
+    multi = GradientBoostingRegressor(**SMALL).fit(X, Y)
+    assert multi.n_targets_ == 3 and multi.predict(X).shape == (300, 3)
+    assert all(len(r) == 3 for r in multi.trees_)
+    for j in range(3):
+        single = GradientBoostingRegressor(**SMALL).fit(X, Y[:, j])
+        assert multi.base_score_[j] == single.base_score_[0]
+        np.testing.assert_array_equal(multi.predict(X)[:, j], single.predict(X))
+    clf = GradientBoostingClassifier(**SMALL).fit(X, labels)
+    np.testing.assert_array_equal(clf.classes_, [0, 1, 2])
+    proba = clf.predict_proba(X)
+    for j in range(3):
+        single = GradientBoostingClassifier(**SMALL).fit(X, labels[:, j])
+        np.testing.assert_array_equal(proba[:, j], single.predict_proba(X)[:, 1])
+    np.testing.assert_array_equal(clf.predict(X), (proba > 0.5).astype(int))
+
+
+@pytest.mark.parametrize("classifier", [False, True])
+def test_gradients_by_finite_differences(classifier):
+    """g_j = dL/df_j and h_j = d^2L/df_j^2 of L = sum_j L_j(y_j, f_j) (central differences)."""
+    from distboost.trees.multi_output import make_multi_output_loss
+
+    rng = np.random.default_rng(0)
+    loss = make_multi_output_loss("log_loss" if classifier else "squared_error", classifier, 3)
+    y = (rng.random((50, 3)) < 0.4).astype(float) if classifier else rng.normal(size=(50, 3))
+    f, w, eps = rng.normal(size=(3, 50)), rng.uniform(0.5, 2.0, 50), 1e-5
+    g, h = loss.gradients(y, f, w)
+    for j in range(3):
+        step = np.zeros_like(f)
+        step[j] = eps
+        total = [3 * w * loss.pointwise(y, f + s * step) for s in (-1, 0, 1)]
+        np.testing.assert_allclose(g[j], (total[2] - total[0]) / (2 * eps), rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(h[j], (total[2] - 2 * total[1] + total[0]) / eps**2,
+                                   rtol=1e-3, atol=1e-4)
+
+
+def test_hand_case_leaf_values():
+    """Two rows per side of one split, two targets, squared error (g = 2(f - y),
+    h = 2), lambda = 1, one round, depth 1, learning rate 1: f_0 = mean(y_j);
+    each leaf -G/(H + lambda) per target."""
+    X = np.array([[0.0], [0.0], [1.0], [1.0]])
+    Y = np.array([[1.0, 0.0], [3.0, 0.0], [5.0, 4.0], [7.0, 4.0]])
+    m = GradientBoostingRegressor(n_estimators=1, max_depth=1, learning_rate=1.0,
+                                  min_child_weight=0.0).fit(X, Y)
+    np.testing.assert_array_equal(m.base_score_, [4.0, 2.0])
+    # target 0, left: residuals -3, -1 -> G = 2 * (3 + 1) = 8, H = 4: -8/5; right: -(-8)/5
+    # target 1, left: residuals -2, -2 -> G = 8, H = 4: -8/5; right: 8/5
+    expect = np.array([[4 - 1.6, 2 - 1.6]] * 2 + [[4 + 1.6, 2 + 1.6]] * 2)
+    np.testing.assert_allclose(m.predict(X), expect, rtol=0, atol=1e-15)
+
+
+def test_dask_equals_in_process(data, dask_client):
+    import dask.array as da
+    import dask.dataframe as dd
+
+    X, Y, labels = data
+    local = GradientBoostingRegressor(**SMALL).fit(X, Y).predict(X)
+    Xd = da.from_array(X, chunks=(110, 4))
+    on_dask = GradientBoostingRegressor(**SMALL, client=dask_client).fit(Xd, da.from_array(
+        Y, chunks=(110, 3)))
+    pred = on_dask.predict(Xd).compute()
+    np.testing.assert_array_equal(pred, local)
+    # an evaluation set and early stopping; the rows kept on the workers' disks
+    stop = {**SMALL, "n_estimators": 60, "learning_rate": 0.5, "early_stopping_rounds": 2}
+    local = GradientBoostingRegressor(**stop).fit(X[:200], Y[:200], eval_set=[(X[200:], Y[200:])])
+    on_dask = GradientBoostingRegressor(**stop, client=dask_client, out_of_core=True).fit(
+        da.from_array(X[:200], chunks=(70, 4)), da.from_array(Y[:200], chunks=(70, 3)),
+        eval_set=[(da.from_array(X[200:], chunks=(50, 4)), da.from_array(Y[200:], chunks=(50, 3)))])
+    assert sum(p["disk_rows"] for p in on_dask.data_placement_) == 200
+    assert on_dask.best_iteration_ == local.best_iteration_ < 59
+    assert on_dask.evals_result_ == local.evals_result_
+    np.testing.assert_array_equal(on_dask.predict(X), local.predict(X))
+    frame = dd.from_pandas(pd.DataFrame(X, columns=list("abcd")), npartitions=3)
+    lab = dd.from_pandas(pd.DataFrame(labels, columns=["x", "y", "z"]), npartitions=3)
+    clf = GradientBoostingClassifier(**SMALL, client=dask_client).fit(frame, lab)
+    local_clf = GradientBoostingClassifier(**SMALL).fit(
+        pd.DataFrame(X, columns=list("abcd")), pd.DataFrame(labels, columns=["x", "y", "z"]))
+    np.testing.assert_array_equal(clf.predict_proba(frame).compute(),
+                                  local_clf.predict_proba(X))
+    np.testing.assert_array_equal(clf.predict(frame).compute(), local_clf.predict(X))
+
+
+def test_partitioning_does_not_change_the_model(data, partitioned):
+    X, Y, _ = data
+    one = GradientBoostingRegressor(**SMALL).fit(X, Y).predict(X)
+    partitioned(4)
+    np.testing.assert_array_equal(GradientBoostingRegressor(**SMALL).fit(X, Y).predict(X), one)
+
+
+def test_model_file_shap_and_xgboost_export(data, tmp_path):
+    import xgboost as xgb
+
+    X, Y, labels = data
+    X = X.astype(np.float32)
+    for est in (GradientBoostingRegressor(**SMALL).fit(X, Y),
+                GradientBoostingClassifier(**SMALL).fit(X, labels)):
+        path = tmp_path / "m.json"
+        est.save_model(path)
+        back = load_model(path)
+        assert back.n_targets_ == 3
+        np.testing.assert_array_equal(back.predict(X), est.predict(X))
+        raw = est._decision(X)
+        np.testing.assert_array_equal(back._decision(X), raw)
+        contributions = shap_values(est, X)
+        assert contributions.shape == (300, 3, 5)
+        np.testing.assert_allclose(contributions.sum(axis=-1), raw, atol=1e-12)
+        est.save_model(tmp_path / "x.json", format="xgboost")
+        booster = xgb.Booster(model_file=str(tmp_path / "x.json"))
+        margin = booster.predict(xgb.DMatrix(X), output_margin=True)
+        np.testing.assert_allclose(margin, raw, rtol=1e-5, atol=1e-5)  # float32 leaves
+
+
+def test_damaged_model_file_is_refused(data, tmp_path):
+    import json
+
+    from distboost.model_file import ModelFileError
+
+    X, Y, _ = data
+    path = tmp_path / "m.json"
+    GradientBoostingRegressor(n_estimators=2, max_depth=2).fit(X, Y).save_model(path)
+    d = json.loads(path.read_text())
+    for value, message in ((2, r"key base_score: has 3 values but .* has 2 output"),
+                           (1, "k >= 2 targets")):
+        path.write_text(json.dumps({**d, "n_targets": value}))
+        with pytest.raises(ModelFileError, match=message):
+            load_model(path)
+
+
+def test_staged_predictions_and_scores(data):
+    X, Y, labels = data
+    m = GradientBoostingRegressor(**SMALL).fit(X, Y, eval_set=[(X, Y)])
+    np.testing.assert_array_equal(list(m.staged_predict(X))[-1], m.predict(X))
+    rmse = np.sqrt(np.mean((m.predict(X) - Y) ** 2))
+    assert m.evals_result_["validation_0"]["rmse"][-1] == pytest.approx(rmse, rel=1e-12)
+    r2 = np.mean([1 - ((Y[:, j] - m.predict(X)[:, j]) ** 2).sum()
+                  / ((Y[:, j] - Y[:, j].mean()) ** 2).sum() for j in range(3)])
+    assert m.score(X, Y) == pytest.approx(r2, rel=1e-12)
+    c = GradientBoostingClassifier(**SMALL).fit(X, labels)
+    assert c.score(X, labels) == np.mean(np.all(c.predict(X) == labels, axis=1))
+
+
+def test_early_stopping_watches_the_mean_over_targets(data):
+    X, Y, _ = data
+    m = GradientBoostingRegressor(n_estimators=300, max_depth=3, learning_rate=0.3,
+                                  early_stopping_rounds=3).fit(
+        X[:200], Y[:200], eval_set=[(X[200:], Y[200:])])
+    history = m.evals_result_["validation_0"]["rmse"]
+    assert len(history) < 300 and m.best_iteration_ == int(np.argmin(history))
+    assert m.n_estimators_ == m.best_iteration_ + 1
+    assert len(history) == m.best_iteration_ + 4
+
+
+def test_bad_input_is_refused(data):
+    X, Y, labels = data
+    frame = pd.DataFrame({"a": Y[:, 0], "b": ["x"] * 300})
+    with pytest.raises(TypeError, match="column 'b'.*not numeric"):
+        GradientBoostingRegressor(**SMALL).fit(X, frame)
+    bad = Y.copy()
+    bad[7, 2] = np.nan
+    with pytest.raises(ValueError, match="column 2 has 1 missing.*row 7"):
+        GradientBoostingRegressor(**SMALL).fit(X, bad)
+    with pytest.raises(ValueError, match="loss='huber' does not support a multi-output"):
+        GradientBoostingRegressor(**SMALL, loss="huber").fit(X, Y)
+    with pytest.raises(ValueError, match="loss='exponential' does not support"):
+        GradientBoostingClassifier(**SMALL, loss="exponential").fit(X, labels)
+    three = labels.copy()
+    three[4, 1] = 2
+    with pytest.raises(ValueError, match="0/1 indicator matrix.*column 1 holds 2.0 at row 4"):
+        GradientBoostingClassifier(**SMALL).fit(X, three)
+    constant = labels.copy()
+    constant[:, 0] = 1
+    with pytest.raises(ValueError, match="label column 0 holds one value only"):
+        GradientBoostingClassifier(**SMALL).fit(X, constant)
+    with pytest.raises(ValueError, match=r"eval_set\[0\] y has 1 column\(s\) but the training "
+                                         r"target has 3"):
+        GradientBoostingRegressor(**SMALL).fit(X, Y, eval_set=[(X, Y[:, 0])])
+    with pytest.raises(InvalidParameterError, match="does not support eval_metric"):
+        GradientBoostingRegressor(**SMALL, eval_metric="mae").fit(X, Y)
+    with pytest.raises(InvalidParameterError, match="multi_strategy"):
+        GradientBoostingRegressor(**SMALL, multi_strategy="vector").fit(X, Y)
+
+
+def test_scikit_learn_sees_a_multi_output_estimator(data):
+    from sklearn.model_selection import cross_val_score
+    from sklearn.utils import get_tags
+
+    X, Y, _ = data
+    assert get_tags(GradientBoostingRegressor()).target_tags.multi_output
+    assert get_tags(GradientBoostingClassifier()).classifier_tags.multi_label
+    scores = cross_val_score(GradientBoostingRegressor(**SMALL), X, Y, cv=2)
+    assert scores.shape == (2,) and np.all(scores > 0)
+
+
+def test_dask_bad_input_names_the_column(data, dask_client):
+    import dask.dataframe as dd
+
+    X, Y, _ = data
+    bad = pd.DataFrame(Y, columns=["u", "v", "w"])
+    bad.loc[250, "w"] = np.inf
+    Xd = dd.from_pandas(pd.DataFrame(X), npartitions=3)
+    with pytest.raises(ValueError, match="column 'w' in partition 2 has 1 missing or infinite"):
+        GradientBoostingRegressor(**SMALL, client=dask_client).fit(
+            Xd, dd.from_pandas(bad, npartitions=3))
+    Yd = dd.from_pandas(pd.DataFrame(Y, columns=["u", "v", "w"]), npartitions=3)
+    with pytest.raises(ValueError, match=r"eval_set\[0\] y has 1 column\(s\) but the training"):
+        GradientBoostingRegressor(**SMALL, client=dask_client).fit(
+            Xd, Yd, eval_set=[(Xd, Yd["u"])])
+    with pytest.raises(ValueError, match="y has 3 columns; this estimator takes one target"):
+        from distboost import RandomForestRegressor
+
+        RandomForestRegressor(n_estimators=2, client=dask_client).fit(Xd, Yd)
