@@ -7,7 +7,7 @@
     distboost train DATA --out RUN [--config FILE] [--estimator NAME] [--param k=v ...]
     distboost evaluate DATA --model RUN/model.json --out REPORT
     distboost pipeline SOURCE --out DIR --target COLUMN [--config FILE]
-    distboost predict MODEL DATA --out PREDICTIONS[.csv] [--proba] [--keep id,...]
+    distboost predict MODEL DATA --out PREDICTIONS[.csv] [--proba | --pred-leaf] [--keep id,...]
     distboost explain MODEL DATA --out SHAP[.csv] [--keep id,...] [--force]
     distboost report REPORT
     distboost cluster start|status|stop [--workers N]
@@ -299,6 +299,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = _model_on_data(sub, "predict", "predict CSV or Parquet data with a model",
                        "output folder of prediction Parquet files")
     p.add_argument("--proba", action="store_true", help="also write class probabilities")
+    p.add_argument("--pred-leaf", action="store_true",
+                   help="write each row's leaf in every tree instead (XGBoost's pred_leaf "
+                   "layout: leaf_<round>, or leaf_<round>_<class> with several classes)")
     _model_on_data(sub, "explain", "SHAP values of a model for every row of CSV or Parquet data",
                    "output folder of SHAP value Parquet files (shap_<feature>, shap_bias)")
 
@@ -531,7 +534,7 @@ def cmd_predict(args: argparse.Namespace) -> str:
     from flows.predict import check_predict, predict
 
     keep = _kept(args)
-    check_predict(args.model, args.data, args.out, args.force, keep, args.proba)
+    check_predict(args.model, args.data, args.out, args.force, keep, args.proba, args.pred_leaf)
     _small_in_process(args, args.data, "predicting", flow_optional=True)
     return _run_flow(predict, args, keep=keep)
 
