@@ -104,9 +104,14 @@ def _cluster_options(parser: argparse.ArgumentParser) -> None:
 def _prepare_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--target", required=True, help="column to predict")
     parser.add_argument(
-        "--task", choices=["auto", "classification", "regression"], default="auto",
-        help="auto: classification for text labels or few distinct integers",
+        "--task", choices=["auto", "classification", "regression", "ranking"], default="auto",
+        help="auto: classification for text labels or few distinct integers; ranking with "
+        "--group",
     )
+    parser.add_argument("--group", metavar="COLUMN",
+                        help="query id column (integers, sorted, each query's rows together "
+                        "in one file) of a ranking task, the target being relevance: each "
+                        "query goes to one split whole")
     parser.add_argument(
         "--categorical",
         nargs="+",
@@ -332,7 +337,7 @@ def _check_prepare(args: argparse.Namespace) -> None:
 
     check_prepare(args.source, args.target, args.task, args.categorical, args.drop,
                   args.validation_fraction, args.test_fraction, args.batch_rows,
-                  args.id_columns, args.feature_columns)
+                  args.id_columns, args.feature_columns, args.group)
 
 
 def _find_scheduler(args: argparse.Namespace) -> None:
@@ -476,7 +481,9 @@ def _check_train_config(args: argparse.Namespace, schema: PreparedSchema | None)
         train_config(args.config, **given)
         return
     errors = []
-    for name in ("GradientBoostingClassifier", "GradientBoostingRegressor"):
+    names = (("GradientBoostingRanker",) if getattr(args, "group", None) else
+             ("GradientBoostingClassifier", "GradientBoostingRegressor"))
+    for name in names:
         try:
             train_config(args.config, **{**given, "estimator": name})
             return
