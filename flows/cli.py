@@ -3,7 +3,7 @@
 ::
 
     distboost demo [--out DIR] [--dataset hastie|waveform|friedman] [--force]
-    distboost prepare SOURCE --out DIR --target COLUMN [--categorical C ...]
+    distboost prepare SOURCE --out DIR --target COLUMN [--categorical C ...] [--group QID]
     distboost train DATA --out RUN [--config FILE] [--estimator NAME] [--param k=v ...]
     distboost evaluate DATA --model RUN/model.json --out REPORT
     distboost pipeline SOURCE --out DIR --target COLUMN [--config FILE]

@@ -101,13 +101,14 @@ def test_group_refusals(tmp_path):
     swapped.loc[20, "query"] = 0  # data row 21, after query 1 or 2
     raw = fx.write_csv(tmp_path / "unsorted.csv", swapped)
     check_prepare(str(raw), "rel", group="query")  # the first rows pass; the scan refuses
-    from flows._queries import QueryScan
+    from flows._file_stats import file_statistics
+    from flows._schema import source_schema
 
-    scan = QueryScan("query", "integer", str(raw))
+    fmt, files, schema = source_schema(str(raw), "rel", group="query")
     with pytest.raises(DataError, match=r"query id column 'query' of .*unsorted.csv is not "
                                         r"sorted: data row 21 has query 0 after query [12]"):
-        for start in range(0, len(swapped), 7):  # batch by batch, as prepare reads it
-            scan.add(swapped["query"].iloc[start:start + 7].astype(str).astype(object))
+        # prepare's statistics pass, 7 rows a batch: the row is found across batches
+        file_statistics(files[0], fmt, schema, 0, {"validation": 0.15, "test": 0.15}, 7)
     with pytest.raises(DataError, match=r"query id column 'qid' \(--group\) not found"):
         check_prepare(str(raw), "rel", group="qid")
     with pytest.raises(DataError, match="--group query makes a ranking task"):
