@@ -45,7 +45,8 @@ from .trees.ranking import QueryTarget
 
 __all__ = [
     "AUC", "CLASSIFICATION_METRICS", "DEVIANCE_METRICS", "RANKING_METRICS", "REGRESSION_METRICS",
-    "EarlyStopping", "NoChangeStopping", "QueryMetric", "higher_is_better", "make_metric",
+    "EarlyStopping", "NoChangeStopping", "QueryMetric", "QueryTarget", "higher_is_better",
+    "make_metric",
     "make_metrics", "query_metric", "should_stop", "watched_set"
 ]
 

@@ -106,7 +106,31 @@ def explanations(est: Any, X: pd.DataFrame, proba: bool) -> pd.DataFrame:
     return shap_frame(est, X)
 
 
-KINDS = {"predict": predictions, "explain": explanations}
+def leaf_columns(est: Any) -> list[str]:
+    """The columns ``leaf_indices`` writes: one per tree in XGBoost's ``pred_leaf``
+    layout, round by round and within a round class by class: ``leaf_<round>``,
+    or ``leaf_<round>_<class label>`` for a model of several trees a round."""
+    if hasattr(est, "trees_"):  # gradient boosting: K trees a round
+        rounds, k = len(est.trees_), len(est.base_score_)
+    elif hasattr(est, "apply") and hasattr(est, "estimators_"):
+        rounds, k = len(est.estimators_), 1
+    else:
+        raise DataError(f"a {type(est).__name__} has no trees' leaves to write: --pred-leaf "
+                        f"takes a tree ensemble (gradient boosting, forest, bagging, AdaBoost)")
+    labels = list(est.classes_) if k > 1 else []
+    return [f"leaf_{r}" if k == 1 else f"leaf_{r}_{labels[j]}"
+            for r in range(rounds) for j in range(k)]
+
+
+def leaf_indices(est: Any, X: pd.DataFrame, proba: bool) -> pd.DataFrame:
+    """The leaf each row reaches in every tree (``est.apply``), int32, as
+    ``leaf_columns`` names them; ``proba`` is not used."""
+    leaves = np.asarray(est.apply(X))
+    return pd.DataFrame(leaves.reshape(len(leaves), -1).astype(np.int32),
+                        columns=leaf_columns(est))
+
+
+KINDS = {"predict": predictions, "explain": explanations, "leaves": leaf_indices}
 
 
 def apply_file(est: Any, path: str, fmt: str, features: list[Feature], keep: dict[str, str],
@@ -119,7 +143,7 @@ def apply_file(est: Any, path: str, fmt: str, features: list[Feature], keep: dic
     keep : dict
         The columns passed through, first, in this order, by name; for CSV
         input, the kind each is read as (``flows._tabular.from_text``).
-    kind : {"predict", "explain"}
+    kind : {"predict", "explain", "leaves"}
     target : str
         A ``.parquet`` file (a row group per batch; none for a file without
         rows) or a ``.csv`` file (no header: the caller writes one).

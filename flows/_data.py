@@ -57,17 +57,29 @@ def load_split(data: str | Path, split: str,
     Categorical columns get the schema's categories (so every partition and
     every split agree on the codes).
     """
+    X, y, _ = load_split_queries(data, split, schema)
+    return X, y
+
+
+def load_split_queries(data: str | Path, split: str,
+                       schema: PreparedSchema | None = None) -> tuple[Any, Any, Any]:
+    """``load_split``'s features and target, and a ranking task's query ids (the
+    ``group`` column as an int64 Dask Series, else None), one partition per
+    file: the prepare flow keeps each query in one file."""
     import dask.dataframe as dd
 
     schema = schema or read_schema(data)
     if not has_split(data, split):
         raise DataError(f"{data} has no {split!r} split (no Parquet files in {Path(data) / split})")
-    ddf = dd.read_parquet(str(Path(data) / split), engine="pyarrow")
+    group = schema.group
+    ddf = dd.read_parquet(str(Path(data) / split), engine="pyarrow",
+                          **({} if group is None else {"split_row_groups": False}))
     names = schema.feature_names
-    columns = [c for c in names + [schema.target] if c in ddf.columns]
+    columns = [c for c in names + [schema.target] + [group] if c in ddf.columns]
     ddf = ddf[columns].map_partitions(_typed, schema, meta=_typed(empty_like(ddf), schema))
     target = ddf[schema.target] if schema.target in ddf.columns else None
-    return ddf[names], target
+    qid = None if group is None else ddf[group].astype("int64")
+    return ddf[names], target, qid
 
 
 def load_features(data: str | Path, features: list[Feature]) -> Any:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from flows._queries import QueryScan, split_keys
 from flows._tabular import (
     BATCH_ROWS,
     SPLITS,
@@ -40,21 +41,26 @@ def file_statistics(
 ) -> dict:
     """Statistics of one input file, with its rows' split counts."""
     stats: dict[str, Any] | None = None
+    queries = None if schema.group is None else QueryScan(schema.group,
+                                                          schema.ids[schema.group], path)
     for raw in iter_frames(path, fmt, batch_rows, schema.columns_needed):
         missing = [c for c in schema.columns_needed if c not in raw.columns]
         if missing:
             raise DataError(f"{path} has no column(s) {missing}; every file needs the same columns")
         for name, kind in (schema.ids or {}).items():  # a value unlike the first rows': named
             from_text(raw[name], kind, path, 0 if stats is None else stats["rows"])
+        if queries is not None:
+            queries.add(raw[schema.group])
         batch = batch_statistics(raw, schema, seed, fractions)
         stats = batch if stats is None else merge_statistics(stats, batch)
-    return _finished(stats, path)
+    return _finished(stats, path) | ({} if queries is None else {"queries": queries.result()})
 
 
 def batch_statistics(raw: pd.DataFrame, schema: PreparedSchema, seed: int, fractions: dict) -> dict:
     """The statistics of one batch of a file's rows (rows numbered from 0)."""
     frame, bad = typed_frame(raw, schema)
-    labels = split_labels(row_uniforms(frame, seed), fractions["validation"], fractions["test"])
+    labels = split_labels(row_uniforms(split_keys(frame, raw, schema), seed),
+                          fractions["validation"], fractions["test"])
     columns = {}
     for spec in schema.features:
         name = spec.name

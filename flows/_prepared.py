@@ -38,7 +38,7 @@ class PreparedSchema(BaseModel):
     format: Literal["distboost-prepared/1"] = FORMAT
     source: str
     target: str
-    task: Literal["classification", "regression"]
+    task: Literal["classification", "regression", "ranking"]
     target_kind: Literal["float", "integer", "text"]
     """The target's values: numbers (regression), whole numbers or text (class labels)."""
     features: list[Feature]
@@ -49,6 +49,8 @@ class PreparedSchema(BaseModel):
     features, by name: how each is read ("integer", "float" or "text" from CSV,
     "typed" as Parquet stores it; ``flows._tabular.text_kind``)."""
     classes: list[int] | list[str] | None = None
+    group: str | None = None
+    """A ranking task's query id column (one of ``ids``; ``flows._queries``)."""
     split_rows: dict[str, int] = {}
     seed: int | None = None
     fractions: dict[str, float] | None = None

@@ -147,8 +147,12 @@ def infer_data_schema(
     drop: list[str] | None = None,
     id_columns: list[str] | None = None,
     feature_columns: list[str] | None = None,
+    group: str | None = None,
 ) -> PreparedSchema:
     """Decide every column's kind from the first rows of the first file.
+
+    ``group``: a ranking task's query id column (``flows._queries``), carried
+    as an identifier.
 
     ``id_columns`` are carried beside the data, never features; a column that
     looks like an identifier (``identifier_reason``) is refused unless it is
@@ -156,6 +160,13 @@ def infer_data_schema(
     """
     categorical, drop = list(categorical or []), list(drop or [])
     ids, told = list(id_columns or []), list(feature_columns or [])
+    if task == "ranking" and group is None:
+        raise DataError("a ranking task needs its query id column: --group COLUMN")
+    if group is not None:
+        from flows._queries import check_group_column
+
+        check_group_column(head, group, source, task)
+        ids = list(dict.fromkeys([*ids, group]))
     columns = [str(c) for c in head.columns]
     if target not in columns:
         raise DataError(
@@ -190,8 +201,13 @@ def infer_data_schema(
         raise DataError("\n".join(problems))
     if not features:
         raise DataError(f"{source} has no feature columns besides the target {target!r}")
-    task, target_kind = _target_kind(head[target], task)
+    if group is not None:  # relevance: numbers
+        _target_kind(head[target], "regression")
+        task, target_kind = "ranking", "float"
+    else:
+        task, target_kind = _target_kind(head[target], task)
     return PreparedSchema(source=source, target=target, task=task, target_kind=target_kind,
+                          group=group,
                           features=features, ids={n: text_kind(head[n]) for n in ids} or None,
                           columns_needed=[f.name for f in features] + [target] + ids)
 
@@ -199,7 +215,7 @@ def infer_data_schema(
 def source_schema(
     source: str, target: str, task: str = "auto", categorical: list[str] | None = None,
     drop: list[str] | None = None, id_columns: list[str] | None = None,
-    feature_columns: list[str] | None = None,
+    feature_columns: list[str] | None = None, group: str | None = None,
 ) -> tuple[str, list[str], PreparedSchema]:
     """The format and files of ``source`` and the schema inferred from the first
     ``HEAD_ROWS`` rows of its first file (``infer_data_schema``): every check of
@@ -207,7 +223,7 @@ def source_schema(
     fmt, files = list_source_files(source)
     head = read_file(files[0], fmt, nrows=HEAD_ROWS)
     schema = infer_data_schema(head, files[0], target, task, categorical, drop, id_columns,
-                               feature_columns)
+                               feature_columns, group)
     return fmt, files, schema.model_copy(update={"source": source})
 
 
@@ -314,6 +330,11 @@ def check_statistics(schema: PreparedSchema, stats: dict, per_file: list[dict]) 
                 "replace them by a finite value or leave the cell empty (missing)"
             )
     problems += _target_problems(schema, stats, per_file)
+    if schema.group is not None:
+        from flows._queries import queries_across_files
+
+        problems += queries_across_files(schema.group, [f["path"] for f in per_file],
+                                         [f["queries"] for f in per_file])
     return problems
 
 

@@ -272,6 +272,7 @@ def write_file_splits(
         bins equal to ``fit``'s need); besides a batch, the worker holds those.
     """
     from distboost.binning import SAMPLE_ROWS, CandidatePool, frame_candidates
+    from flows._queries import split_keys  # imports this module
 
     writers: dict[str, Any] = {}
     counts = dict.fromkeys(SPLITS, 0)
@@ -280,8 +281,8 @@ def write_file_splits(
     try:
         for raw in iter_frames(path, fmt, batch_rows, schema.columns_needed):
             frame, _ = typed_frame(raw, schema)
-            labels = split_labels(row_uniforms(frame, seed), fractions["validation"],
-                                  fractions["test"])
+            labels = split_labels(row_uniforms(split_keys(frame, raw, schema), seed),
+                                  fractions["validation"], fractions["test"])
             frame = with_categories(with_ids(frame, raw, schema, path), schema)
             for i, name in enumerate(SPLITS):
                 part = frame[labels == i]

@@ -3,11 +3,11 @@
 ::
 
     distboost demo [--out DIR] [--dataset hastie|waveform|friedman] [--force]
-    distboost prepare SOURCE --out DIR --target COLUMN [--categorical C ...]
+    distboost prepare SOURCE --out DIR --target COLUMN [--categorical C ...] [--group QID]
     distboost train DATA --out RUN [--config FILE] [--estimator NAME] [--param k=v ...]
     distboost evaluate DATA --model RUN/model.json --out REPORT
     distboost pipeline SOURCE --out DIR --target COLUMN [--config FILE]
-    distboost predict MODEL DATA --out PREDICTIONS[.csv] [--proba] [--keep id,...]
+    distboost predict MODEL DATA --out PREDICTIONS[.csv] [--proba | --pred-leaf] [--keep id,...]
     distboost explain MODEL DATA --out SHAP[.csv] [--keep id,...] [--force]
     distboost report REPORT
     distboost cluster start|status|stop [--workers N]
@@ -104,9 +104,14 @@ def _cluster_options(parser: argparse.ArgumentParser) -> None:
 def _prepare_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--target", required=True, help="column to predict")
     parser.add_argument(
-        "--task", choices=["auto", "classification", "regression"], default="auto",
-        help="auto: classification for text labels or few distinct integers",
+        "--task", choices=["auto", "classification", "regression", "ranking"], default="auto",
+        help="auto: classification for text labels or few distinct integers; ranking with "
+        "--group",
     )
+    parser.add_argument("--group", metavar="COLUMN",
+                        help="query id column (integers, sorted, each query's rows together "
+                        "in one file) of a ranking task, the target being relevance: each "
+                        "query goes to one split whole")
     parser.add_argument(
         "--categorical",
         nargs="+",
@@ -299,6 +304,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = _model_on_data(sub, "predict", "predict CSV or Parquet data with a model",
                        "output folder of prediction Parquet files")
     p.add_argument("--proba", action="store_true", help="also write class probabilities")
+    p.add_argument("--pred-leaf", action="store_true",
+                   help="write each row's leaf in every tree instead (XGBoost's pred_leaf "
+                   "layout: leaf_<round>, or leaf_<round>_<class> with several classes)")
     _model_on_data(sub, "explain", "SHAP values of a model for every row of CSV or Parquet data",
                    "output folder of SHAP value Parquet files (shap_<feature>, shap_bias)")
 
@@ -329,7 +337,7 @@ def _check_prepare(args: argparse.Namespace) -> None:
 
     check_prepare(args.source, args.target, args.task, args.categorical, args.drop,
                   args.validation_fraction, args.test_fraction, args.batch_rows,
-                  args.id_columns, args.feature_columns)
+                  args.id_columns, args.feature_columns, args.group)
 
 
 def _find_scheduler(args: argparse.Namespace) -> None:
@@ -473,7 +481,9 @@ def _check_train_config(args: argparse.Namespace, schema: PreparedSchema | None)
         train_config(args.config, **given)
         return
     errors = []
-    for name in ("GradientBoostingClassifier", "GradientBoostingRegressor"):
+    names = (("GradientBoostingRanker",) if getattr(args, "group", None) else
+             ("GradientBoostingClassifier", "GradientBoostingRegressor"))
+    for name in names:
         try:
             train_config(args.config, **{**given, "estimator": name})
             return
@@ -531,7 +541,7 @@ def cmd_predict(args: argparse.Namespace) -> str:
     from flows.predict import check_predict, predict
 
     keep = _kept(args)
-    check_predict(args.model, args.data, args.out, args.force, keep, args.proba)
+    check_predict(args.model, args.data, args.out, args.force, keep, args.proba, args.pred_leaf)
     _small_in_process(args, args.data, "predicting", flow_optional=True)
     return _run_flow(predict, args, keep=keep)
 

@@ -32,10 +32,12 @@ if TYPE_CHECKING:
 DEFAULT_ESTIMATOR = {
     "classification": "GradientBoostingClassifier",
     "regression": "GradientBoostingRegressor",
+    "ranking": "GradientBoostingRanker",
 }
 ESTIMATORS = (
     "GradientBoostingClassifier",
     "GradientBoostingRegressor",
+    "GradientBoostingRanker",
     "AdaBoostClassifier",
     "RandomForestClassifier",
     "RandomForestRegressor",
@@ -301,8 +303,9 @@ def check_constraint_columns(cfg: TrainConfig, schema: PreparedSchema) -> None:
 
 def check_task(cfg: TrainConfig, schema: PreparedSchema) -> None:
     """The estimator suits the prepared data's task."""
-    if cfg.is_classifier() != (schema.task == "classification"):
+    kind = {"classification": "Classifier", "ranking": "Ranker"}.get(schema.task, "Regressor")
+    if not cfg.estimator.endswith(kind):
         raise ValueError(
             f"{cfg.estimator} does not fit a {schema.task} target ({schema.target!r}); "
-            f"use a {'Classifier' if schema.task == 'classification' else 'Regressor'}"
+            f"use a {kind}"
         )

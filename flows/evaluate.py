@@ -27,7 +27,7 @@ from prefect.cache_policies import NO_CACHE
 
 from distboost.model_file import write_atomic
 from flows._cluster import check_functions, dask_client, run_logger
-from flows._data import empty_like, load_split, shap_columns, with_shap
+from flows._data import empty_like, load_split, load_split_queries, shap_columns, with_shap
 from flows._output import claim_output, has_marker
 from flows._prepared import read_schema
 from flows._progress import progress_bar
@@ -61,9 +61,14 @@ def _load_model(model: str) -> Any:
 def predict_split(client: Any, est: Any, data: str, split: str, output: str) -> str:
     """Predict the split on the workers; write target and predictions to Parquet."""
     schema = read_schema(data)
-    X, y = load_split(data, split, schema)
+    X, y, qid = load_split_queries(data, split, schema)
     with client.as_current():
-        if hasattr(est, "predict_proba"):
+        if qid is not None:  # a ranker: its queries beside the scores
+            y_true, pred, ids = client.compute([y.to_dask_array(), est.predict(X),
+                                                qid.to_dask_array()], sync=True)
+            frame = pd.DataFrame({"qid": np.asarray(ids, np.int64),
+                                  "prediction": np.asarray(pred, dtype=np.float64)})
+        elif hasattr(est, "predict_proba"):
             y_true, proba = client.compute([y.to_dask_array(), est.predict_proba(X)], sync=True)
             frame = pd.DataFrame(np.asarray(proba), columns=[f"proba_{c}" for c in est.classes_])
             frame.insert(0, "prediction", np.asarray(est.classes_)[np.argmax(proba, axis=1)])
@@ -86,6 +91,11 @@ def describe_data(client: Any, data: str) -> dict:
 @task(name="compute-metrics", cache_policy=NO_CACHE)
 def compute_metrics(predictions: str, est: Any) -> dict:
     frame = pd.read_parquet(predictions)
+    if "qid" in frame.columns:
+        from flows._ranking import ranking_metrics
+
+        return ranking_metrics(frame["target"].to_numpy(), frame["prediction"].to_numpy(),
+                               frame["qid"].to_numpy(), getattr(est, "ndcg_exp_gain", True))
     if hasattr(est, "classes_"):
         proba = frame[[f"proba_{c}" for c in est.classes_]].to_numpy()
         return classification_metrics(frame["target"].to_numpy(), proba, list(est.classes_))
@@ -163,6 +173,15 @@ def draw_diagnostics(predictions: str, model: str, est: Any, metrics: dict,
                 "Rows: true class; columns: predicted class (most probable).",
             ),
         ]
+    elif "qid" in frame.columns:
+        from flows._ranking import CUTOFFS, plot_ndcg
+
+        figures.append(_save(
+            plot_ndcg(metrics), out, "ndcg", "diagnostics", "NDCG by cut-off and across queries",
+            f"Left: mean NDCG@k over the {metrics['queries']:,} queries for k = "
+            f"{', '.join(map(str, CUTOFFS))} and the whole list, the model's and the baseline's "
+            f"(the rows' own order). Right: how {metrics['per_query']['metric'].upper()} "
+            f"varies from query to query."))
     else:
         fig = plots.plot_residuals(frame["target"].to_numpy(), frame["prediction"].to_numpy())
         figures.append(

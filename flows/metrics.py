@@ -142,6 +142,9 @@ HEADLINE = {
     "rmse": "RMSE",
     "mae": "MAE",
     "r2": "R²",
+    **{f"ndcg@{k}": f"NDCG@{k}" for k in (1, 3, 5, 10)},
+    "ndcg": "NDCG (whole list)",
+    "queries": "queries evaluated",
     "n": "rows evaluated",
 }
 

@@ -46,6 +46,7 @@ def pipeline(
     cluster: ClusterConfig | None = None,
     progress: bool = False,
     batch_rows: int = BATCH_ROWS,
+    group: str | None = None,
 ) -> str:
     """Prepare raw data, train on it, evaluate on the test split.
 
@@ -78,6 +79,7 @@ def pipeline(
             scheduler=address,
             progress=progress,
             batch_rows=batch_rows,
+            group=group,
         )
         model = train(
             data=data,

@@ -4,7 +4,8 @@ Each input file is predicted on a worker (``flows._apply``), ``batch_rows``
 rows at a time. Output rows are in input order: the files in the order
 ``prepare`` lists them, rows as in each file; first the ``keep`` columns,
 passed through as read, then ``prediction`` (and with ``proba=True``
-``proba_<class label>`` columns). An output ending in ``.csv`` is one CSV
+``proba_<class label>`` columns), or with ``pred_leaf=True`` instead each
+row's leaf in every tree (``flows._apply.leaf_columns``). An output ending in ``.csv`` is one CSV
 file; anything else is a folder of ``part-NNNNN.parquet``, one per input file
 (none for a file without rows).
 """
@@ -22,7 +23,7 @@ import numpy as np
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
-from flows._apply import apply_file, check_columns
+from flows._apply import apply_file, check_columns, leaf_columns
 from flows._cluster import check_functions, connect, dask_client, run_logger, step
 from flows._output import PART_FILE, claim_output, only_parquet
 from flows._prepared import Feature
@@ -119,8 +120,13 @@ def plan_files(est: Any, data: str, output: str, overwrite: bool, keep: list[str
     return Plan(fmt, files, features, kept)
 
 
-def output_names(est: Any, proba: bool) -> list[str]:
+def output_names(est: Any, proba: bool, pred_leaf: bool = False) -> list[str]:
     """The columns ``predict`` writes besides the kept ones."""
+    if pred_leaf:
+        if proba:
+            raise ValueError("--pred-leaf writes the leaves alone (as XGBoost's pred_leaf); "
+                             "leave out --proba, or predict twice")
+        return leaf_columns(est)
     names = ["prediction"]
     if proba and hasattr(est, "predict_proba"):
         names += [f"proba_{c}" for c in est.classes_]
@@ -196,15 +202,17 @@ def _join_csv(parts: Path, headers: list, output: str) -> None:
 
 @task(name="predict-files", cache_policy=NO_CACHE)
 def predict_files(scheduler: str, model: str, plan: Plan, output: str, proba: bool,
-                  progress: bool, batch_rows: int) -> int:
-    return write_files(scheduler, model, plan, output, "predict", progress, proba, batch_rows)
+                  progress: bool, batch_rows: int, pred_leaf: bool = False) -> int:
+    return write_files(scheduler, model, plan, output, "leaves" if pred_leaf else "predict",
+                       progress, proba, batch_rows)
 
 
 def check_predict(model: str, data: str, output: str, overwrite: bool = False,
-                  keep: list[str] | None = None, proba: bool = False) -> Plan:
+                  keep: list[str] | None = None, proba: bool = False,
+                  pred_leaf: bool = False) -> Plan:
     """``plan_files`` for ``predict`` (the command line calls it before anything starts)."""
     est = load_checked(model)
-    return plan_files(est, data, output, overwrite, keep, output_names(est, proba),
+    return plan_files(est, data, output, overwrite, keep, output_names(est, proba, pred_leaf),
                       "predictions")
 
 
@@ -220,6 +228,7 @@ def predict(
     cluster: ClusterConfig | None = None,
     progress: bool = False,
     batch_rows: int = BATCH_ROWS,
+    pred_leaf: bool = False,
 ) -> str:
     """Write predictions of ``model`` for every row of the CSV or Parquet ``data``.
 
@@ -239,16 +248,20 @@ def predict(
         (identifiers to join on).
     batch_rows : int
         Rows of an input file a worker reads at a time.
+    pred_leaf : bool
+        Instead of predictions, the leaf each row reaches in every tree
+        (``apply``), in XGBoost's ``pred_leaf`` layout: ``leaf_<round>``, or
+        ``leaf_<round>_<class label>`` with several trees a round.
 
     Returns
     -------
     str
         The output file or folder.
     """
-    plan = check_predict(model, data, output, overwrite, keep, proba)
+    plan = check_predict(model, data, output, overwrite, keep, proba, pred_leaf)
     out = output if is_csv(output) else str(emptied(output))
     with dask_client(scheduler, cluster) as client:
         rows = step(predict_files, client.scheduler.address, model, plan, out, proba, progress,
-                    batch_rows)
+                    batch_rows, pred_leaf)
     run_logger().info("wrote %d predictions to %s", rows, out)
     return out

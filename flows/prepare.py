@@ -68,10 +68,11 @@ def check_output(output: str | Path, overwrite: bool) -> Path:
 def inspect_source(
     source: str, target: str, task_kind: str, categorical: list[str], drop: list[str],
     id_columns: list[str] | None = None, feature_columns: list[str] | None = None,
+    group: str | None = None,
 ) -> tuple[str, list[str], PreparedSchema]:
     """List the input files and infer the schema from the first one."""
     return source_schema(source, target, task_kind, categorical, drop, id_columns,
-                         feature_columns)
+                         feature_columns, group)
 
 
 def _worker_tasks(client, function, label, calls, **delayed) -> list[Any]:
@@ -253,6 +254,7 @@ def prepare(
     cluster: ClusterConfig | None = None,
     progress: bool = False,
     batch_rows: int = BATCH_ROWS,
+    group: str | None = None,
 ) -> str:
     """Validate raw CSV/Parquet and write typed train/validation/test Parquet.
 
@@ -264,8 +266,9 @@ def prepare(
         Folder to create (a local or shared path the Dask workers can write).
     target : str
         Name of the column to predict.
-    task : {"auto", "classification", "regression"}
-        "auto": classification for text labels or few distinct integers.
+    task : {"auto", "classification", "regression", "ranking"}
+        "auto": classification for text labels or few distinct integers;
+        ranking with ``group``, a query id column (``flows._queries``).
     categorical, drop, id_columns, feature_columns : list of str
         Columns to treat as categories / to leave out / to carry beside the
         features, never features (identifiers) / to use as features though they
@@ -274,8 +277,7 @@ def prepare(
     seed : int
         Seed of the split hash.
     max_bins : int
-        Bins per feature for ``bin_edges.json`` (the estimator's ``max_bins``:
-        a model with another ``max_bins`` computes its own bins).
+        Bins per feature for ``bin_edges.json`` (another model's computes its own).
     overwrite : bool
         Replace an existing prepared folder.
     scheduler, cluster, progress : str, ClusterConfig, bool
@@ -295,7 +297,7 @@ def prepare(
     if batch_rows < 1:
         raise ValueError(f"batch_rows must be >= 1; got {batch_rows}")
     fmt, files, schema = inspect_source(source, target, task, categorical or [], drop or [],
-                                        id_columns, feature_columns)
+                                        id_columns, feature_columns, group)
     logger.info("reading %d %s file(s) from %s", len(files), fmt, source)
     staging = out.with_name(f".{out.name}.partial-{uuid.uuid4().hex[:8]}")
     with dask_client(scheduler, cluster) as client:

@@ -108,12 +108,21 @@ def _metrics_section(metrics: dict) -> str:
         notes.append("Baseline: a model that knows only the class frequencies of the evaluated "
                      "rows (it predicts the majority class, gives every row the frequencies "
                      "as probabilities, and ranks no row above another: AUC 0.5).")
+    elif "per_query" in metrics:
+        from flows._ranking import quantile_rows
+
+        notes.append("Mean NDCG over the queries, each counting once. Baseline: every document "
+                     "scored alike, so each query keeps its rows' own order.")
     elif "baseline" in metrics:
         notes.append("Baseline: predicting the mean of the evaluated target for every row "
                      "(R² 0).")
     if metrics.get("auc_average"):
         notes.append(f"AUC: {metrics['auc_average']}.")
     parts += [f"<p>{html.escape(n)}</p>" for n in notes]
+    if metrics.get("per_query"):
+        parts.append(f"<h3>Across queries</h3><p>Quantiles of each query's "
+                     f"{metrics['per_query']['metric'].upper()}.</p>")
+        parts.append(_table(quantile_rows(metrics)))
     if metrics.get("per_class"):
         parts.append("<h3>Per class</h3><p>Precision, recall and F1 of each class when the most "
                      "probable class is predicted; support: rows of the class.</p>")

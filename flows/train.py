@@ -51,7 +51,7 @@ from flows._checkpoints import (
     watched_metric,
 )
 from flows._cluster import dask_client, run_logger, say
-from flows._data import has_split, load_bin_mapper, load_split
+from flows._data import has_split, load_bin_mapper, load_split_queries
 from flows._output import claim_output, has_marker, locked_output
 from flows._prepared import PreparedSchema, read_schema
 from flows._progress import progress_bar
@@ -131,10 +131,12 @@ def remove_run(output: Path) -> None:
         checkpoints.rmdir()
 
 
-def _eval_set(data: str, schema: PreparedSchema) -> list:
+def _eval_set(data: str, schema: PreparedSchema) -> tuple[list, list]:
+    """The validation split, as ``eval_set`` and (a ranking task) ``eval_qid``."""
     if not has_split(data, "validation"):
-        return []
-    return [load_split(data, "validation", schema)]
+        return [], []
+    X, y, qid = load_split_queries(data, "validation", schema)
+    return [(X, y)], [qid]
 
 
 @task(
@@ -172,9 +174,11 @@ def fit_rounds(
         params.setdefault("train_metric", True)
     with Client(scheduler, set_as_default=False) as client, client.as_current():
         est = cls(**estimator_params(params), client=client)
-        X, y = load_split(data, "train", schema)
-        kwargs: dict[str, Any] = {"eval_set": _eval_set(data, schema),
-                                  "callbacks": list(callbacks or [])}
+        X, y, qid = load_split_queries(data, "train", schema)
+        eval_set, eval_qid = _eval_set(data, schema)
+        kwargs: dict[str, Any] = {"eval_set": eval_set, "callbacks": list(callbacks or [])}
+        if qid is not None:  # a ranking task (prepare --group)
+            kwargs.update(qid=qid, eval_qid=eval_qid if eval_set else None)
         if early_stopping_rounds and kwargs["eval_set"]:
             kwargs["early_stopping_rounds"] = early_stopping_rounds
         if init_model is not None:

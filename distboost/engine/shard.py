@@ -20,7 +20,7 @@ from ..inputs.frames import (
     to_matrix,
     to_vector,
 )
-from ..inputs.queries import check_query_ids, query_ids
+from ..inputs.queries import check_query_ids, check_query_weights, max_query_rows, query_ids
 from ..inputs.sparse import is_scipy_sparse
 from ..inputs.targets import n_targets, partition_targets
 from ..trees.ranking import QueryTarget
@@ -94,6 +94,7 @@ def _as_inputs(X, y, w, schema, partition, regression, qid=None):
             raise ValueError(f"partition {partition}: sample_weight has {len(w)} rows, X has {n}")
     if qid is not None:
         qid = check_query_ids(query_ids(qid, n, f" in partition {partition}"), partition)
+        check_query_weights(qid, w, partition)
     return X, y, w, qid
 
 
@@ -134,7 +135,7 @@ def scan(X, y, w, schema: Schema, n_samples: int, regression: bool, partition: i
         "prior": prior,
         "classes": None if (y is None or regression) else np.unique(y),
         "categories": cats,
-        **({} if qid is None else {"queries": np.unique(qid)}),
+        **({} if qid is None else {"queries": np.unique(qid), "max_query": max_query_rows(qid)}),
     }
 
 

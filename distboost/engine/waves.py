@@ -136,6 +136,7 @@ class Engine:
         self.w_max = max(s["w_max"] for s in summaries)
         self.w_min = min(s["w_min"] for s in summaries)
         self.y_absmax = max(s["y_absmax"] for s in summaries)
+        self.max_query_rows = max(s.get("max_query", 0) for s in summaries)  # a ranker's
         self.mapper, self.classes, self.schema = mapper, classes, schema
         self.timings["prepare"] += time.perf_counter() - t0
         return mapper, classes

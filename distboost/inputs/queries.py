@@ -67,6 +67,37 @@ def check_query_ids(qid: np.ndarray, partition: int | None = None, offset: int =
         f"{qid[i - 1]} (row {i - 1 + offset}); query ids must be non-decreasing: {fix}")
 
 
+def check_query_weights(qid: np.ndarray, w: np.ndarray, partition: int | None = None,
+                        offset: int = 0) -> None:
+    """Refuse row weights that differ within a query, naming the query and row.
+
+    A ranker weights whole queries (XGBoost's ``XGBRanker`` takes one weight
+    per query): each pair's lambda is scaled by its query's weight, which a
+    weight per row would leave ambiguous.
+    """
+    if not len(qid):
+        return
+    starts = np.flatnonzero(np.diff(qid, prepend=qid[0] - 1) != 0)
+    sizes = np.diff(np.append(starts, len(qid)))
+    differs = np.flatnonzero(w != np.repeat(w[starts], sizes))
+    if len(differs):
+        i = int(differs[0])
+        first = int(starts[np.searchsorted(starts, i, "right") - 1])
+        where = "" if partition is None else f" in partition {partition}"
+        raise ValueError(
+            f"sample_weight{where} differs within query {qid[i]}: row {i + offset} has "
+            f"{show_value(w[i])}, the query's first row {first + offset} {show_value(w[first])}; "
+            f"a ranker weights whole queries (as XGBoost's XGBRanker): give every row of a "
+            f"query its query's weight")
+
+
+def max_query_rows(qid: np.ndarray) -> int:
+    """The number of rows of the largest query (0 without rows); ids sorted."""
+    if not len(qid):
+        return 0
+    return int(np.diff(np.flatnonzero(np.diff(qid, prepend=qid[0] - 1, append=qid[-1] + 1))).max())
+
+
 def qid_from_group(group, n_rows: int, what: str = "group") -> np.ndarray:
     """Query ids 0, 1, ... from query sizes (LightGBM's ``group``), summing to ``n_rows``."""
     sizes = np.asarray(group)

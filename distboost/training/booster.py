@@ -344,10 +344,12 @@ def _scales(engine, loss, margin_bound, first_order, pending=None, round_index=0
     From driver-side bounds (``loss.gradient_bounds``: the margins can move
     at most ``margin_bound``), or from one exact pass over the rows: the
     margins' range for the log-link losses, the gradients' range for a
-    user's objective (``objective``).
+    user's objective (``objective``); a ranker's from its largest query.
     """
     t0 = time.perf_counter()
-    if getattr(loss, "gradient_range_pass", False):
+    if getattr(loss, "query_bounds", False):
+        g_bound, h_bound = loss.query_gradient_bounds(engine.w_max, engine.max_query_rows)
+    elif getattr(loss, "gradient_range_pass", False):
         g_bound, h_bound = objective.gradient_range(engine, loss, pending, round_index)
     elif loss.margin_range_bounds:
         f_lo, f_hi = objective.margin_range(engine, pending)

@@ -11,14 +11,15 @@ truncation, normalization) so that the same trees' shape and rounds give
 about the same ranking quality. The scores are relative within a query: f_0
 is 0.
 
-Fixed point: |lambda| has no bound known in advance (score normalization
-divides by score differences), so each round starts with one exact pass
-over the rows for the largest |g| and h (``gradient_range_pass``, as a
-user's objective); the same for any partitioning, as the lambdas are.
+Fixed point: |g| and h are bounded from the largest query's size and the
+largest weight, known once the rows are scanned (``query_gradient_bounds``),
+so no round needs an extra pass over the rows; the bounds are the same for
+any partitioning.
 """
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import numpy as np
@@ -65,7 +66,8 @@ class LambdaRankLoss(Loss):
 
     is_classification = False
     margin_range_bounds = False
-    gradient_range_pass = True
+    query_bounds = True
+    """|g| and h are bounded through the largest query (``query_gradient_bounds``)."""
 
     def __init__(self, objective: str = "rank:ndcg", pair_method: str = "topk",
                  num_pair_per_sample: int | None = None, exp_gain: bool = True,
@@ -94,6 +96,38 @@ class LambdaRankLoss(Loss):
 
     def init_statistics(self, y, w):
         raise NotImplementedError("a ranker starts from 0: scores are relative within a query")
+
+    def query_gradient_bounds(self, w_max: float, max_query_rows: int) -> tuple[float, float]:
+        """Upper bounds of |g| and h over all rows, from the largest weight and query.
+
+        A pair's |dZ| is at most 1 (|dNDCG|, |dAP| and RankNet's 1: NDCG's
+        ideal DCG holds the largest gain at discount 1), at most 100 once
+        divided by |f_i - f_j| + 0.01; with s = sigmoid(f_i - f_j),
+        |lambda_ij| = (1 - s) |dZ| and w_ij = 2 max(s (1 - s), 1e-16) |dZ|
+        <= 2 |lambda_ij| + 2e-16 |dZ|, and w_ij <= |dZ| / 2 (Burges 2010,
+        eqs. 3-4). A row's g sums its pairs' lambdas, at most half the
+        query's S = sum of 2 |lambda_ij|, so "topk"'s normalization
+        log2(1 + S) / S (<= 1 / ln 2) leaves |g| <= log2(1 + S) / 2 and
+        h <= log2(1 + S) + 3e-16 |dZ| P, S <= 2 |dZ| P with P the query's pairs
+        (at most min(k, n) n for n rows). Unnormalized, a row has at most
+        n - 1 pairs ("topk") or k n ("mean": its own k draws and the others'
+        that hit it), each adding at most |dZ| to |g| and |dZ| / 2 to h;
+        "mean"'s normalization divides by k.
+        """
+        n = max(int(max_query_rows), 1)
+        dz = 100.0 if self.score_normalization else 1.0
+        k = self.num_pair
+        if self.pair_method == "topk":
+            pairs, row_pairs = min(k, n) * n, n - 1
+        else:
+            pairs = row_pairs = k * n
+        if self.normalization and self.pair_method == "topk":
+            log_s = math.log2(1.0 + 2.0 * dz * pairs)
+            g, h = 0.5 * log_s, log_s + 1e-15 * dz * pairs
+        else:
+            per = 1.0 / k if self.normalization else 1.0
+            g, h = dz * row_pairs * per, 0.5 * dz * row_pairs * per
+        return w_max * g, w_max * h
 
     def gradients(self, y: QueryTarget, raw, w, where: str = "", row_offset: int = 0):
         """The rows' lambdas g and weights h, each of shape (1, n_rows), times ``w``."""
