@@ -97,8 +97,9 @@ def model_to_dict(est) -> dict:
     }
     if hasattr(est, "classes_"):
         out["classes"] = _labels(est.classes_)
-    if hasattr(est, "_model_state"):
-        out["state"] = est._model_state()
+    state = est._model_state() if hasattr(est, "_model_state") else None
+    if state is not None:  # gradient boosting keeps state only as DART (its weights)
+        out["state"] = state
     return out
 
 

@@ -43,7 +43,7 @@ from ..training.booster import BoostHooks, BoostResult, BoostSpec, train_boostin
 from ..training.objective import CustomObjective, explained_import_errors
 from ..trees.losses import CLASSIFICATION_LOSSES, LOG_LINK_LOSSES, REGRESSION_LOSSES, make_loss
 from ..trees.params import GrowthParams
-from . import _holdout, _objectives
+from . import _dart, _holdout, _objectives
 from ._base import TreeEnsembleBase, fit_events
 from ._continue import check_class_weights
 from ._leaves import BoostingLeaves
@@ -82,6 +82,7 @@ class _GradientBoosting(BoostingLeaves, TreeEnsembleBase):
         "n_iter_no_change": [POSITIVE_INT],
         "tol": [NONNEG_REAL],
         "verbose": [VERBOSE],
+        **_dart.CONSTRAINTS,
     }
 
     def __init__(
@@ -120,6 +121,12 @@ class _GradientBoosting(BoostingLeaves, TreeEnsembleBase):
         n_iter_no_change=10,
         tol=1e-7,
         verbose=False,
+        booster="gbtree",
+        rate_drop=0.0,
+        skip_drop=0.0,
+        normalize_type="tree",
+        sample_type="uniform",
+        one_drop=False,
     ):
         self.loss = loss
         self.alpha = alpha
@@ -154,6 +161,8 @@ class _GradientBoosting(BoostingLeaves, TreeEnsembleBase):
         self.n_iter_no_change = n_iter_no_change
         self.tol = tol
         self.verbose = verbose
+        self.booster, self.rate_drop, self.skip_drop = booster, rate_drop, skip_drop
+        self.normalize_type, self.sample_type, self.one_drop = normalize_type, sample_type, one_drop
 
     # ------------------------------------------------------------------ fit
     def fit(self, X, y, sample_weight=None, eval_set=None, early_stopping_rounds=None,
@@ -296,6 +305,7 @@ class _GradientBoosting(BoostingLeaves, TreeEnsembleBase):
             prior_trees=() if init_model is None else tuple(init_model.trees_),
             prior_evals=None if init_model is None else (
                 getattr(init_model, "evals_result_", None) or {}),
+            dart=_dart.params(self), prior_weights=_dart.prior_weights(self, init_model),
         )
 
     def _round_callback(self, primary, functions):
@@ -343,6 +353,7 @@ class _GradientBoosting(BoostingLeaves, TreeEnsembleBase):
         loss = CustomObjective(self.loss) if _objectives.is_custom(self.loss) else make_loss(
             self.loss, n_classes, self.alpha, self.tweedie_variance_power)
         self._metrics(loss, n_classes)
+        _dart.check(self, self._leaf_estimation(loss))
         if (self.leaf_estimation == "newton" and not self._is_classifier
                 and not loss.has_hessian):
             raise checks.InvalidParameterError(
@@ -353,7 +364,7 @@ class _GradientBoosting(BoostingLeaves, TreeEnsembleBase):
 
     # ------------------------------------------------------------- predict
     def _raw(self, X, rounds=None):
-        trees = self.trees_ if rounds is None else self.trees_[:rounds]
+        trees = _dart.weighted_trees(self)[:rounds]
         return raw_scores(self._schema, self.base_score_, trees, X, self.n_jobs)
 
     def _decision(self, X):
@@ -371,7 +382,7 @@ class _GradientBoosting(BoostingLeaves, TreeEnsembleBase):
         matrix = to_matrix(self._checked(X), self._schema)
         raw = np.repeat(np.asarray(self.base_score_)[:, None], len(matrix), axis=1)
         outputs = np.arange(len(self.base_score_), dtype=np.int64)
-        for round_trees in self.trees_:
+        for round_trees in _dart.weighted_trees(self):
             predict_raw(matrix, *pack_trees(round_trees), outputs, raw)
             yield raw.T.copy()
 
@@ -391,9 +402,15 @@ class _GradientBoosting(BoostingLeaves, TreeEnsembleBase):
         self._check_fitted()
         trees = [t for round_trees in self.trees_ for t in round_trees]
         k = len(self.base_score_)
-        return AdditiveTrees(trees, scalar_leaves(trees), np.ones(len(trees)),
+        return AdditiveTrees(trees, scalar_leaves(trees), _dart.flat_weights(self),
                              np.tile(np.arange(k, dtype=np.int64), len(self.trees_)),
                              np.asarray(self.base_score_, np.float64), k == 1)
+
+    def _model_state(self) -> dict | None:
+        return _dart.model_state(self)  # DART's weights; None: nothing beyond the trees
+
+    def _load_model_state(self, state: dict) -> None:
+        _dart.load_state(self, state)
 
     def _combine_importances(self, trees) -> np.ndarray:
         """``feature_importances_``: the split gains of every tree, summed (total gain)."""
@@ -519,8 +536,8 @@ _SHARED_PARAMETERS = """\
     tol : float >= 0, default 1e-7
         The improvement of the score that counts, in the metric's own units.
     verbose : bool or int, default False
-        Print the recorded metrics every round.""".replace(
-    "{out_of_core}", OUT_OF_CORE_PARAMETER)
+        Print the recorded metrics every round.
+{dart}""".replace("{out_of_core}", OUT_OF_CORE_PARAMETER).replace("{dart}", _dart.PARAMETERS)
 """The parameters both gradient boosting estimators take, for their docstrings."""
 
 
@@ -567,6 +584,8 @@ class GradientBoostingRegressor(_GradientBoosting):
     ----------
     trees_ : list of lists of Tree
         The trees of every round.
+    tree_weights_ : ndarray of shape (n_estimators_, 1) or None
+        DART: each tree's weight (None for booster="gbtree": 1 each).
     base_score_ : ndarray of shape (1,)
     train_score_, validation_score_ : ndarray
         scikit-learn's: the scores of ``early_stopping`` (the watched metric,
@@ -628,6 +647,8 @@ class GradientBoostingClassifier(_GradientBoosting):
     classes_ : ndarray of shape (K,)
     trees_ : list of lists of Tree
         The trees of every round (K per round for K > 2 classes).
+    tree_weights_ : ndarray of shape (n_estimators_, K) or None
+        DART: each tree's weight (None for booster="gbtree": 1 each).
     train_score_, validation_score_ : ndarray
         scikit-learn's: the scores of ``early_stopping`` (the watched metric,
         negated when lower is better), f_0's first; the one it watched, the
@@ -649,7 +670,9 @@ class GradientBoostingClassifier(_GradientBoosting):
                  base_score=None, warm_start=False, random_state=None,
                  n_jobs=None, client=None, out_of_core="auto", eval_metric=None,
                  train_metric="auto", early_stopping_rounds=None, early_stopping=False,
-                 validation_fraction=0.1, n_iter_no_change=10, tol=1e-7, verbose=False):
+                 validation_fraction=0.1, n_iter_no_change=10, tol=1e-7, verbose=False,
+                 booster="gbtree", rate_drop=0.0, skip_drop=0.0, normalize_type="tree",
+                 sample_type="uniform", one_drop=False):
         super().__init__(
             loss=loss, alpha=alpha, leaf_estimation=leaf_estimation, n_estimators=n_estimators,
             learning_rate=learning_rate, max_depth=max_depth, max_leaf_nodes=max_leaf_nodes,
@@ -662,7 +685,9 @@ class GradientBoostingClassifier(_GradientBoosting):
             n_jobs=n_jobs, client=client, out_of_core=out_of_core, eval_metric=eval_metric,
             train_metric=train_metric, early_stopping_rounds=early_stopping_rounds,
             early_stopping=early_stopping, validation_fraction=validation_fraction,
-            n_iter_no_change=n_iter_no_change, tol=tol, verbose=verbose,
+            n_iter_no_change=n_iter_no_change, tol=tol, verbose=verbose, booster=booster,
+            rate_drop=rate_drop, skip_drop=skip_drop, normalize_type=normalize_type,
+            sample_type=sample_type, one_drop=one_drop,
         )
 
     def _proba_from_raw(self, raw):
@@ -717,6 +742,7 @@ def _set_fitted(est, result: BoostResult, bin_mapper) -> None:
     est._loss = result.loss
     est.base_score_ = result.base_score
     est.trees_ = result.model_trees()
+    est.tree_weights_ = result.model_weights()
     est.n_estimators_ = len(est.trees_)
     est.best_iteration_ = result.best_iteration
     est.evals_result_ = result.evals_result()
