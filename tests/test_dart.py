@@ -28,7 +28,7 @@ def _data(n=1500, seed=0):
 
 
 X, YB, YM, YR = _data()
-DART = dict(booster="dart", rate_drop=0.3, max_depth=3, random_state=5)
+DART = {"booster": "dart", "rate_drop": 0.3, "max_depth": 3, "random_state": 5}
 
 
 # ----------------------------------------------------------------- the draws
@@ -90,7 +90,7 @@ def test_three_rounds_dropping_everything(normalize_type, weights):
 
 # ------------------------------------------------- gradient boosting exactly
 @pytest.mark.parametrize("y", [YB, YM])
-@pytest.mark.parametrize("dart", [dict(rate_drop=0.0), dict(rate_drop=0.5, skip_drop=1.0)])
+@pytest.mark.parametrize("dart", [{"rate_drop": 0.0}, {"rate_drop": 0.5, "skip_drop": 1.0}])
 def test_nothing_dropped_is_gradient_boosting_to_the_bit(y, dart):
     gb = C(n_estimators=8, max_depth=3, random_state=5).fit(X, y)
     d = C(n_estimators=8, max_depth=3, random_state=5, booster="dart", **dart).fit(X, y)
@@ -102,8 +102,8 @@ def test_nothing_dropped_is_gradient_boosting_to_the_bit(y, dart):
 
 
 # ------------------------------------- the margins training keeps, and the model
-@pytest.mark.parametrize("y, kw", [(YB, {}), (YM, dict(normalize_type="forest")),
-                                   (YB, dict(sample_type="weighted", one_drop=True))])
+@pytest.mark.parametrize("y, kw", [(YB, {}), (YM, {"normalize_type": "forest"}),
+                                   (YB, {"sample_type": "weighted", "one_drop": True})])
 def test_training_margins_are_the_models_predictions(y, kw):
     """The eval set's metric each round is measured on the margins training
     updates (dropped trees re-weighted there); it equals the model's."""
@@ -196,12 +196,12 @@ def test_continued_training_carries_the_weights(tmp_path):
 
 # ---------------------------------------------------------------- refusals
 @pytest.mark.parametrize("kw, message", [
-    (dict(booster="tree"), "booster must be one of 'gbtree', 'dart'"),
-    (dict(booster="dart", rate_drop=1.5), r"rate_drop must be a number in \[0, 1\]"),
-    (dict(booster="dart", normalize_type="sum"), "normalize_type must be one of"),
-    (dict(booster="dart", sample_type="w"), "sample_type must be one of"),
-    (dict(rate_drop=0.1), r"rate_drop=0.1 is DART's, but booster='gbtree'"),
-    (dict(booster="dart", loss="absolute_error"), "leaf_estimation='line_search'"),
+    ({"booster": "tree"}, "booster must be one of 'gbtree', 'dart'"),
+    ({"booster": "dart", "rate_drop": 1.5}, r"rate_drop must be a number in \[0, 1\]"),
+    ({"booster": "dart", "normalize_type": "sum"}, "normalize_type must be one of"),
+    ({"booster": "dart", "sample_type": "w"}, "sample_type must be one of"),
+    ({"rate_drop": 0.1}, r"rate_drop=0.1 is DART's, but booster='gbtree'"),
+    ({"booster": "dart", "loss": "absolute_error"}, "leaf_estimation='line_search'"),
 ])
 def test_bad_parameters_are_refused(kw, message):
     with pytest.raises(db.InvalidParameterError, match=message):
@@ -219,8 +219,8 @@ def test_test_auc_as_xgboosts_dart():
     logit = Xa[:, 0] * Xa[:, 1] + np.sin(2 * Xa[:, 2]) + Xa[:, 3] + 0.5 * rng.normal(size=n)
     ya = (logit > 0).astype(int)
     tr, te = slice(0, 4000), slice(4000, None)
-    params = dict(n_estimators=60, max_depth=4, learning_rate=0.3, rate_drop=0.1,
-                  skip_drop=0.5, reg_lambda=1.0, min_child_weight=1.0)
+    params = {"n_estimators": 60, "max_depth": 4, "learning_rate": 0.3, "rate_drop": 0.1,
+                  "skip_drop": 0.5, "reg_lambda": 1.0, "min_child_weight": 1.0}
     ours, theirs = [], []
     for seed in range(3):
         est = C(booster="dart", random_state=seed, **params).fit(Xa[tr], ya[tr])
