@@ -231,3 +231,31 @@ def test_test_auc_as_xgboosts_dart():
     print(f"test AUC: distboost DART {np.mean(ours):.4f} {np.round(ours, 4)}, "
           f"xgboost DART {np.mean(theirs):.4f} {np.round(theirs, 4)}")
     assert abs(np.mean(ours) - np.mean(theirs)) < 0.005
+
+
+def test_shap_values_weigh_the_trees_as_xgboost_does(tmp_path):
+    xgb = pytest.importorskip("xgboost")
+    from distboost.inspection import shap_values
+
+    est = C(n_estimators=10, **DART).fit(X, YB)
+    values = shap_values(est, X[:60])
+    np.testing.assert_allclose(values.sum(axis=1), est.decision_function(X[:60]), atol=1e-12)
+    path = tmp_path / "x.json"
+    est.save_model(path, format="xgboost")
+    theirs = xgb.Booster(model_file=str(path)).predict(xgb.DMatrix(X[:60]), pred_contribs=True)
+    np.testing.assert_allclose(theirs, values, rtol=0, atol=1e-5)
+
+
+def test_the_ranker_drops_trees_too(tmp_path):
+    rng = np.random.default_rng(2)
+    qid = np.repeat(np.arange(60), 10)
+    Xq = rng.normal(size=(600, 4))
+    rel = np.clip(np.round(Xq[:, 0] + rng.normal(0, 0.5, 600) + 1), 0, 3)
+    kw = {"n_estimators": 8, "max_depth": 3, "random_state": 1}
+    plain = db.GradientBoostingRanker(**kw).fit(Xq, rel, qid=qid)
+    same = db.GradientBoostingRanker(booster="dart", skip_drop=1.0, rate_drop=0.5, **kw)
+    np.testing.assert_array_equal(same.fit(Xq, rel, qid=qid).predict(Xq), plain.predict(Xq))
+    dart = db.GradientBoostingRanker(booster="dart", rate_drop=0.3, **kw).fit(Xq, rel, qid=qid)
+    assert (dart.tree_weights_ < 1).any()
+    dart.save_model(tmp_path / "r.json")
+    np.testing.assert_array_equal(db.load_model(tmp_path / "r.json").predict(Xq), dart.predict(Xq))
