@@ -117,6 +117,23 @@ def test_training_margins_are_the_models_predictions(y, kw):
     np.testing.assert_allclose(staged[-1], est.predict_proba(X[:50]), rtol=1e-12)
 
 
+def _squared(y, raw):
+    return raw - y, np.ones_like(raw)
+
+
+@pytest.mark.parametrize("kw, y", [
+    ({"loss": "poisson"}, np.floor(np.exp(YR / 3))),  # the margins' range pass, widened
+    ({"loss": _squared}, YR),  # the gradients' range pass, at the margins without the drops
+    ({"max_leaf_nodes": 6, "max_depth": None, "subsample": 0.8, "colsample_bynode": 0.6}, YR),
+])
+def test_regression_margins_are_the_models_predictions(kw, y):
+    est = R(n_estimators=12, eval_metric="rmse", **{**DART, **kw}).fit(
+        X, y, eval_set=[(X[:700], y[:700])])
+    assert (est.tree_weights_ < 1).any()
+    rmse = np.sqrt(np.mean((est.predict(X[:700]) - y[:700]) ** 2))
+    assert est.evals_result_["validation_0"]["rmse"][-1] == pytest.approx(rmse, rel=1e-12)
+
+
 def test_early_stopping_keeps_the_best_model_with_its_weights_then():
     est = C(n_estimators=40, learning_rate=0.5, eval_metric="logloss", early_stopping_rounds=3,
             **DART).fit(X[:1000], YB[:1000], eval_set=[(X[1000:], YB[1000:])])

@@ -295,6 +295,8 @@ class _Boosting:
             self.dropout = dart.Dropout(spec.dart, spec.seed, spec.n_outputs,
                                         spec.growth.learning_rate, np.ravel(weights))
             tracker.result.tree_weights = self.dropout.weights
+            if tracker.rule.best_round is not None:  # a continued model's best: its weights
+                tracker.result.best_weights = self.dropout.weights
 
     def begin(self, r, update) -> RoundSpec:
         """Gradients at the margins after ``update``: this round's loss (Huber's
