@@ -304,7 +304,8 @@ class _Boosting:
         p = self.params
         self.loss_r = _round_loss(self.engine, self.loss, update)
         drop = None if self.dropout is None else self.dropout.choose(r, self._rounds())
-        scales = _scales(self.engine, self.loss_r, self.margin_bound, self.line, update, r, drop)
+        scales = _scales(self.engine, self.loss_r, self.margin_bound, self.line, update, r, drop,
+                         self.dropout is not None)
         criterion = GradientCriterion(p.split, scales, self.counts)
         learner = self._learner(self.loss_r, scales, criterion.n_stats, p.metrics, drop)
         masks = feature_masks(self.n_outputs, self.engine.schema.n_features, p.colsample_bytree,
@@ -394,21 +395,26 @@ def _round_loss(engine, loss, pending_packed):
     return loss.with_delta(delta)
 
 
-def _scales(engine, loss, margin_bound, first_order, pending=None, round_index=0, drop=None):
+def _scales(engine, loss, margin_bound, first_order, pending=None, round_index=0, drop=None,
+            per_tree=False):
     """Fixed-point scales of g and h (h = w for line-search trees).
 
     From driver-side bounds (``loss.gradient_bounds``: the margins can move
     at most ``margin_bound``), or from one exact pass over the rows: the
     margins' range for the log-link losses, the gradients' range for a
     user's objective (``objective``); with DART's dropped trees (``drop``)
-    taken out of the margins as the round's statistics take them.
+    taken out of the margins as the round's statistics take them. ``per_tree``
+    (DART): ``pending`` may add several trees to one output, so each tree's
+    leaves widen the margins' range.
     """
     t0 = time.perf_counter()
     if getattr(loss, "gradient_range_pass", False):
         g_bound, h_bound = objective.gradient_range(engine, loss, dart.joined(pending, drop),
                                                     round_index)
     elif loss.margin_range_bounds:
-        f_lo, f_hi = dart.widened(*objective.margin_range(engine, pending), drop)
+        f_lo, f_hi = (dart.widened(*objective.margin_range(engine, None),
+                                   dart.joined(pending, drop))
+                      if per_tree else objective.margin_range(engine, pending))
         g_bound, h_bound = loss.gradient_bounds_in(engine.y_absmax, engine.w_max, f_lo, f_hi)
     else:
         g_bound, h_bound = loss.gradient_bounds(engine.y_absmax, engine.w_max, margin_bound)

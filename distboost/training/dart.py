@@ -121,14 +121,15 @@ def joined(first: RoundTrees | None, second: RoundTrees | None) -> RoundTrees | 
                       np.concatenate([first.outputs, second.outputs]))
 
 
-def widened(lo: float, hi: float, drop: RoundTrees | None) -> tuple[float, float]:
-    """A range of margins widened by what the dropped trees (values -w_i T_i)
-    can add to one row: each tree's smallest and largest leaf, summed."""
-    if drop is None:
+def widened(lo: float, hi: float, trees: RoundTrees | None) -> tuple[float, float]:
+    """A range of margins widened by what ``trees`` (values as they add: the
+    round's update, the dropped trees' -w_i T_i) can add to one row, several
+    trees of an output included: each tree's smallest and largest leaf, summed."""
+    if trees is None:
         return lo, hi
-    for t, root in enumerate(drop.roots):
-        end = drop.roots[t + 1] if t + 1 < len(drop.roots) else len(drop.nodes)
-        nodes = drop.nodes[root:end]
+    for t, root in enumerate(trees.roots):
+        end = trees.roots[t + 1] if t + 1 < len(trees.roots) else len(trees.nodes)
+        nodes = trees.nodes[root:end]
         leaves = nodes["value"][nodes["is_leaf"] == 1]
         lo, hi = lo + min(float(leaves.min()), 0.0), hi + max(float(leaves.max()), 0.0)
     return lo, hi
