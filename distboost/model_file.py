@@ -99,8 +99,9 @@ def model_to_dict(est) -> dict:
         out["classes"] = _labels(est.classes_)
     if getattr(est, "n_targets_", None) is not None:  # a multi-output model's k targets
         out["n_targets"] = int(est.n_targets_)
-    if hasattr(est, "_model_state"):
-        out["state"] = est._model_state()
+    state = est._model_state() if hasattr(est, "_model_state") else None
+    if state is not None:  # gradient boosting keeps state only as DART (its weights)
+        out["state"] = state
     return out
 
 

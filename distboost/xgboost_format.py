@@ -2,7 +2,9 @@
 format="xgboost")``), which ``xgboost.Booster(model_file=path)`` loads and
 predicts with the same margins, and which treelite and onnxmltools read.
 
-What is written (XGBoost's ``gbtree`` booster, one scalar tree per output):
+What is written (XGBoost's ``gbtree`` booster, one scalar tree per output; a
+DART model as XGBoost's ``dart`` booster: the same trees and ``weight_drop``,
+each tree's weight, which XGBoost multiplies into its output):
 
 =============================  ==================================================
 distboost model                XGBoost objective
@@ -464,6 +466,15 @@ def _gbtree(est, terms, kind: str, n_features: int,
     return {"model": model, "name": "gbtree"}, base
 
 
+def _dart(gbtree: dict, weights: np.ndarray, kind: str) -> dict:
+    """XGBoost's ``dart`` booster: the ``gbtree`` section and ``weight_drop``,
+    one weight per tree (1 for the priors' one-leaf trees of ``softmax``);
+    XGBoost predicts f_0 + sum_i weight_drop[i] T_i(x)."""
+    weights = np.asarray(weights, np.float64)
+    prior = [1.0] * weights.shape[1] if kind == "softmax" else []
+    return {"name": "dart", "gbtree": gbtree, "weight_drop": prior + weights.ravel().tolist()}
+
+
 def _base_score(base: np.ndarray, kind: str) -> str:
     """XGBoost's base_score (in the objective's probability space: it applies
     the link to get the margin; logistic: the sigmoid of the margin), as text."""
@@ -494,11 +505,14 @@ def model_to_xgboost(est, categories: bool = True) -> dict:
     est._check_fitted()
     objective, kind, scale = xgboost_objective(est)
     terms = est._additive_trees()
-    terms = terms._replace(tree_weight=scale * terms.tree_weight,
-                           base_score=scale * terms.base_score)
+    dart = getattr(est, "tree_weights_", None)  # DART: the leaves as they are, the weights apart
+    weight = terms.tree_weight if dart is None else np.ones(len(terms.trees))
+    terms = terms._replace(tree_weight=scale * weight, base_score=scale * terms.base_score)
     schema = est._schema
     n_features = schema.n_features
     booster, base = _gbtree(est, terms, kind, n_features, categories)
+    if dart is not None:
+        booster = _dart(booster, dart, kind)
     named = not all(n == f"f{j}" for j, n in enumerate(schema.feature_names))
     n_classes = len(est.classes_) if kind == "softmax" else 0
     learner = {
@@ -513,7 +527,7 @@ def model_to_xgboost(est, categories: bool = True) -> dict:
         },
         "objective": objective,
     }
-    if "cats" in booster["model"]:
+    if "cats" in booster.get("gbtree", booster)["model"]:
         warn_if_xgboost_ignores_categories()
         return {"learner": learner, "version": CATEGORIES_VERSION}
     return {"learner": learner, "version": FORMAT_VERSION}

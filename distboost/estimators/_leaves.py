@@ -28,7 +28,8 @@ class BoostingLeaves:
         unknown categories take the split's learned side), so the raw score
         is f_0 plus the leaves' values (already shrunk by the learning rate):
         f_k(x) = ``base_score_[k]`` + sum_m ``estimators_[m, k].nodes["value"]
-        [leaves[i, m, k]]`` (ESL eq. 10.2). The ids are the nodes' indices
+        [leaves[i, m, k]]`` (ESL eq. 10.2; DART: each value times
+        ``tree_weights_[m, k]``). The ids are the nodes' indices
         in each tree, as the model file (``save_model``) and the XGBoost
         export write them. The trees are the rounds the model keeps (with
         early stopping, those up to ``best_iteration_``), as ``predict``'s.

@@ -15,7 +15,6 @@ import numpy as np
 
 from ..callbacks import TrainingCallback
 from ..engine.input_plan import is_dask
-from ..engine.spill import OUT_OF_CORE_PARAMETER
 from ..inputs import checks
 from ..inputs.checks import (
     BOOL,
@@ -44,8 +43,9 @@ from ..training.objective import CustomObjective, explained_import_errors
 from ..trees.losses import CLASSIFICATION_LOSSES, LOG_LINK_LOSSES, REGRESSION_LOSSES, make_loss
 from ..trees.multi_output import MULTI_STRATEGIES
 from ..trees.params import GrowthParams
-from . import _holdout, _objectives, multi_output
+from . import _dart, _holdout, _objectives, multi_output
 from ._base import TreeEnsembleBase, fit_events
+from ._boosting_docs import SHARED_PARAMETERS, documents_pred_leaf
 from ._continue import check_class_weights
 from ._leaves import BoostingLeaves
 from ._predict import predict_any, raw_scores
@@ -84,6 +84,7 @@ class _GradientBoosting(BoostingLeaves, TreeEnsembleBase):
         "tol": [NONNEG_REAL],
         "verbose": [VERBOSE],
         "multi_strategy": [Options(MULTI_STRATEGIES)],
+        **_dart.CONSTRAINTS,
     }
 
     def __init__(
@@ -123,6 +124,12 @@ class _GradientBoosting(BoostingLeaves, TreeEnsembleBase):
         tol=1e-7,
         verbose=False,
         multi_strategy="one_output_per_tree",
+        booster="gbtree",
+        rate_drop=0.0,
+        skip_drop=0.0,
+        normalize_type="tree",
+        sample_type="uniform",
+        one_drop=False,
     ):
         self.loss = loss
         self.alpha = alpha
@@ -158,6 +165,8 @@ class _GradientBoosting(BoostingLeaves, TreeEnsembleBase):
         self.tol = tol
         self.verbose = verbose
         self.multi_strategy = multi_strategy
+        self.booster, self.rate_drop, self.skip_drop = booster, rate_drop, skip_drop
+        self.normalize_type, self.sample_type, self.one_drop = normalize_type, sample_type, one_drop
 
     # ------------------------------------------------------------------ fit
     def fit(self, X, y, sample_weight=None, eval_set=None, early_stopping_rounds=None,
@@ -313,6 +322,7 @@ class _GradientBoosting(BoostingLeaves, TreeEnsembleBase):
             prior_trees=() if init_model is None else tuple(init_model.trees_),
             prior_evals=None if init_model is None else (
                 getattr(init_model, "evals_result_", None) or {}),
+            dart=_dart.params(self), prior_weights=_dart.prior_weights(self, init_model),
         )
 
     def _round_callback(self, primary, functions):
@@ -360,6 +370,7 @@ class _GradientBoosting(BoostingLeaves, TreeEnsembleBase):
         loss = CustomObjective(self.loss) if _objectives.is_custom(self.loss) else make_loss(
             self.loss, n_classes, self.alpha, self.tweedie_variance_power)
         self._metrics(loss, n_classes)
+        _dart.check(self, self._leaf_estimation(loss))
         if (self.leaf_estimation == "newton" and not self._is_classifier
                 and not loss.has_hessian):
             raise checks.InvalidParameterError(
@@ -370,7 +381,7 @@ class _GradientBoosting(BoostingLeaves, TreeEnsembleBase):
 
     # ------------------------------------------------------------- predict
     def _raw(self, X, rounds=None):
-        trees = self.trees_ if rounds is None else self.trees_[:rounds]
+        trees = _dart.weighted_trees(self)[:rounds]
         return raw_scores(self._schema, self.base_score_, trees, X, self.n_jobs)
 
     def _decision(self, X):
@@ -388,7 +399,7 @@ class _GradientBoosting(BoostingLeaves, TreeEnsembleBase):
         matrix = to_matrix(self._checked(X), self._schema)
         raw = np.repeat(np.asarray(self.base_score_)[:, None], len(matrix), axis=1)
         outputs = np.arange(len(self.base_score_), dtype=np.int64)
-        for round_trees in self.trees_:
+        for round_trees in _dart.weighted_trees(self):
             predict_raw(matrix, *pack_trees(round_trees), outputs, raw)
             yield raw.T.copy()
 
@@ -408,9 +419,15 @@ class _GradientBoosting(BoostingLeaves, TreeEnsembleBase):
         self._check_fitted()
         trees = [t for round_trees in self.trees_ for t in round_trees]
         k = len(self.base_score_)
-        return AdditiveTrees(trees, scalar_leaves(trees), np.ones(len(trees)),
+        return AdditiveTrees(trees, scalar_leaves(trees), _dart.flat_weights(self),
                              np.tile(np.arange(k, dtype=np.int64), len(self.trees_)),
                              np.asarray(self.base_score_, np.float64), k == 1)
+
+    def _model_state(self) -> dict | None:
+        return _dart.model_state(self)  # DART's weights; None: nothing beyond the trees
+
+    def _load_model_state(self, state: dict) -> None:
+        _dart.load_state(self, state)
 
     def _combine_importances(self, trees) -> np.ndarray:
         """``feature_importances_``: the split gains of every tree, summed (total gain)."""
@@ -418,133 +435,6 @@ class _GradientBoosting(BoostingLeaves, TreeEnsembleBase):
         return feature_totals(np.concatenate(nodes) if nodes else np.zeros(0, NODE_DTYPE), self.n_features_in_)
 
 
-_PRED_LEAF = """pred_leaf : bool, default False
-            Return instead the leaf each row reaches in every tree, in
-            XGBoost's layout (``Booster.predict(pred_leaf=True)``): shape
-            (n, n_estimators_) for one output, (n, n_estimators_ * K) for K,
-            round by round and within a round class by class; float32 as
-            XGBoost's. The ids are those of ``apply`` (the model file's and
-            the XGBoost export's; the export of a model with K > 2 classes
-            starts with a round of K one-leaf trees holding f_0, which
-            XGBoost's ``pred_leaf`` lists first, as leaf 0). As ``predict``,
-            the rounds the model keeps (up to ``best_iteration_``), which
-            XGBoost's scikit-learn ``apply`` also uses by default."""
-"""``predict``'s ``pred_leaf`` parameter, the regressor's and the classifier's."""
-
-
-def _documents_pred_leaf(fn):
-    """``fn``, ``{pred_leaf}`` in its docstring written out (``_PRED_LEAF``)."""
-    if fn.__doc__:  # None under python -OO
-        fn.__doc__ = fn.__doc__.replace("{pred_leaf}", _PRED_LEAF)
-    return fn
-
-
-_SHARED_PARAMETERS = """\
-    n_estimators : int >= 0, default 100
-        Boosting rounds M (fewer with early stopping).
-    learning_rate : float > 0, default 0.1
-        Shrinkage nu of every tree (ESL 10.12.1).
-    max_depth : int >= 1 or None, default 6
-        Depth of the trees (depth-wise growth); None with ``max_leaf_nodes``.
-    max_leaf_nodes : int >= 2 or None, default None
-        Leaves per tree, grown best-first (the J of ESL 10.11).
-    max_bins : int in [3, 256], default 256
-        Histogram bins per feature, one of them for missing values.
-    min_child_weight : float >= 0, default 1.0
-        Smallest hessian sum (weight sum for line search) of a child.
-    min_samples_leaf : int >= 1, default 1
-        Smallest number of training rows in a leaf. With 1 and a positive
-        ``min_child_weight`` (the defaults) the histograms hold (g, h) only,
-        without a row count, which trains faster (same trees).
-    reg_lambda : float >= 0, default 1.0
-        L2 penalty lambda on leaf values (XGBoost).
-    gamma : float >= 0, default 0.0
-        Smallest loss reduction for a split (XGBoost).
-    subsample : float in (0, 1], default 1.0
-        Fraction of rows drawn per round, without replacement (stochastic
-        gradient boosting, ESL 10.12, Friedman 2002).
-    colsample_bytree, colsample_bylevel, colsample_bynode : float in (0, 1], default 1.0
-        Fractions of the features drawn per tree, per depth and per node
-        (nested), as functions of (random_state, round, node).
-    monotonic_cst : array-like of int of shape (n_features,), dict or None, default None
-        scikit-learn's monotone constraints: -1 / 0 / +1 per feature (or a dict
-        by column name) for a model non-increasing / free / non-decreasing in
-        that feature (in f: the log-odds of ``classes_[1]`` for two classes;
-        refused for more). Enforced exactly (``distboost.inputs.constraints``):
-        splits breaking the order are refused, node values are bounded and
-        leaves clipped, line-search leaves included.
-    interaction_cst : {"pairwise", "no_interactions"}, sequence of sets or None, default None
-        scikit-learn's interaction constraints: feature sets (indices or
-        names); every root-to-leaf path uses features of one set only;
-        features no set lists form one more set. Combines with column
-        subsampling (a node draws its features, then keeps the allowed ones).
-    base_score : float or None, default None
-        The initial score f_0; None: the loss's optimal constant.
-    warm_start : bool, default False
-        Fit adds rounds to the fitted model up to ``n_estimators``.
-    random_state : int, RandomState or None, default None
-        Seed of every random draw (each a function of seed, round and row id,
-        so the model does not depend on the partitioning).
-    n_jobs : int >= 1 or None, default None
-        Threads of the in-process kernels (None: numba's default); on Dask,
-        of this process's split finding (None: 1, the workers do the rest).
-    client : dask.distributed.Client or None, default None
-        The client Dask input trains on (None: the current default client).
-        The library never starts a cluster.
-{out_of_core}    eval_metric : str, callable, list of them or None, default None
-        Metrics recorded every round on the evaluation sets (and the training
-        rows, see ``train_metric``) in ``evals_result_``: "logloss",
-        "mlogloss", "error" and (two classes) "auc" for classifiers; "rmse"
-        and "mae" for regressors (of the prediction, e^f for a log link);
-        "poisson_deviance" and "gamma_deviance" for the log-link losses; or
-        the loss's own metric, which None means; or a function
-        ``fn(y_true, raw_score) -> per-row values`` (weighted mean; see
-        ``distboost.metrics.make_metric`` for its name and direction). Early
-        stopping watches the last one. Computed exactly on the workers
-        ("auc" carries each row's score to the driver).
-    train_metric : bool or "auto", default "auto"
-        Record the metrics on the training rows too (``evals_result_
-        ["training"]``, one more pass per round); "auto": when ``verbose``.
-    early_stopping_rounds : int >= 1 or None, default None
-        XGBoost's early stopping: stop when the last metric of ``eval_metric``
-        on the last evaluation set has not improved for this many rounds; the
-        model keeps the rounds up to the best (``best_iteration_``). Needs an
-        evaluation set: ``fit``'s ``eval_set``, or the rows ``early_stopping``
-        holds out. ``fit(early_stopping_rounds=...)`` overrides it.
-    early_stopping : "auto" or bool, default False
-        scikit-learn's early stopping (``HistGradientBoosting*``): stop when
-        none of the last ``n_iter_no_change`` rounds improved the score (the
-        last metric of ``eval_metric``, by default the loss's own) by more than
-        ``tol`` over the round before them; every round run stays in the model.
-        It scores the last set of ``fit``'s ``eval_set`` if one is given (as
-        scikit-learn's ``X_val``), else ``validation_fraction`` of the training
-        rows held out, else (``validation_fraction=None``) the training rows.
-        "auto": on when the training data have more than 10 000 rows, as in
-        scikit-learn (a Dask collection's rows are counted first). The default
-        is False, unlike scikit-learn's "auto", so that a fit that sets nothing
-        trains the same model as before this parameter existed. As in
-        scikit-learn the scores start with f_0's (``validation_score_``).
-    validation_fraction : float in (0, 1) or None, default 0.1
-        The share of the training rows ``early_stopping`` holds out and
-        scores. Each row is held out with this probability by a hash of its
-        feature values and ``random_state`` (None: seed 0), so the same rows
-        are held out in this process and on Dask, whatever the partitioning
-        (scikit-learn holds out an exact, for classifiers stratified, share).
-    n_iter_no_change : int >= 1, default 10
-        Rounds without an improvement of more than ``tol`` before
-        ``early_stopping`` stops.
-    tol : float >= 0, default 1e-7
-        The improvement of the score that counts, in the metric's own units.
-    verbose : bool or int, default False
-        Print the recorded metrics every round.
-    multi_strategy : {"one_output_per_tree"}, default "one_output_per_tree"
-        XGBoost's name for how a target y of k > 1 columns is grown (the
-        regressor: k targets, squared error; the classifier: a 0/1 indicator
-        matrix, k independent logistic outputs, ``predict`` and
-        ``predict_proba`` of shape (n, k)): one tree per target per round
-        (``distboost.estimators.multi_output``). Unused with one target.""".replace(
-    "{out_of_core}", OUT_OF_CORE_PARAMETER)
-"""The parameters both gradient boosting estimators take, for their docstrings."""
 
 
 class GradientBoostingRegressor(_GradientBoosting):
@@ -590,6 +480,8 @@ class GradientBoostingRegressor(_GradientBoosting):
     ----------
     trees_ : list of lists of Tree
         The trees of every round.
+    tree_weights_ : ndarray of shape (n_estimators_, 1) or None
+        DART: each tree's weight (None for booster="gbtree": 1 each).
     base_score_ : ndarray of shape (1,)
     train_score_, validation_score_ : ndarray
         scikit-learn's: the scores of ``early_stopping`` (the watched metric,
@@ -597,9 +489,9 @@ class GradientBoostingRegressor(_GradientBoosting):
         other empty (both empty without ``early_stopping``).
     n_features_in_, feature_names_in_, best_iteration_, evals_result_,
     feature_importances_
-    """.replace("{shared}", _SHARED_PARAMETERS)
+    """.replace("{shared}", SHARED_PARAMETERS)
 
-    @_documents_pred_leaf
+    @documents_pred_leaf
     def predict(self, X, pred_leaf=False):
         """Predicted values, shape (n,); lazy for Dask input: f(x), or the mean
         e^f(x) for the log-link losses. A custom objective's model (also once
@@ -659,13 +551,15 @@ class GradientBoostingClassifier(_GradientBoosting):
     classes_ : ndarray of shape (K,)
     trees_ : list of lists of Tree
         The trees of every round (K per round for K > 2 classes).
+    tree_weights_ : ndarray of shape (n_estimators_, K) or None
+        DART: each tree's weight (None for booster="gbtree": 1 each).
     train_score_, validation_score_ : ndarray
         scikit-learn's: the scores of ``early_stopping`` (the watched metric,
         negated when lower is better), f_0's first; the one it watched, the
         other empty (both empty without ``early_stopping``).
     n_features_in_, feature_names_in_, best_iteration_, evals_result_,
     feature_importances_
-    """.replace("{shared}", _SHARED_PARAMETERS)
+    """.replace("{shared}", SHARED_PARAMETERS)
 
     _is_classifier = True
     _estimator_type = "classifier"
@@ -681,7 +575,8 @@ class GradientBoostingClassifier(_GradientBoosting):
                  n_jobs=None, client=None, out_of_core="auto", eval_metric=None,
                  train_metric="auto", early_stopping_rounds=None, early_stopping=False,
                  validation_fraction=0.1, n_iter_no_change=10, tol=1e-7, verbose=False,
-                 multi_strategy="one_output_per_tree"):
+                 multi_strategy="one_output_per_tree", booster="gbtree", rate_drop=0.0,
+                 skip_drop=0.0, normalize_type="tree", sample_type="uniform", one_drop=False):
         super().__init__(
             loss=loss, alpha=alpha, leaf_estimation=leaf_estimation, n_estimators=n_estimators,
             learning_rate=learning_rate, max_depth=max_depth, max_leaf_nodes=max_leaf_nodes,
@@ -695,7 +590,9 @@ class GradientBoostingClassifier(_GradientBoosting):
             train_metric=train_metric, early_stopping_rounds=early_stopping_rounds,
             early_stopping=early_stopping, validation_fraction=validation_fraction,
             n_iter_no_change=n_iter_no_change, tol=tol, verbose=verbose,
-            multi_strategy=multi_strategy,
+            multi_strategy=multi_strategy, booster=booster,
+            rate_drop=rate_drop, skip_drop=skip_drop, normalize_type=normalize_type,
+            sample_type=sample_type, one_drop=one_drop,
         )
 
     def _proba_from_raw(self, raw):
@@ -718,7 +615,7 @@ class GradientBoostingClassifier(_GradientBoosting):
         X = self._checked(X)
         return predict_any(lambda part: self._proba_from_raw(self._raw(part)), X, len(self.classes_))
 
-    @_documents_pred_leaf
+    @documents_pred_leaf
     def predict(self, X, pred_leaf=False):
         """Most probable class labels; lazy for Dask input.
 
@@ -762,6 +659,7 @@ def _set_fitted(est, result: BoostResult, bin_mapper) -> None:
     est._loss = result.loss
     est.base_score_ = result.base_score
     est.trees_ = result.model_trees()
+    est.tree_weights_ = result.model_weights()
     est.n_estimators_ = len(est.trees_)
     est.best_iteration_ = result.best_iteration
     est.evals_result_ = result.evals_result()

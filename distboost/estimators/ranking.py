@@ -63,7 +63,7 @@ class GradientBoostingRanker(_GradientBoosting):
         "mean").
 
     The other parameters are ``GradientBoostingRegressor``'s (trees, rounds,
-    regularization, sampling, Dask). ``sample_weight`` weights queries: one
+    regularization, sampling, Dask, DART's ``booster="dart"``). ``sample_weight`` weights queries: one
     weight per query, or per row equal within each query. ``out_of_core``
     must stay off: a partition's queries are held whole in memory.
     """
@@ -90,7 +90,8 @@ class GradientBoostingRanker(_GradientBoosting):
                  colsample_bynode=1.0, monotonic_cst=None, interaction_cst=None,
                  base_score=None, warm_start=False, random_state=None, n_jobs=None, client=None,
                  out_of_core=False, eval_metric=None, train_metric="auto",
-                 early_stopping_rounds=None, verbose=False):
+                 early_stopping_rounds=None, verbose=False, booster="gbtree", rate_drop=0.0,
+                 skip_drop=0.0, normalize_type="tree", sample_type="uniform", one_drop=False):
         super().__init__(
             loss=objective, n_estimators=n_estimators, learning_rate=learning_rate,
             max_depth=max_depth, max_leaf_nodes=max_leaf_nodes, max_bins=max_bins,
@@ -101,7 +102,9 @@ class GradientBoostingRanker(_GradientBoosting):
             interaction_cst=interaction_cst, base_score=base_score, warm_start=warm_start,
             random_state=random_state, n_jobs=n_jobs, client=client, out_of_core=out_of_core,
             eval_metric=eval_metric, train_metric=train_metric,
-            early_stopping_rounds=early_stopping_rounds, early_stopping=False, verbose=verbose)
+            early_stopping_rounds=early_stopping_rounds, early_stopping=False, verbose=verbose,
+            booster=booster, rate_drop=rate_drop, skip_drop=skip_drop,
+            normalize_type=normalize_type, sample_type=sample_type, one_drop=one_drop)
         self.lambdarank_pair_method = lambdarank_pair_method
         self.lambdarank_num_pair_per_sample = lambdarank_num_pair_per_sample
         self.ndcg_exp_gain = ndcg_exp_gain

@@ -6,7 +6,8 @@ An estimator class names its kind in ``_model_layout``:
 ``"boosting"``
     gradient boosting: one tree per output each round, the outputs those of
     the loss (1, or K for K > 2 classes; k for a model of k targets, the file's
-    ``n_targets``), a base score per output, no state;
+    ``n_targets``), a base score per output, no state
+    (DART, ``params.booster`` "dart": state ``tree_weights``, K per round);
 ``"bagged"``
     forests and bagging: one tree per round, a classifier's trees with class
     frequencies in ``leaf_values`` (K per node); state
@@ -156,11 +157,35 @@ def _boosting(c: Checker, d: dict, parts: Parts, path: str) -> float:
     n_outputs = k if k is not None and k > 2 else 1
     n_outputs = d.get("n_targets") or n_outputs  # a multi-output model: one per target
     _outputs(c, parts, n_outputs, n_outputs, path)
-    _no_state(c, d, parts, path)
-    bound = np.abs(parts.base_score).max(initial=0.0) + parts.trees.largest_leaf().sum()
+    weights = 1.0
+    if d["params"].get("booster") == "dart":  # DART: a weight per tree, in (0, 1]
+        weights = _tree_weights(c, d, parts, n_outputs, path)
+    else:
+        _no_state(c, d, parts, path)
+    bound = np.abs(parts.base_score).max(initial=0.0) + (weights
+                                                         * parts.trees.largest_leaf()).sum()
     if isinstance(loss, str) and loss in LOG_LINK_LOSSES:
         return math.exp(_bounded(c, bound, path, LOG_MAX, f" (loss={loss!r} predicts e^f)"))
     return _bounded(c, bound, path)
+
+
+def _tree_weights(c: Checker, d: dict, parts: Parts, k: int, path: str) -> np.ndarray:
+    """A DART model's ``state.tree_weights``: per round, K weights in (0, 1]."""
+    spath = join(path, "state")
+    rounds = _per_tree(c, _state(c, d, parts, path), "tree_weights",
+                       len(parts.trees.per_round), spath)
+    flat = []
+    for r, weights in enumerate(rounds):
+        key = f"{spath}.tree_weights[{r}]"
+        if not isinstance(weights, list) or len(weights) != k:
+            c.fail(key, f"expected a list of {k} weight(s), got {describe(weights)}; {DAMAGED}")
+        w = c.array(weights, "number", lambda i, key=key: f"{key}[{i}]")
+        bad = np.flatnonzero(~((w > 0) & (w <= 1)))
+        if len(bad):
+            c.fail(f"{key}[{bad[0]}]", f"is {w[bad[0]]}; a DART tree's weight is in (0, 1]; "
+                                       f"{DAMAGED}")
+        flat.extend(w.tolist())
+    return np.asarray(flat, np.float64)
 
 
 def _bagged(c: Checker, d: dict, parts: Parts, path: str) -> float:

@@ -27,10 +27,11 @@ from ..engine import TRAIN, eval_key
 from ..kernels.fixed_point import fixed_point_scales
 from ..kernels.sampling import NodeFeatures, feature_masks
 from ..kernels.splitting import GradientCriterion, SplitParams
+from ..learners.dart import DartLearner, scaled_rounds
 from ..learners.gradient import GradientLearner, pack_rounds
 from ..metrics import EarlyStopping, NoChangeStopping
 from ..trees.params import GrowthParams
-from . import line_search, objective
+from . import dart, line_search, objective
 from .events import eval_set_names
 from .loop import RoundSpec, train
 
@@ -60,6 +61,8 @@ class BoostSpec:
     no_change_set: str | None = None  # its watched set: None, the last validation set
     prior_trees: tuple = ()  # the rounds of the model continued (``init_model``)
     prior_evals: dict | None = None  # that model's ``evals_result_``
+    dart: Any = None  # ``dart.DartParams``: DART's dropout; None: gradient boosting (gbtree)
+    prior_weights: np.ndarray | None = None  # DART: the prior trees' weights (None: 1 each)
 
 
 @dataclass(frozen=True)
@@ -90,10 +93,24 @@ class BoostResult:
     keep: int | None = None  # rounds the model keeps, prior rounds included (early stopping)
     stopped_by: str | None = None  # "early_stopping_rounds" or "n_iter_no_change", if one stopped
     scores: list | None = None  # scikit-learn's early stopping: its scores, f_0's first
+    tree_weights: np.ndarray | None = None  # DART: every tree's weight now, round by round
+    best_weights: np.ndarray | None = None  # DART: the weights after the best round
 
     def model_trees(self) -> list:
         """Every round the model keeps: the prior ones, then this fit's, up to ``keep``."""
         return (self.prior_trees + self.trees)[:self.keep]
+
+    def model_weights(self) -> np.ndarray | None:
+        """DART: the weights of the trees the model keeps, shape (rounds, K), as
+        they were after its last round (early stopping: after the best round,
+        the model that scored best); None for gradient boosting."""
+        if self.tree_weights is None:
+            return None
+        k = len(self.base_score)
+        weights = self.tree_weights
+        if self.keep is not None and self.best_weights is not None:
+            weights = self.best_weights
+        return weights[:len(self.model_trees()) * k].reshape(-1, k)
 
     def evals_result(self) -> dict:
         """``evals_result_``: set -> metric -> value per round."""
@@ -214,6 +231,9 @@ def train_boosting(engine, spec: BoostSpec, hooks: BoostHooks) -> BoostResult:
     base = initial_score(engine, spec.loss) if spec.base_score is None else spec.base_score
     prior = list(spec.prior_trees)
     packed = pack_rounds(prior, spec.n_outputs) if prior else None
+    if prior and spec.prior_weights is not None:  # a DART model's trees, with their weights
+        packed = scaled_rounds([t for r in prior for t in r], np.ravel(spec.prior_weights),
+                               packed.outputs)
     engine.set_rows(GradientLearner(spec.loss), base, packed)
     result = _empty_result(engine, spec, base)
     if hooks.events is not None:
@@ -268,16 +288,26 @@ class _Boosting:
         self.line = spec.leaf_estimation == "line_search"
         self.counts = GradientCriterion.counts_needed(spec.split)  # else (g, h): one add fewer
         self.loss_r = spec.loss
+        self.dropout = None
+        if spec.dart is not None:
+            n_prior = len(spec.prior_trees) * spec.n_outputs
+            weights = np.ones(n_prior) if spec.prior_weights is None else spec.prior_weights
+            self.dropout = dart.Dropout(spec.dart, spec.seed, spec.n_outputs,
+                                        spec.growth.learning_rate, np.ravel(weights))
+            tracker.result.tree_weights = self.dropout.weights
+            if tracker.rule.best_round is not None:  # a continued model's best: its weights
+                tracker.result.best_weights = self.dropout.weights
 
     def begin(self, r, update) -> RoundSpec:
         """Gradients at the margins after ``update``: this round's loss (Huber's
         delta), fixed-point scales, column subsamples."""
         p = self.params
         self.loss_r = _round_loss(self.engine, self.loss, update)
-        scales = _scales(self.engine, self.loss_r, self.margin_bound, self.line, update, r)
+        drop = None if self.dropout is None else self.dropout.choose(r, self._rounds())
+        scales = _scales(self.engine, self.loss_r, self.margin_bound, self.line, update, r, drop,
+                         self.dropout is not None)
         criterion = GradientCriterion(p.split, scales, self.counts)
-        learner = GradientLearner(self.loss_r, scales, p.seed, p.subsample, self.line,
-                                  criterion.n_stats, p.metrics)
+        learner = self._learner(self.loss_r, scales, criterion.n_stats, p.metrics, drop)
         masks = feature_masks(self.n_outputs, self.engine.schema.n_features, p.colsample_bytree,
                               p.seed, r)
         return RoundSpec(learner, criterion, np.flatnonzero(masks.any(axis=0)), masks,
@@ -292,15 +322,39 @@ class _Boosting:
         return (not self.line and criterion.n_stats == 2 and self.params.subsample >= 1.0
                 and self.engine.w_min > 0 and not self.engine.eval_groups)
 
+    def _learner(self, loss, scales, n_stats, metrics, drop):
+        """The round's row statistics: ``GradientLearner``'s, or DART's at the
+        margins without the dropped trees (``drop``)."""
+        p = self.params
+        if self.dropout is None:
+            return GradientLearner(loss, scales, p.seed, p.subsample, self.line, n_stats, metrics)
+        return DartLearner(loss, scales, p.seed, p.subsample, self.line, n_stats, metrics,
+                           drop, self.n_outputs)
+
+    def _rounds(self) -> list:
+        return self.tracker.result.prior_trees + self.tracker.result.trees
+
     def measured(self, r, train_metric, eval_metrics) -> bool:
-        return self.tracker.record(r, train_metric, eval_metrics)
+        stop = self.tracker.record(r, train_metric, eval_metrics)
+        self._note_best(r)
+        return stop
+
+    def _note_best(self, r) -> None:
+        """DART: the weights of the model measured at round ``r`` when it is the best
+        so far (early stopping keeps that model: its trees with those weights)."""
+        if self.dropout is not None and self.tracker.rule.best_round == r:
+            self.tracker.result.best_weights = self.dropout.weights
 
     def grown(self, r, trees):
         """Line-search leaves if asked (ESL Algorithm 10.3, 2(c)); the trees are the update."""
         if self.line:
             trees = _line_search(self.engine, self.loss_r, trees, self.n_outputs, self.growth)
         self.tracker.result.trees.append(trees)
-        self.margin_bound += _max_leaf([trees])
+        self.margin_bound += _max_leaf([trees])  # DART's weights are <= 1: still a bound
+        if self.dropout is not None:
+            update = self.dropout.update(self._rounds())
+            self.tracker.result.tree_weights = self.dropout.weights
+            return update
         return pack_rounds([trees], self.n_outputs)
 
     def completed(self, r, trees):
@@ -313,9 +367,12 @@ class _Boosting:
             return
         last = self.tracker.first + len(self.tracker.result.trees) - 1
         if self.params.train_metric or self.engine.eval_groups:
-            learner = GradientLearner(self.loss, metrics=self.params.metrics)
+            learner = (GradientLearner(self.loss, metrics=self.params.metrics)
+                       if self.dropout is None else
+                       DartLearner(self.loss, metrics=self.params.metrics, n_grown=self.n_outputs))
             tm, evals = self.engine.finish(learner, update, self.params.train_metric)
             self.tracker.record(last, tm, evals)
+            self._note_best(last)
         elif self.tracker.listens():
             self.tracker.record(last, None, [])
 
@@ -338,21 +395,29 @@ def _round_loss(engine, loss, pending_packed):
     return loss.with_delta(delta)
 
 
-def _scales(engine, loss, margin_bound, first_order, pending=None, round_index=0):
+def _scales(engine, loss, margin_bound, first_order, pending=None, round_index=0, drop=None,
+            per_tree=False):
     """Fixed-point scales of g and h (h = w for line-search trees).
 
     From driver-side bounds (``loss.gradient_bounds``: the margins can move
     at most ``margin_bound``), or from one exact pass over the rows: the
     margins' range for the log-link losses, the gradients' range for a
-    user's objective (``objective``); a ranker's from its largest query.
+    user's objective (``objective``); a ranker's from its largest query; with
+    DART's dropped trees (``drop``) taken out of the margins as the round's
+    statistics take them. ``per_tree``
+    (DART): ``pending`` may add several trees to one output, so each tree's
+    leaves widen the margins' range.
     """
     t0 = time.perf_counter()
     if getattr(loss, "query_bounds", False):
         g_bound, h_bound = loss.query_gradient_bounds(engine.w_max, engine.max_query_rows)
     elif getattr(loss, "gradient_range_pass", False):
-        g_bound, h_bound = objective.gradient_range(engine, loss, pending, round_index)
+        g_bound, h_bound = objective.gradient_range(engine, loss, dart.joined(pending, drop),
+                                                    round_index)
     elif loss.margin_range_bounds:
-        f_lo, f_hi = objective.margin_range(engine, pending)
+        f_lo, f_hi = (dart.widened(*objective.margin_range(engine, None),
+                                   dart.joined(pending, drop))
+                      if per_tree else objective.margin_range(engine, pending))
         g_bound, h_bound = loss.gradient_bounds_in(engine.y_absmax, engine.w_max, f_lo, f_hi)
     else:
         g_bound, h_bound = loss.gradient_bounds(engine.y_absmax, engine.w_max, margin_bound)
