@@ -1,0 +1,78 @@
+"""Cox's risk sets across partitions, exact whatever the partitioning.
+
+A row's Cox gradient needs R_k = sum of exp(f_j) over every row j still at
+risk at event time t_k (time_j >= t_k), rows of every partition. The sums
+are made in three steps, each independent of how the rows are partitioned:
+
+1. Once per fit (``event_times``): each partition's event times (y > 0) with
+   their counts; the driver merges them into the sorted distinct event times
+   t_1 < ... < t_K and the counts d_k (integers: exact).
+2. Each round (``cox_round``): f_max, an upper bound of every margin this
+   round (``objective.margin_range``: exact margins' range widened by the
+   pending trees' leaves). Each partition adds exp(f_i - f_max) in (0, 1] of
+   every row, rounded down to a multiple of 2^-128, as an integer spread over
+   32-bit limbs (``kernels.survival.cox_bin_sums``), into the bin of the last
+   event time <= time_i. Integers add exactly in any order, so the per-bin
+   sums the holders reduce are the same for every partitioning; each term's
+   rounding (2^-128 relative to the largest term) is far below float64's.
+3. The driver suffix-sums the bins as integers (R~_k = sum_{j >= k} bin_j,
+   R~_k = R_k exp(-f_max)), converts each R~_k to float once, and
+   prefix-sums A_k = sum_{j <= k} d_j / R~_j and B_k = sum_{j <= k}
+   d_j / R~_j^2 in one fixed order. The round's ``CoxLoss`` carries
+   (f_max, A, B) to the workers, where each row's g and h need only the
+   entry at its own time (``kernels.survival.cox_gradients``).
+
+So Dask at any number of workers and partitions gives the in-process model
+to the bit (``tests/test_survival.py``).
+"""
+
+from __future__ import annotations
+
+import time as _time
+
+import numpy as np
+
+from ..engine.group import each_shard
+from ..kernels import survival as ks
+from ..trees.survival import CoxLoss, cox_tables, times_events
+from . import objective
+
+
+def _event_counts(state):
+    """Per group: the distinct event times of its rows and their counts."""
+    found = []
+    for (shard,) in each_shard(state.shards):
+        time, event = times_events(shard.y)
+        found.append(np.unique(time[event > 0], return_counts=True))
+    return state, found
+
+
+def event_times(engine) -> tuple[np.ndarray, np.ndarray]:
+    """(t_k, d_k): the training rows' distinct event times, sorted, and their counts."""
+    parts = [p for group in engine.apply(_event_counts, "survival-event-times") for p in group]
+    times = np.concatenate([t for t, _ in parts]) if parts else np.zeros(0)
+    counts = np.concatenate([c for _, c in parts]) if parts else np.zeros(0, np.int64)
+    unique, inverse = np.unique(times, return_inverse=True)
+    return unique, np.bincount(inverse, weights=counts, minlength=len(unique)).astype(np.int64)
+
+
+def _bin_sums(state, event_times_, f_max, packed):
+    """Per group: the fixed-point sums of exp(f - f_max) per event-time bin."""
+    out = np.zeros((len(event_times_), ks.N_LIMBS), np.int64)
+    for shard, rows in each_shard(state.shards, state.rows):
+        time, _ = times_events(shard.y)
+        f = np.ascontiguousarray(objective._margins(shard, rows, packed)[0], np.float64)
+        ks.cox_bin_sums(time, f, f_max, event_times_, out)
+    return state, out
+
+
+def cox_round(engine, loss: CoxLoss, pending) -> CoxLoss:
+    """This round's ``CoxLoss``: the risk-set tables at the margins plus the
+    ``pending`` trees (two passes: the margins' range, the bin sums)."""
+    t0 = _time.perf_counter()
+    _, f_max = objective.margin_range(engine, pending)
+    per_group = engine.apply(_bin_sums, "survival-risk-sets", loss.event_times, f_max, pending)
+    sums = np.sum(per_group, axis=0, dtype=np.int64)  # integers: any order, same sums
+    a, b = cox_tables(sums, loss.event_counts)
+    engine.timings["gradient_range"] += _time.perf_counter() - t0
+    return loss.with_tables(f_max, a, b)
