@@ -14,7 +14,7 @@ from distboost.kernels import survival as ks
 from distboost.metrics import make_metrics
 from distboost.trees.survival import DISTRIBUTIONS, AFTLoss, CoxLoss, IntervalTarget, cox_tables
 
-SMALL = dict(n_estimators=8, max_depth=3, learning_rate=0.3)
+SMALL = {"n_estimators": 8, "max_depth": 3, "learning_rate": 0.3}
 INF = math.inf
 
 
@@ -35,7 +35,7 @@ def test_aft_gradients_are_finite_differences_of_the_loss(dist, censoring):
     eps = 1e-5
     for f in (-0.4, 0.3, 1.1, 2.0):
         for sigma in (0.7, 1.3):
-            loss, g, h = _aft(dist, lower, upper, f, sigma)
+            _loss, g, h = _aft(dist, lower, upper, f, sigma)
             lp, gp, _ = _aft(dist, lower, upper, f + eps, sigma)
             lm, gm, _ = _aft(dist, lower, upper, f - eps, sigma)
             fd_g = np.clip((lp - lm) / (2 * eps), -15, 15)  # XGBoost's clipping
@@ -332,10 +332,10 @@ def test_saved_model_loads_and_exports_to_xgboost(aft_data, cox_data, tmp_path):
 
 
 # -------------------------------------------------------- against XGBoost
-XGB_PARAMS = dict(eta=0.1, max_depth=3, reg_lambda=1.0, min_child_weight=1.0,
-                  tree_method="hist", max_bin=256)
-OUR_PARAMS = dict(n_estimators=60, learning_rate=0.1, max_depth=3, reg_lambda=1.0,
-                  min_child_weight=1.0)
+XGB_PARAMS = {"eta": 0.1, "max_depth": 3, "reg_lambda": 1.0, "min_child_weight": 1.0,
+              "tree_method": "hist", "max_bin": 256}
+OUR_PARAMS = {"n_estimators": 60, "learning_rate": 0.1, "max_depth": 3, "reg_lambda": 1.0,
+              "min_child_weight": 1.0}
 
 
 def _held_out(model, name, target, raw):

@@ -22,7 +22,7 @@ from ..engine.group import each_shard
 from ..engine.input_plan import is_dask
 from ..inputs import checks
 from ..inputs import survival as labels
-from ..inputs.checks import NONE, InvalidParameterError, Interval, Options
+from ..inputs.checks import NONE, Interval, InvalidParameterError, Options
 from ..training import survival as risk_sets
 from ..trees.survival import DISTRIBUTIONS, OBJECTIVES, AFTLoss, CoxLoss, IntervalTarget
 from . import _objectives
@@ -258,7 +258,7 @@ class GradientBoostingSurvivalRegressor(_GradientBoosting):
               y_upper=None) -> float:
         """Harrell's concordance index of the predictions on (X, labels) (in memory):
         the share of comparable pairs whose order the model gets right."""
-        from ..metrics import make_metrics  # noqa: PLC0415
+        from ..metrics import make_metrics
 
         y, upper = self._labels(X, y, event, y_lower, y_upper, "")
         target = y if upper is None else IntervalTarget(np.asarray(y, np.float64), upper)

@@ -96,7 +96,7 @@ def _limit_hess(dist, censor, sign, sigma):
 
 @numba.njit(cache=True)
 def _clip(x, lo, hi):
-    return lo if x < lo else (hi if x > hi else x)
+    return lo if x < lo else min(x, hi)
 
 
 @numba.njit(cache=True, error_model="numpy")
