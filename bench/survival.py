@@ -68,8 +68,9 @@ def _rows(labels, part):
 def fit_distboost(objective, args, X, labels, client=None):
     from distboost import GradientBoostingSurvivalRegressor
 
-    params = dict(n_estimators=args.rounds, learning_rate=0.1, max_depth=args.depth,
-                  reg_lambda=1.0, min_child_weight=1.0, n_jobs=args.threads, client=client)
+    params = {"n_estimators": args.rounds, "learning_rate": 0.1, "max_depth": args.depth,
+              "reg_lambda": 1.0, "min_child_weight": 1.0, "n_jobs": args.threads,
+              "client": client}
     if objective == "cox":
         model = GradientBoostingSurvivalRegressor(**params)
         fit = {"y": labels}
