@@ -157,14 +157,16 @@ def test_cox_risk_set_sums_do_not_depend_on_the_partitioning():
         assert np.array_equal(g1, gk) and np.array_equal(h1, hk)
 
 
-def test_fixed_point_sums_are_exact_to_2_to_the_minus_128():
-    values = np.array([1.0, 2.0**-60, 2.0**-100, 0.75, 2.0**-127, 2.0**-140])
+def test_fixed_point_sums_are_exact_to_2_to_the_minus_192():
+    values = np.array([1.0, 2.0**-60, 2.0**-100, 0.75, 2.0**-127, 2.0**-140, 2.0**-200,
+                       2.0**-52])
     limbs = np.zeros((1, ks.N_LIMBS), np.int64)
     for v in values:
         ks._add_fixed(limbs[0], v)
     total = sum(int(limbs[0, j]) << (32 * j) for j in range(ks.N_LIMBS))
-    assert total == (1 << 128) + (1 << 68) + (1 << 28) + (3 << 126) + 2  # 2^-140 drops
-    assert ks.fixed_to_float(limbs)[0] == 1.75 + 2.0**-60  # correctly rounded here
+    assert total == ((1 << 192) + (1 << 132) + (1 << 92) + (3 << 190) + (1 << 65) + (1 << 52)
+                     + (1 << 140))  # 2^-200 drops
+    assert ks.fixed_to_float(limbs)[0] == 1.75 + 2.0**-52  # correctly rounded here
 
 
 # ------------------------------------------------------------------ metrics
@@ -235,6 +237,8 @@ def test_dask_equals_in_process_with_risk_sets_across_partitions(cox_data, aft_d
                                                                  dask_client):
     """Three partitions on two workers: every risk set holds rows of several."""
     import dask.array as da
+    import dask.dataframe as dd
+    import pandas as pd
 
     X, time, event = cox_data
     y = np.where(event == 1, time, -time)
@@ -256,6 +260,17 @@ def test_dask_equals_in_process_with_risk_sets_across_partitions(cox_data, aft_d
         dX, y_lower=lo, y_upper=up, eval_set=[(dX, lo, up)])
     assert np.array_equal(np.asarray(there.predict(X)), here.predict(X))
     assert there.evals_result_ == here.evals_result_
+    # one frame's columns: the bounds travel joined to X's partitions
+    frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(X.shape[1])]).assign(
+        lo=lower, up=upper)
+    ddf = dd.from_pandas(frame, npartitions=3)
+    features = ddf[[f"x{j}" for j in range(X.shape[1])]]
+    joined = GradientBoostingSurvivalRegressor(client=dask_client, **params).fit(
+        features, y_lower=ddf["lo"], y_upper=ddf["up"], eval_set=[(features, ddf["lo"],
+                                                                   ddf["up"])])
+    assert np.array_equal(np.asarray(joined.predict(frame.iloc[:, :X.shape[1]])),
+                          here.predict(X))
+    assert joined.evals_result_ == here.evals_result_
     bad = np.where(np.arange(len(y)) == 420, 0.0, y)
     with pytest.raises(ValueError, match="partition 2 has 1 value.* equal to 0, the first at "
                                          "row 20"):

@@ -151,22 +151,24 @@ def aft_rows(dist, lower, upper, f, sigma, w, loss_out, g_out, h_out):
 
 
 # ----------------------------------------------------------------------- Cox
-N_LIMBS = 5
-"""A risk-set sum in fixed point: bits 0..159 in five 32-bit limbs held in int64,
-value = sum_j limb_j 2^(32 j - 128)."""
+N_LIMBS = 7
+FRACTION_BITS = 192
+"""A risk-set sum in fixed point: bits 0..223 in seven 32-bit limbs held in int64,
+value = sum_j limb_j 2^(32 j - 192): terms down to 2^-192 (e^-133) of the
+largest one count."""
 _LIMB = 32
 _MASK = (1 << 32) - 1
 
 
 @numba.njit(cache=True)
 def _add_fixed(limbs, v):
-    """limbs += floor(v 2^128) for 0 <= v <= 1, spread over 32-bit limbs (carries
+    """limbs += floor(v 2^192) for 0 <= v <= 1, spread over 32-bit limbs (carries
     left for later: each limb takes 2^31 additions before it could overflow)."""
     if v <= 0.0:
         return
     m, e = math.frexp(v)
     mant = np.int64(m * 2.0**53)
-    shift = e + 75  # v 2^128 = mant 2^(e - 53 + 128)
+    shift = e + FRACTION_BITS - 53  # v 2^192 = mant 2^(e - 53 + 192)
     if shift < 0:
         if shift <= -53:
             return
@@ -200,9 +202,10 @@ def fixed_to_float(limbs: np.ndarray) -> np.ndarray:
         carry = limbs[:, j] >> _LIMB
         limbs[:, j] &= _MASK
         limbs[:, j + 1] += carry
-    out = limbs[:, N_LIMBS - 1].astype(np.float64) * 2.0 ** (_LIMB * (N_LIMBS - 1) - 128)
+    out = limbs[:, N_LIMBS - 1].astype(np.float64) * 2.0 ** (_LIMB * (N_LIMBS - 1)
+                                                              - FRACTION_BITS)
     for j in range(N_LIMBS - 2, -1, -1):
-        out = out + limbs[:, j].astype(np.float64) * 2.0 ** (_LIMB * j - 128)
+        out = out + limbs[:, j].astype(np.float64) * 2.0 ** (_LIMB * j - FRACTION_BITS)
     return out
 
 

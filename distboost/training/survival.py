@@ -10,11 +10,11 @@ are made in three steps, each independent of how the rows are partitioned:
 2. Each round (``cox_round``): f_max, an upper bound of every margin this
    round (``objective.margin_range``: exact margins' range widened by the
    pending trees' leaves). Each partition adds exp(f_i - f_max) in (0, 1] of
-   every row, rounded down to a multiple of 2^-128, as an integer spread over
+   every row, rounded down to a multiple of 2^-192, as an integer spread over
    32-bit limbs (``kernels.survival.cox_bin_sums``), into the bin of the last
    event time <= time_i. Integers add exactly in any order, so the per-bin
    sums the holders reduce are the same for every partitioning; each term's
-   rounding (2^-128 relative to the largest term) is far below float64's.
+   rounding (2^-192 relative to the largest term) is far below float64's.
 3. The driver suffix-sums the bins as integers (R~_k = sum_{j >= k} bin_j,
    R~_k = R_k exp(-f_max)), converts each R~_k to float once, and
    prefix-sums A_k = sum_{j <= k} d_j / R~_j and B_k = sum_{j <= k}

@@ -167,6 +167,13 @@ def cox_tables(sums: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.nda
     bins are R~_k, added as integers (exact), then converted to float once."""
     risk = ks.fixed_to_float(np.cumsum(np.asarray(sums)[::-1], axis=0)[::-1])
     d = np.asarray(counts, np.float64)
+    empty = (d > 0) & (risk <= 0)
+    if empty.any():
+        raise FloatingPointError(
+            f"Cox's risk set at event time index {int(np.flatnonzero(empty)[0])} sums to 0 at "
+            f"the fixed point's resolution: its rows' margins lie more than 133 below the "
+            f"largest (hazard ratios beyond e^133); lower learning_rate or raise reg_lambda / "
+            f"min_child_weight")
     with np.errstate(divide="ignore", invalid="ignore"):
         a = np.where(d > 0, d / risk, 0.0)
         b = np.where(d > 0, d / (risk * risk), 0.0)
