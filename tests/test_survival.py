@@ -216,6 +216,9 @@ def test_partitions_give_the_same_model(cox_data, aft_data):
     with local_partitions(4):
         four = GradientBoostingSurvivalRegressor(**params).fit(X, y_lower=lower, y_upper=upper)
     assert np.array_equal(one.predict(X), four.predict(X))
+    xgb_names = GradientBoostingSurvivalRegressor(**params).fit(
+        X, label_lower_bound=lower, label_upper_bound=upper)
+    assert np.array_equal(one.predict(X), xgb_names.predict(X))
     assert np.array_equal(one.predict(X), np.exp(one.predict(X, output_margin=True)))
 
 

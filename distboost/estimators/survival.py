@@ -73,7 +73,8 @@ class GradientBoostingSurvivalRegressor(_GradientBoosting):
     """
 
     _estimator_type = "regressor"
-    fit_arguments = _GradientBoosting.fit_arguments | {"event", "y_lower", "y_upper"}
+    fit_arguments = _GradientBoosting.fit_arguments | {"event", "y_lower", "y_upper",
+                                                        "label_lower_bound", "label_upper_bound"}
     _parameter_constraints: ClassVar[dict] = {
         **{k: v for k, v in _GradientBoosting._parameter_constraints.items()
            if k not in _NOT_SURVIVAL},
@@ -122,7 +123,8 @@ class GradientBoostingSurvivalRegressor(_GradientBoosting):
     # ------------------------------------------------------------------ fit
     def fit(self, X, y=None, *, event=None, y_lower=None, y_upper=None, sample_weight=None,
             eval_set=None, early_stopping_rounds=None, sample_weight_eval_set=None,
-            init_model=None, callbacks=None, bin_mapper=None):
+            init_model=None, callbacks=None, bin_mapper=None, label_lower_bound=None,
+            label_upper_bound=None):
         """Fit the model: ``n_estimators`` rounds (fewer with early stopping).
 
         Parameters
@@ -137,6 +139,8 @@ class GradientBoostingSurvivalRegressor(_GradientBoosting):
             Bounds of each time (XGBoost's ``label_lower_bound`` /
             ``label_upper_bound``): equal (uncensored), y_upper = inf
             (right-censored), y_lower = 0 (left-censored), or an interval.
+        label_lower_bound, label_upper_bound : array-like, optional
+            XGBoost's names for ``y_lower`` and ``y_upper`` (give one pair).
         eval_set : list, optional
             Cox: (X, y) with signed y, or (X, y, event); AFT: (X, y_lower,
             y_upper). Evaluated after each round (``evals_result_``).
@@ -147,6 +151,8 @@ class GradientBoostingSurvivalRegressor(_GradientBoosting):
         self._validate_params()
         if early_stopping_rounds is None:
             early_stopping_rounds = self.early_stopping_rounds
+        y_lower = _either(y_lower, label_lower_bound, "y_lower", "label_lower_bound")
+        y_upper = _either(y_upper, label_upper_bound, "y_upper", "label_upper_bound")
         y, upper = self._labels(X, y, event, y_lower, y_upper, "")
         sets, uppers = [], []
         for k, entry in enumerate(eval_set or []):
@@ -266,6 +272,12 @@ class GradientBoostingSurvivalRegressor(_GradientBoosting):
         raw = np.asarray(self.predict(X, output_margin=True), np.float64)[None, :]
         w = np.ones(raw.shape[1]) if sample_weight is None else np.asarray(sample_weight, float)
         return metric.value(metric.partial(target, raw, w))
+
+
+def _either(value, alias, name: str, alias_name: str):
+    if value is not None and alias is not None:
+        raise ValueError(f"give {name} or {alias_name} (XGBoost's name for it), not both")
+    return alias if value is None else value
 
 
 def _cox_zeros(state):
