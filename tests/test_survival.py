@@ -222,6 +222,23 @@ def test_partitions_give_the_same_model(cox_data, aft_data):
     assert np.array_equal(one.predict(X), np.exp(one.predict(X, output_margin=True)))
 
 
+def test_continued_training_equals_one_fit(cox_data, aft_data):
+    X, time, event = cox_data
+    full = GradientBoostingSurvivalRegressor(**SMALL).fit(X, time, event=event)
+    half = dict(SMALL, n_estimators=4)
+    first = GradientBoostingSurvivalRegressor(**half).fit(X, time, event=event)
+    both = GradientBoostingSurvivalRegressor(**half).fit(X, time, event=event, init_model=first)
+    assert np.array_equal(both.predict(X), full.predict(X))
+    X, lower, upper = aft_data
+    half = dict(half, objective="survival:aft")
+    full = GradientBoostingSurvivalRegressor(**dict(SMALL, objective="survival:aft")).fit(
+        X, y_lower=lower, y_upper=upper)
+    first = GradientBoostingSurvivalRegressor(**half).fit(X, y_lower=lower, y_upper=upper)
+    both = GradientBoostingSurvivalRegressor(**half).fit(X, y_lower=lower, y_upper=upper,
+                                                         init_model=first)
+    assert np.array_equal(both.predict(X), full.predict(X))
+
+
 def test_early_stopping_on_cindex(cox_data):
     X, time, event = cox_data
     model = GradientBoostingSurvivalRegressor(n_estimators=40, max_depth=3,

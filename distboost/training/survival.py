@@ -7,9 +7,10 @@ are made in three steps, each independent of how the rows are partitioned:
 1. Once per fit (``event_times``): each partition's event times (y > 0) with
    their counts; the driver merges them into the sorted distinct event times
    t_1 < ... < t_K and the counts d_k (integers: exact).
-2. Each round (``cox_round``): f_max, an upper bound of every margin this
-   round (``objective.margin_range``: exact margins' range widened by the
-   pending trees' leaves). Each partition adds exp(f_i - f_max) in (0, 1] of
+2. Each round (``cox_round``): f_max, the largest margin this round (an
+   exact maximum over every row, the pending trees added: the same whatever
+   the partitioning, and whether training continues a model or not). Each
+   partition adds exp(f_i - f_max) in (0, 1] of
    every row, rounded down to a multiple of 2^-192, as an integer spread over
    32-bit limbs (``kernels.survival.cox_bin_sums``), into the bin of the last
    event time <= time_i. Integers add exactly in any order, so the per-bin
@@ -56,6 +57,15 @@ def event_times(engine) -> tuple[np.ndarray, np.ndarray]:
     return unique, np.bincount(inverse, weights=counts, minlength=len(unique)).astype(np.int64)
 
 
+def _margin_max(state, packed):
+    """Per group: the largest margin of its rows, the pending trees added."""
+    top = -np.inf
+    for shard, rows in each_shard(state.shards, state.rows):
+        if shard.n_rows:
+            top = max(top, float(objective._margins(shard, rows, packed)[0].max()))
+    return state, top
+
+
 def _bin_sums(state, event_times_, f_max, packed):
     """Per group: the fixed-point sums of exp(f - f_max) per event-time bin."""
     out = np.zeros((len(event_times_), ks.N_LIMBS), np.int64)
@@ -68,9 +78,9 @@ def _bin_sums(state, event_times_, f_max, packed):
 
 def cox_round(engine, loss: CoxLoss, pending) -> CoxLoss:
     """This round's ``CoxLoss``: the risk-set tables at the margins plus the
-    ``pending`` trees (two passes: the margins' range, the bin sums)."""
+    ``pending`` trees (two passes: the largest margin, the bin sums)."""
     t0 = _time.perf_counter()
-    _, f_max = objective.margin_range(engine, pending)
+    f_max = max(engine.apply(_margin_max, "survival-margin-max", pending))
     per_group = engine.apply(_bin_sums, "survival-risk-sets", loss.event_times, f_max, pending)
     sums = np.sum(per_group, axis=0, dtype=np.int64)  # integers: any order, same sums
     a, b = cox_tables(sums, loss.event_counts)
