@@ -58,7 +58,9 @@ def times_events(y) -> tuple[np.ndarray, np.ndarray]:
 class AFTLoss(Loss):
     """``survival:aft``: the negative log-likelihood of log T = f(x) + sigma Z
     (Barnwal, Cho & Hocking 2022, eqs. 2-5), g and h as XGBoost's (eqs. 6-8,
-    its limits and clipping: ``kernels.survival``).
+    its limits and clipping: ``kernels.survival``). Its metric
+    ``aft-nloglik`` is the mean of this loss at the model's sigma (XGBoost's
+    own metric evaluates at sigma 1 unless told otherwise).
 
     Parameters
     ----------
@@ -121,7 +123,11 @@ class CoxLoss(Loss):
         cumulative sums of d_k / R~_k and d_k / R~_k^2, R~_k = R_k exp(-f_max).
 
     Sample weights multiply each row's g and h; the risk sets count every
-    row once (XGBoost's convention).
+    row once (XGBoost's convention). g and h are the exact derivatives of
+    Breslow's partial likelihood: a row's sums A, B include every event at
+    its own time. XGBoost's loop (``CoxRegression::GetGradient``) adds 1/R
+    event by event in sorted order, so among rows with tied times it gives
+    the earlier-sorted ones partial sums; without ties the two agree.
     """
 
     name, metric_name = "survival:cox", "cox-nloglik"
