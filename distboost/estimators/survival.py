@@ -24,6 +24,7 @@ from ..inputs import checks
 from ..inputs import survival as labels
 from ..inputs.checks import NONE, Interval, InvalidParameterError, Options
 from ..training import survival as risk_sets
+from ..trees import survival_curves as curves
 from ..trees.survival import DISTRIBUTIONS, OBJECTIVES, AFTLoss, CoxLoss, IntervalTarget
 from . import _objectives
 from .gradient_boosting import _GradientBoosting
@@ -73,6 +74,7 @@ class GradientBoostingSurvivalRegressor(_GradientBoosting):
     """
 
     _estimator_type = "regressor"
+    _model_layout = "survival"  # what its model file holds (inputs.model_layouts)
     fit_arguments = _GradientBoosting.fit_arguments | {"event", "y_lower", "y_upper",
                                                         "label_lower_bound", "label_upper_bound"}
     _parameter_constraints: ClassVar[dict] = {
@@ -171,6 +173,10 @@ class GradientBoostingSurvivalRegressor(_GradientBoosting):
             self._events = risk_sets.event_times(engine) if not self._aft else None
             try:
                 self._fit_engine(engine, init_model, n_rounds, early_stopping_rounds, callbacks)
+                if not self._aft:
+                    self.unique_times_ = self._events[0]
+                    self._breslow = risk_sets.breslow_baseline(
+                        engine, self._make_loss(), self.base_score_, self.trees_)
             finally:
                 del self._events
         return self
@@ -199,9 +205,7 @@ class GradientBoostingSurvivalRegressor(_GradientBoosting):
                              f"negative where censored (or with event=...)")
         if event is not None:
             if is_dask(y) or is_dask(event):
-                raise TypeError("with Dask collections give Cox's y in XGBoost's signed form "
-                                "(negative: censored at -y), e.g. y = time.where(event == 1, "
-                                "-time)")
+                return labels.cox_signed_time_dask(y, event, where), None
             return labels.cox_signed_time(y, event, where), None
         return (y if is_dask(y) else labels.check_cox_target(y, where)), None
 
@@ -259,6 +263,63 @@ class GradientBoostingSurvivalRegressor(_GradientBoosting):
         """exp(f(x)) after each round."""
         for raw in self._staged_raw(X):
             yield np.exp(raw[:, 0])
+
+    def predict_cumulative_hazard_function(self, X, times) -> np.ndarray:
+        """H(t | x) at each of ``times`` for each row, shape (n, len(times)).
+
+        Cox: Breslow's baseline cumulative hazard at the fitted model times the
+        hazard ratio, H(t | x) = H_0(t) exp(f(x)) (Breslow 1974; a step function
+        jumping at the training event times ``unique_times_``). AFT: -log S(t | x).
+        Names as scikit-survival's; arrays rather than step functions. Dask input
+        is computed.
+        """
+        if self._aft:
+            with np.errstate(divide="ignore"):
+                return -np.log(self.predict_survival_function(X, times))
+        f_max, sums = self._baseline()
+        f = np.asarray(self.predict(X, output_margin=True), np.float64)
+        return curves.cox_cumulative_hazard(f, self.unique_times_, sums, f_max, times)
+
+    def predict_survival_function(self, X, times) -> np.ndarray:
+        """S(t | x) at each of ``times`` for each row, shape (n, len(times)).
+
+        Cox: exp(-H(t | x)) (``predict_cumulative_hazard_function``). AFT:
+        1 - F((log t - f(x)) / sigma), F the CDF of ``aft_loss_distribution``
+        (Barnwal, Cho & Hocking 2022, eq. 2). Dask input is computed.
+        """
+        if not self._aft:
+            return np.exp(-self.predict_cumulative_hazard_function(X, times))
+        f = np.asarray(self.predict(X, output_margin=True), np.float64)
+        return curves.aft_survival(DISTRIBUTIONS[self.aft_loss_distribution],
+                                   self.aft_loss_distribution_scale, f, times)
+
+    @property
+    def cum_baseline_hazard_(self) -> np.ndarray:
+        """Cox: Breslow's H_0 at each of ``unique_times_`` (the hazard of f(x) = 0)."""
+        f_max, sums = self._baseline()
+        return np.asarray(sums) * np.exp(-f_max)
+
+    def _baseline(self) -> tuple[float, np.ndarray]:
+        self._check_fitted()
+        if getattr(self, "_breslow", None) is None:
+            raise AttributeError(f"{type(self).__name__}: this Cox model has no baseline hazard "
+                                 f"(it is computed at the end of fit); fit it to completion")
+        return self._breslow
+
+    def _model_state(self) -> dict:
+        if self._aft or getattr(self, "_breslow", None) is None:
+            return {}
+        f_max, sums = self._breslow
+        return {"unique_times": self.unique_times_.tolist(), "breslow_f_max": float(f_max),
+                "breslow_sums": np.asarray(sums, np.float64).tolist()}
+
+    def _load_model_state(self, d: dict) -> None:
+        if not self._aft and d:
+            self.unique_times_ = np.asarray(d["unique_times"], np.float64)
+            sums = np.asarray(d["breslow_sums"], np.float64)
+            if sums.shape != self.unique_times_.shape:
+                raise ValueError("breslow_sums and unique_times differ in length")
+            self._breslow = (float(d["breslow_f_max"]), sums)
 
     def score(self, X, y=None, sample_weight=None, *, event=None, y_lower=None,
               y_upper=None) -> float:

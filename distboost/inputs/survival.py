@@ -79,3 +79,40 @@ def cox_signed_time(time, event, where: str = "") -> np.ndarray:
     _refuse(~np.isin(event, (0.0, 1.0)), "event", where, "that are not 0 or 1", event,
             "event is 1 (the event happened at y) or 0 (censored at y)", 0)
     return np.where(event == 1.0, time, -time)
+
+
+def _signed_part(time, event, where, partition_info=None, block_info=None):
+    """One partition's (block's) signed time, refusals naming the partition."""
+    index = (partition_info or {}).get("number")
+    if block_info is not None:
+        index = block_info[0]["chunk-location"][0]
+    signed = cox_signed_time(time, event, f"{where} in partition {index}")
+    if hasattr(time, "index"):  # a pandas Series: keep its index and name
+        return type(time)(signed, index=time.index, name=time.name)
+    return signed
+
+
+def cox_signed_time_dask(time, event, where: str = ""):
+    """``cox_signed_time`` on Dask collections, lazily, partition by partition:
+    the same float64 values as in memory (so Dask trains the in-process model to
+    the bit); a refusal names the partition and the row within it."""
+    if not (hasattr(time, "dask") and hasattr(event, "dask")):
+        raise TypeError(f"y and event{where} must both be Dask collections or both be in "
+                        f"memory; got {type(time).__name__} and {type(event).__name__}")
+    if hasattr(time, "map_blocks") != hasattr(event, "map_blocks"):
+        raise TypeError(f"y and event{where} must be both Dask Arrays or both Dask Series; "
+                        f"got {type(time).__name__} and {type(event).__name__}")
+    if hasattr(time, "map_blocks"):
+        if time.ndim != 1 or event.ndim != 1:
+            raise ValueError(f"y and event{where} must be 1-dimensional Dask Arrays")
+        if time.chunks != event.chunks:
+            raise ValueError(f"y and event{where} are chunked differently ({time.chunks} vs "
+                             f"{event.chunks}); give them the same chunks")
+        import dask.array as da
+
+        return da.map_blocks(_signed_part, time, event, where, dtype=np.float64)
+    if time.npartitions != event.npartitions:
+        raise ValueError(f"y has {time.npartitions} partitions but event{where} has "
+                         f"{event.npartitions}; give them the same partitions")
+    return time.map_partitions(_signed_part, event, where, meta=(time.name, "f8"),
+                               align_dataframes=False)

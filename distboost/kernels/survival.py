@@ -150,6 +150,17 @@ def aft_rows(dist, lower, upper, f, sigma, w, loss_out, g_out, h_out):
         h_out[i] = h * w[i]
 
 
+@numba.njit(cache=True)
+def aft_survival(dist, f, log_times, sigma, out):
+    """S(t | x) = 1 - F((log t - f(x)) / sigma) of the AFT model (Barnwal, Cho &
+    Hocking 2022, eq. 2) for each row's margin f and each log t (log 0 = -inf:
+    S = 1); ``out``: (len(f), len(log_times))."""
+    for i in range(len(f)):
+        for j in range(len(log_times)):
+            _, cdf, _, _ = _pdf_cdf(dist, (log_times[j] - f[i]) / sigma)
+            out[i, j] = 1.0 - cdf
+
+
 # ----------------------------------------------------------------------- Cox
 N_LIMBS = 7
 FRACTION_BITS = 192

@@ -35,6 +35,7 @@ import numpy as np
 
 from ..engine.group import each_shard
 from ..kernels import survival as ks
+from ..learners.gradient import GradientLearner, pack_rounds
 from ..trees.survival import CoxLoss, cox_tables, times_events
 from . import objective
 
@@ -86,3 +87,14 @@ def cox_round(engine, loss: CoxLoss, pending) -> CoxLoss:
     a, b = cox_tables(sums, loss.event_counts)
     engine.timings["gradient_range"] += _time.perf_counter() - t0
     return loss.with_tables(f_max, a, b)
+
+
+def breslow_baseline(engine, loss: CoxLoss, base, trees) -> tuple[float, np.ndarray]:
+    """(f_max, A): Breslow's baseline cumulative hazard at the fitted model,
+    H_0(t_k) = A_k exp(-f_max) (``trees.survival_curves``). The rows' margins
+    are set to f_0 plus every tree of the model (as a continued fit sets them),
+    then one more ``cox_round``: the same exact sums as the gradients', so
+    Dask gives the in-process baseline to the bit."""
+    engine.set_rows(GradientLearner(loss), base, pack_rounds(trees, 1) if trees else None)
+    f_max, a, _ = cox_round(engine, loss, None).tables
+    return f_max, a
