@@ -2,13 +2,14 @@
 the model), AFT's S(t | x), Kaplan-Meier by hand, the risk-group check
 (``inspection.survival_by_risk_group``) and Cox's ``event=`` on Dask."""
 
+import json
 import math
 
 import numpy as np
 import pytest
 
 from bench.survival_data import lognormal_aft, weibull_ph
-from distboost import GradientBoostingSurvivalRegressor, load_model
+from distboost import GradientBoostingSurvivalRegressor, ModelFileError, load_model
 from distboost.inspection import survival_by_risk_group
 from distboost.trees.survival_curves import kaplan_meier
 
@@ -107,6 +108,15 @@ def test_baseline_survives_save_and_load(cox_data, tmp_path):
     assert np.array_equal(loaded.predict_survival_function(X, grid),
                           model.predict_survival_function(X, grid))
     assert np.array_equal(loaded.unique_times_, model.unique_times_)
+    d = json.loads((tmp_path / "cox.json").read_text())
+    d["state"]["breslow_sums"][3] = -1.0
+    (tmp_path / "bad.json").write_text(json.dumps(d))
+    with pytest.raises(ModelFileError, match="key state: is not a Breslow baseline"):
+        load_model(tmp_path / "bad.json")
+    del d["state"]["unique_times"]
+    (tmp_path / "bad.json").write_text(json.dumps(d))
+    with pytest.raises(ModelFileError, match="key state.unique_times: missing"):
+        load_model(tmp_path / "bad.json")
     aft = GradientBoostingSurvivalRegressor(objective="survival:aft", **SMALL).fit(
         X, y_lower=time, y_upper=np.where(event == 1, time, np.inf))
     aft.save_model(tmp_path / "aft.json")
