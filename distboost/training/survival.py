@@ -24,7 +24,10 @@ are made in three steps, each independent of how the rows are partitioned:
    entry at its own time (``kernels.survival.cox_gradients``).
 
 So Dask at any number of workers and partitions gives the in-process model
-to the bit (``tests/test_survival.py``).
+to the bit (``tests/test_survival.py``). At the end of fit one more such
+round at the fitted model's margins gives Breslow's baseline cumulative
+hazard H_0(t_k) = A_k exp(-f_max) (``breslow_baseline``), exact in the same
+way (``tests/test_survival_curves.py``).
 """
 
 from __future__ import annotations
