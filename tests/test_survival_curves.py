@@ -75,6 +75,11 @@ def test_cox_baseline_is_breslows_at_the_fitted_model(cox_data):
     assert H == pytest.approx(expect, rel=1e-12)
     S = model.predict_survival_function(X[:5], grid)
     assert np.all(np.diff(S, axis=1) <= 0) and np.all((S > 0) & (S <= 1))
+    half = dict(SMALL, n_estimators=4)  # a continued fit keeps the one fit's baseline
+    first = GradientBoostingSurvivalRegressor(**half).fit(X, time, event=event)
+    both = GradientBoostingSurvivalRegressor(**half).fit(X, time, event=event, init_model=first)
+    assert np.array_equal(both.predict_survival_function(X, grid),
+                          model.predict_survival_function(X, grid))
 
 
 @pytest.mark.parametrize("dist,cdf", [
