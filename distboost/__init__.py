@@ -9,6 +9,7 @@ from .estimators.bagging import BaggingClassifier, BaggingRegressor
 from .estimators.forest import RandomForestClassifier, RandomForestRegressor
 from .estimators.gradient_boosting import GradientBoostingClassifier, GradientBoostingRegressor
 from .estimators.ranking import GradientBoostingRanker
+from .estimators.survival import GradientBoostingSurvivalRegressor
 from .estimators.voting import VotingClassifier, VotingRegressor
 from .inputs import constraints
 from .inputs.checks import InvalidParameterError, NotFittedError
@@ -25,6 +26,7 @@ __all__ = [
     "GradientBoostingClassifier",
     "GradientBoostingRanker",
     "GradientBoostingRegressor",
+    "GradientBoostingSurvivalRegressor",
     "InvalidParameterError",
     "ModelFileError",
     "NotFittedError",

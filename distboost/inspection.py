@@ -16,6 +16,9 @@
   path-dependent TreeSHAP (Lundberg et al. 2020, Algorithm 2) of the raw
   output, with XGBoost's ``pred_contribs`` / ``pred_interactions`` layout;
   lazy, partition by partition, on Dask collections (``distboost.estimators.shap``).
+* :func:`survival_by_risk_group` -- a survival model's predicted survival
+  against Kaplan-Meier by quantile group of predicted risk, on held-out data
+  (``distboost.estimators.survival_check``).
 
 Every function works on the fitted attributes of the distboost estimators
 (``trees_``, ``base_score_``, ``bin_mapper_``, ``feature_names_in_``) and on
@@ -33,6 +36,7 @@ import numpy as np
 import pandas as pd
 
 from .estimators.shap import shap_interaction_values, shap_values
+from .estimators.survival_check import survival_by_risk_group
 from .inputs.sparse import as_csr, dense_rows, is_scipy_sparse, to_dense
 from .kernels.tree import feature_totals
 
@@ -46,6 +50,7 @@ __all__ = [
     "shap_interaction_values",
     "shap_values",
     "supports_recursion",
+    "survival_by_risk_group",
 ]
 
 _IMPORTANCE_KINDS = ("gain", "split", "cover")

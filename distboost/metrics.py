@@ -42,9 +42,11 @@ from .kernels import exact, libm
 from .kernels.ranking import query_metrics, query_starts
 from .trees.losses import LOG_LINK_LOSSES, GammaLoss, PoissonLoss
 from .trees.ranking import QueryTarget
+from .trees.survival import ConcordanceIndex, CoxNLogLik
 
 __all__ = [
     "AUC", "CLASSIFICATION_METRICS", "DEVIANCE_METRICS", "RANKING_METRICS", "REGRESSION_METRICS",
+    "SURVIVAL_METRICS",
     "EarlyStopping", "NoChangeStopping", "QueryMetric", "QueryTarget", "higher_is_better",
     "make_metric",
     "make_metrics", "query_metric", "should_stop", "watched_set"
@@ -278,7 +280,7 @@ def higher_is_better(name: str) -> bool:
     """Whether a larger value of the built-in metric named ``name`` is better (AUC,
     the ranking metrics) or a smaller one (every other built-in metric; a
     ``make_metric`` says its own)."""
-    return name == AUC.name or query_metric(name) is not None
+    return name in (AUC.name, "cindex") or query_metric(name) is not None
 
 
 def make_metrics(names, loss, n_classes: int | None) -> tuple:
@@ -289,6 +291,8 @@ def make_metrics(names, loss, n_classes: int | None) -> tuple:
     """
     if names is None and getattr(loss, "name", "").startswith("rank:"):
         return (_ranking_metric(loss.metric_name, loss),)
+    if names is None and getattr(loss, "name", "").startswith("survival:"):
+        return (_survival_metric(loss.metric_name, loss),)
     if names is None:
         return (LossMetric(loss.metric_name, loss),)
     names = [names] if isinstance(names, str) or not _is_sequence(names) else list(names)
@@ -325,6 +329,8 @@ def _make_metric(name, loss, n_classes: int | None):
                                     f"objects or functions fn(y_true, raw_score); got {name!r}")
     if getattr(loss, "name", "").startswith("rank:"):
         return _ranking_metric(name, loss)
+    if getattr(loss, "name", "").startswith("survival:"):
+        return _survival_metric(name, loss)
     if name == loss.metric_name:
         return LossMetric(name, loss)
     if name in DEVIANCE_METRICS and loss.name in LOG_LINK_LOSSES:
@@ -352,6 +358,24 @@ def _ranking_metric(name, loss) -> QueryMetric:
             f"eval_metric {name!r} is not a metric of a ranker; choose one of 'ndcg', 'map', "
             f"'mrr', each optionally cut at k (e.g. 'ndcg@10', 'map@5', 'mrr@3')")
     return metric
+
+
+SURVIVAL_METRICS = ("aft-nloglik", "cox-nloglik", "cindex")
+
+
+def _survival_metric(name, loss):
+    """A survival model's metric: its loss's own negative log-likelihood, or
+    Harrell's C-index of its risk (f for Cox, -f for AFT)."""
+    own = loss.metric_name
+    if name == own == "aft-nloglik":
+        return LossMetric(name, loss)
+    if name == own == "cox-nloglik":
+        return CoxNLogLik()
+    if name == "cindex":
+        return ConcordanceIndex(risk_sign=1.0 if loss.name == "survival:cox" else -1.0)
+    raise InvalidParameterError(
+        f"eval_metric {name!r} is not a metric of objective={loss.name!r}; choose "
+        f"{own!r} or 'cindex'")
 
 
 # ------------------------------------------------------------------ early stopping

@@ -32,6 +32,8 @@ exponential loss               ``binary:logistic`` with every value doubled:
                                score differently across versions.)
 ranker (rank:ndcg, rank:map,   the same ``rank:*`` objective with its
 rank:pairwise)                 ``lambdarank_param``; scores are the margins
+survival (survival:cox,        the same objective (AFT with its
+survival:aft)                  ``aft_loss_param``); base_score exp(f_0)
 random forest / bagging,       ``reg:squarederror``, the M trees as one round of
 regression                     parallel trees (``num_parallel_tree``), leaves / M
 random forest / bagging,       ``reg:squarederror`` with ``num_target`` = K: per
@@ -182,6 +184,13 @@ def _boosting_objective(est) -> tuple[dict, str, float]:
         return logistic, "logit", 2.0
     if isinstance(loss, str) and loss.startswith("rank:"):
         return _ranking_objective(est), "identity", 1.0
+    if loss == "survival:cox":
+        return {"name": "survival:cox"}, "log", 1.0
+    if loss == "survival:aft":
+        return ({"name": "survival:aft", "aft_loss_param": {
+            "aft_loss_distribution": est.aft_loss_distribution,
+            "aft_loss_distribution_scale": _float32_text(est.aft_loss_distribution_scale)}},
+            "log", 1.0)
     raise XGBoostFormatError(
         f"{type(est).__name__} with loss={loss!r} cannot be written in XGBoost's model format: "
         f"XGBoost has no such objective. Save it with format='distboost'"
@@ -487,6 +496,8 @@ def _base_score(base: np.ndarray, kind: str) -> str:
                                      f"float32 base_score can hold as a probability; save "
                                      f"the model with format='distboost'")
         return _float32_text(1.0 / (1.0 + math.exp(-f0)))
+    if kind == "log":  # survival: XGBoost's margin is log(base_score)
+        return _float32_text(math.exp(f0))
     return _float32_text(f0)
 
 

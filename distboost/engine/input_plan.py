@@ -24,8 +24,9 @@ import numpy as np
 
 from ..binning import BinMapper
 from ..inputs import checks
-from ..inputs.frames import Q_COLUMN, W_COLUMN, Y_COLUMN, Schema, infer_schema
+from ..inputs.frames import Q_COLUMN, U_COLUMN, W_COLUMN, Y_COLUMN, Schema, infer_schema
 from ..inputs.queries import check_query_ids, query_ids
+from ..inputs.survival import check_bounds
 from ..inputs.targets import check_multi_fit_target, check_same_targets, n_targets
 from . import dask_internals, sources
 from .dask import DaskExecutor, resolve_client
@@ -147,10 +148,11 @@ def local_partitions(n_partitions: int):
         _LOCAL_PARTITIONS.reset(token)
 
 
-def _split_rows(X, y, w, n_partitions: int, qid=None) -> list:
+def _split_rows(X, y, w, n_partitions: int, qid=None, upper=None) -> list:
     """(X, y, w) as ``n_partitions`` consecutive runs of rows (as equal as can be);
     with ``qid``, (X, y, w, qid), each run moved to start with a query (whole
-    queries per partition; runs left empty are dropped)."""
+    queries per partition; runs left empty are dropped); with ``upper`` (an AFT
+    model's upper bounds), (X, y, w, qid, upper)."""
     bounds = np.linspace(0, len(y), n_partitions + 1).astype(int)
     if qid is not None:
         starts = np.flatnonzero(np.diff(qid, prepend=qid[:1] - 1) != 0)
@@ -159,13 +161,20 @@ def _split_rows(X, y, w, n_partitions: int, qid=None) -> list:
         bounds[0] = 0
     rows = (lambda a, i, j: a.iloc[i:j]) if hasattr(X, "iloc") else (lambda a, i, j: a[i:j])
     return [(rows(X, i, j), y[i:j], None if w is None else w[i:j],
-             *(() if qid is None else (qid[i:j],)))
+             *_side(None if qid is None else qid[i:j], None if upper is None else upper[i:j]))
             for i, j in itertools.pairwise(bounds) if j > i]
+
+
+def _side(qid, upper) -> tuple:
+    """The pieces a part carries after (X, y, w): (), (qid,) or (qid, upper)."""
+    if upper is not None:
+        return (qid, upper)
+    return () if qid is None else (qid,)
 
 
 def plan(X, y, sample_weight=None, eval_set=None, eval_sample_weight=None, client=None,
          n_jobs=None, classifier=False, *, bin_mapper=None, continued=None, qid=None,
-         eval_qid=None, multi_output=None) -> InputPlan:
+         eval_qid=None, multi_output=None, upper=None, eval_upper=None) -> InputPlan:
     """The ``InputPlan`` of a fit's data: executor, partitions, schema, bins.
 
     Parameters
@@ -185,19 +194,23 @@ def plan(X, y, sample_weight=None, eval_set=None, eval_sample_weight=None, clien
     multi_output : {None, "targets", "labels"}
         y has k > 1 columns (``inputs.targets``): real targets, or 0/1 labels
         (multi-label classification); None: y is one column.
+    upper, eval_upper : an AFT model's upper bounds per row (y: the lower), optional
+        Partitioned like X on Dask; the parts then carry them as a fifth piece.
     """
     eval_set = list(eval_set or [])
     eval_w = list(eval_sample_weight or [None] * len(eval_set))
     eval_q = list(eval_qid or [None] * len(eval_set))
+    eval_u = list(eval_upper or [None] * len(eval_set))
     on_dask = is_dask(X)
     if on_dask:
         executor, parts, eval_parts, schema = _dask_plan(X, y, sample_weight, eval_set, eval_w,
-                                                         client, qid, eval_q, multi_output)
+                                                         client, qid, eval_q, multi_output,
+                                                         upper, eval_u)
         source = functools.partial(_source_collection, X, y, sample_weight)
     else:
         executor, parts, eval_parts, schema = _local_plan(X, y, sample_weight, eval_set, eval_w,
                                                           n_jobs, classifier, qid, eval_q,
-                                                          multi_output)
+                                                          multi_output, upper, eval_u)
         source = None
     if continued is not None:
         _check_continued(continued, schema, None if on_dask else y, classifier)
@@ -211,7 +224,7 @@ def plan(X, y, sample_weight=None, eval_set=None, eval_sample_weight=None, clien
 
 
 def _dask_plan(X, y, sample_weight, eval_set, eval_w, client, qid=None, eval_q=(),
-               multi_output=None):
+               multi_output=None, upper=None, eval_u=()):
     """Executor, partitions and schema of Dask collections, checked on their metadata."""
     _check_dask_fit(X, y)
     for k, target in enumerate([y] + [ye for _, ye in eval_set]):
@@ -226,14 +239,15 @@ def _dask_plan(X, y, sample_weight, eval_set, eval_w, client, qid=None, eval_q=(
     client = resolve_client(client)
     schema = infer_schema(_meta(X))
     files = sources.FileIdentities()  # each file as the fit first reads it
-    parts = _zip_parts(X, y, sample_weight, "training data", files, qid)
-    eval_parts = [_zip_parts(Xe, ye, we, f"eval_set[{k}]", files, qe)
-                  for k, ((Xe, ye), we, qe) in enumerate(zip(eval_set, eval_w, eval_q))]
+    parts = _zip_parts(X, y, sample_weight, "training data", files, qid, upper)
+    eval_parts = [_zip_parts(Xe, ye, we, f"eval_set[{k}]", files, qe, ue)
+                  for k, ((Xe, ye), we, qe, ue) in enumerate(zip(eval_set, eval_w, eval_q,
+                                                                   eval_u))]
     return DaskExecutor(client), parts, eval_parts, schema
 
 
 def _local_plan(X, y, sample_weight, eval_set, eval_w, n_jobs, classifier, qid=None,
-                eval_q=(), multi_output=None):
+                eval_q=(), multi_output=None, upper=None, eval_u=()):
     """Executor, partitions and schema of in-memory data, checked whole."""
     if multi_output is not None:  # a k-column y (``inputs.targets``)
         labels = multi_output == "labels"
@@ -244,7 +258,7 @@ def _local_plan(X, y, sample_weight, eval_set, eval_w, n_jobs, classifier, qid=N
                 checks.check_sample_weight(w, len(X))
     else:
         check_fit_data = checks.check_fit_data
-    if is_dask(y) or is_dask(sample_weight) or is_dask(qid):
+    if is_dask(y) or is_dask(sample_weight) or is_dask(qid) or is_dask(upper):
         raise TypeError("X is in memory but y, sample_weight or qid is a Dask collection; use "
                         "the same kind")
     X, y, sample_weight = check_fit_data(X, y, sample_weight, classifier)
@@ -264,8 +278,10 @@ def _local_plan(X, y, sample_weight, eval_set, eval_w, n_jobs, classifier, qid=N
                              f"data have {X.shape[1]}; pass the same columns")
         qe = None if qid is None else check_query_ids(query_ids(eval_q[k], len(ye),
                                                                 f" of eval_set[{k}]"))
-        eval_parts.append([(Xe, ye, we, *(() if qe is None else (qe,)))])
-    parts = _split_rows(X, y, sample_weight, _LOCAL_PARTITIONS.get(), qid)
+        ue = None if upper is None else check_bounds(ye, eval_u[k], f" of eval_set[{k}]")
+        eval_parts.append([(Xe, ye, we, *_side(qe, ue))])
+    upper = None if upper is None else check_bounds(y, upper)
+    parts = _split_rows(X, y, sample_weight, _LOCAL_PARTITIONS.get(), qid, upper)
     return LocalExecutor(n_jobs), parts, eval_parts, schema
 
 
@@ -290,7 +306,7 @@ def _check_dask_fit(X, y) -> None:
         raise ValueError("Complex data not supported: X has complex columns; pass real numbers")
 
 
-def _joined(X, y, w, qid=None):
+def _joined(X, y, w, qid=None, upper=None):
     """X with y (and w, qid) as extra columns, or None if they don't align.
 
     Taking X and y from one frame in one task reads each partition once and
@@ -300,25 +316,27 @@ def _joined(X, y, w, qid=None):
 
     if not (isinstance(X, dd.DataFrame) and isinstance(y, dd.Series)):
         return None
-    if any(v is not None and not isinstance(v, dd.Series) for v in (w, qid)):
+    if any(v is not None and not isinstance(v, dd.Series) for v in (w, qid, upper)):
         return None
-    if not _co_aligned(X, y, w, qid):
+    if not _co_aligned(X, y, w, qid, upper):
         return None  # e.g. from two folders: zip partitions, whose lengths are then checked
     extra = {Y_COLUMN: y} if w is None else {Y_COLUMN: y, W_COLUMN: w}
     if qid is not None:
         extra[Q_COLUMN] = qid
+    if upper is not None:
+        extra[U_COLUMN] = upper
     try:
         return X.assign(**extra)
     except (ValueError, NotImplementedError, TypeError):
         return None
 
 
-def _co_aligned(X, y, w, qid=None) -> bool:
+def _co_aligned(X, y, w, qid=None, upper=None) -> bool:
     """Whether y (and w) are known to come from the same rows as X (e.g. one
     frame's columns). Where Dask cannot tell (``dask_internals.co_aligned``),
     no: X, y and w are then read side by side, partition by partition, and
     their lengths compared, which gives the same model."""
-    return bool(dask_internals.co_aligned(X, y, *(v for v in (w, qid) if v is not None)))
+    return bool(dask_internals.co_aligned(X, y, *(v for v in (w, qid, upper) if v is not None)))
 
 
 def _source_collection(X, y, w):
@@ -333,34 +351,39 @@ def _source_collection(X, y, w):
     return (X, False) if joined is None else (joined, True)
 
 
-def _zip_parts(X, y, w, what: str, files, qid=None):
-    """(X, y, w) per partition, or (X, y, w, qid) given ``qid``: Delayed pieces (a
-    frame's read naming a bad or changed file, ``sources.read_parts``; ``files``
-    notes each file's identity)."""
-    ranked = () if qid is None else (Q_COLUMN,)
+def _zip_parts(X, y, w, what: str, files, qid=None, upper=None):
+    """(X, y, w) per partition, or (X, y, w, qid) given ``qid``, (X, y, w, qid,
+    upper) given ``upper``: Delayed pieces (a frame's read naming a bad or
+    changed file, ``sources.read_parts``; ``files`` notes each file's identity)."""
+    side = _side(None if qid is None else Q_COLUMN, None if upper is None else U_COLUMN)
     if not is_dask(X):
         return [(dask.delayed(X), dask.delayed(y), None if w is None else dask.delayed(w),
-                 *(() if qid is None else (dask.delayed(qid),)))]
-    joined = _joined(X, y, w, qid)
+                 *_side(None if qid is None else dask.delayed(qid),
+                        None if upper is None else dask.delayed(upper)))]
+    joined = _joined(X, y, w, qid, upper)
     if joined is not None:
-        return [(part, Y_COLUMN, None if w is None else W_COLUMN, *ranked)
+        return [(part, Y_COLUMN, None if w is None else W_COLUMN, *side)
                 for part in sources.read_parts(joined, True, what, files)]
     xs = _dask_parts(X, what, files)
     # without optimization, partition counts follow the user's collections
     ys = _dask_parts(y, what, files) if is_dask(y) else None
     ws = _dask_parts(w, what, files) if is_dask(w) else None
     qs = _dask_parts(qid, what, files) if is_dask(qid) else None
+    us = _dask_parts(upper, what, files) if is_dask(upper) else None
     if ys is None:
         raise TypeError("X is a Dask collection, so y must be one too (partitioned like X)")
     if qid is not None and qs is None:
         raise TypeError("X is a Dask collection, so qid must be one too (partitioned like X)")
-    for name, other in (("y", ys), ("sample_weight", ws), ("qid", qs)):
+    if upper is not None and us is None:
+        raise TypeError("X is a Dask collection, so y_upper must be one too (partitioned like X)")
+    for name, other in (("y", ys), ("sample_weight", ws), ("qid", qs), ("y_upper", us)):
         if other is not None and len(other) != len(xs):
             raise ValueError(
                 f"X has {len(xs)} partitions but {name} has {len(other)}; partition them alike "
                 f"(e.g. take both from one DataFrame: ddf.drop(columns='label'), ddf['label'])"
             )
-    return [(x, yy, None if ws is None else ws[i], *(() if qs is None else (qs[i],)))
+    return [(x, yy, None if ws is None else ws[i],
+             *_side(None if qs is None else qs[i], None if us is None else us[i]))
             for i, (x, yy) in enumerate(zip(xs, ys))]
 
 

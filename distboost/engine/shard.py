@@ -22,8 +22,10 @@ from ..inputs.frames import (
 )
 from ..inputs.queries import check_query_ids, check_query_weights, max_query_rows, query_ids
 from ..inputs.sparse import is_scipy_sparse
+from ..inputs.survival import check_bounds
 from ..inputs.targets import n_targets, partition_targets
 from ..trees.ranking import QueryTarget
+from ..trees.survival import IntervalTarget
 from .buffers import Buffers, DiskBuffers, local_directory
 
 
@@ -38,6 +40,7 @@ class Shard:
     index: int
     buffers: Buffers = field(default_factory=Buffers, compare=False, repr=False)
     qid: np.ndarray | None = None  # (n_rows,) int64 query ids of a ranker's rows, else None
+    upper: np.ndarray | None = None  # (n_rows,) float64 an AFT model's upper bounds (y: lower)
 
     @property
     def n_rows(self) -> int:
@@ -47,6 +50,8 @@ class Shard:
     def target(self):
         """What a loss reads per row: ``y``, or a ranker's relevance with its query
         ids (``trees.ranking.QueryTarget``), whole queries in one shard."""
+        if self.upper is not None:
+            return IntervalTarget(self.y, self.upper)
         return self.y if self.qid is None else QueryTarget(self.y, self.qid)
 
     def release(self) -> None:
@@ -58,21 +63,19 @@ class Shard:
         disk of whichever process unpickles them (``portable``)."""
         if self.buffers.on_disk:
             return portable(self)
-        if self.qid is not None:
+        if self.qid is not None or self.upper is not None:
             return Shard, (self.X_binned, self.y, self.w, self.first_row, self.index, Buffers(),
-                           self.qid)
+                           self.qid, self.upper)
         return Shard, (self.X_binned, self.y, self.w, self.first_row, self.index)
 
 
-def _as_inputs(X, y, w, schema, partition, regression, qid=None):
-    """(X, y, w, qid) of one partition as arrays (``qid``: None, or a ranker's query
-    ids, checked: integers, each query's rows consecutive)."""
+def _as_inputs(X, y, w, schema, partition, regression, qid=None, upper=None):
+    """(X, y, w, qid, upper) of one partition as arrays (``qid``: None, or a ranker's
+    query ids, checked: integers, each query's rows consecutive; ``upper``: None, or
+    an AFT model's upper bounds, checked with y, the lower bounds)."""
     import pandas as pd
 
-    if qid is None:
-        X, y, w = split_joined(X, y, w)
-    else:
-        X, y, w, qid = split_joined(X, y, w, qid)
+    X, y, w, qid, upper = split_joined(X, y, w, qid, upper)
     if is_scipy_sparse(X):  # kept sparse: sampled and binned from its stored entries
         X = sparse_rows(X, schema, partition)
     if isinstance(X, pd.DataFrame) or hasattr(X, "shape"):
@@ -95,11 +98,15 @@ def _as_inputs(X, y, w, schema, partition, regression, qid=None):
     if qid is not None:
         qid = check_query_ids(query_ids(qid, n, f" in partition {partition}"), partition)
         check_query_weights(qid, w, partition)
-    return X, y, w, qid
+    if upper is not None:
+        upper = check_bounds(y, to_vector(upper, "y_upper", partition),
+                             f" in partition {partition}")
+    return X, y, w, qid, upper
 
 
 def scan(X, y, w, schema: Schema, n_samples: int, regression: bool, partition: int,
-         allow_empty: bool = False, below=None, n_parts=None, above=None, qid=None) -> dict:
+         allow_empty: bool = False, below=None, n_parts=None, above=None, qid=None,
+         upper=None) -> dict:
     """First pass over a partition: validate, count, sample for bin edges
     (rows whose hash is at most ``below``: ``binning.CandidatePool``; more
     than ``above``; with ``n_parts`` partitions in all, at most
@@ -112,7 +119,7 @@ def scan(X, y, w, schema: Schema, n_samples: int, regression: bool, partition: i
     prior bound that held rows back, or None), and with ``qid`` ``queries``
     (the partition's query ids, once each, for ``queries.check_queries_apart``)
     """
-    X, y, w, qid = _as_inputs(X, y, w, schema, partition, regression, qid)
+    X, y, w, qid, upper = _as_inputs(X, y, w, schema, partition, regression, qid, upper)
     n_rows = len(w)
     if n_rows == 0 and not allow_empty:
         raise ValueError(
@@ -177,7 +184,8 @@ def encode_target(y: np.ndarray, classes: np.ndarray | None, partition: int, wha
 
 
 def make_shard(X, y, w, schema: Schema, mapper: BinMapper, classes, first_row: int,
-               partition: int, what: str = "training data", placement=None, qid=None):
+               partition: int, what: str = "training data", placement=None, qid=None,
+               upper=None):
     """Second pass: bin a partition and keep what training needs.
 
     Returns a ``Shard`` in memory, or, when ``placement`` (a
@@ -185,16 +193,16 @@ def make_shard(X, y, w, schema: Schema, mapper: BinMapper, classes, first_row: i
     shards whose arrays are files (``disk_blocks``). A ranker's partition
     (``qid`` given) stays in memory whole: blocks would cut its queries.
     """
-    X, y, w, qid = _as_inputs(X, y, w, schema, partition, classes is None, qid)
+    X, y, w, qid, upper = _as_inputs(X, y, w, schema, partition, classes is None, qid, upper)
     y = encode_target(y, classes, partition, what)
-    if placement is not None and placement.on_disk() and qid is None:
+    if placement is not None and placement.on_disk() and qid is None and upper is None:
         rows = placement.rows_per_block(schema.n_features)
         return disk_blocks(lambda a, b, out: _bin_rows(X, schema, partition, mapper, a, b, out),
                            len(y), schema.n_features, y, w, first_row, partition,
                            local_directory(), rows)
     codes = np.empty((len(y), schema.n_features), np.uint8)
     return Shard(_bin_rows(X, schema, partition, mapper, 0, len(y), codes), y, w, first_row,
-                 partition, qid=qid)
+                 partition, qid=qid, upper=upper)
 
 
 def disk_blocks(bin_rows, n_rows: int, n_features: int, y: np.ndarray, w: np.ndarray,

@@ -390,25 +390,25 @@ class _InitStatistics:
 
 
 def _scan_args(part, index, schema, n_samples, regression, below=None, n_parts=None, above=None):
-    X, y, w, qid = (*part, None)[:4]  # (X, y, w), or a ranker's (X, y, w, qid)
+    X, y, w, qid, upper = (*part, None, None)[:5]  # (X, y, w), a ranker's qid, AFT's upper
     _release_arrow_memory()
     try:
         return scan(X, y, w, schema, n_samples, regression, index, below=below, n_parts=n_parts,
-                    above=above, qid=qid)
+                    above=above, qid=qid, upper=upper)
     finally:
-        del X, y, w, qid, part
+        del X, y, w, qid, upper, part
         _release_arrow_memory()
 
 
 def _shard_args(part, first_row, index, schema, mapper, classes, what="training data",
                 placement=None):
-    X, y, w, qid = (*part, None)[:4]
+    X, y, w, qid, upper = (*part, None, None)[:5]
     _release_arrow_memory()
     try:
         return make_shard(X, y, w, schema, mapper, classes, first_row, index, what, placement,
-                          qid)
+                          qid, upper)
     finally:
-        del X, y, w, qid, part
+        del X, y, w, qid, upper, part
         _release_arrow_memory()
 
 

@@ -60,13 +60,15 @@ class TreeEnsembleBase(ParamsMixin):
 
     @contextlib.contextmanager
     def _prepared(self, X, y, sample_weight, *, bin_mapper=None, eval_set=None,
-                  sample_weight_eval_set=None, init_model=None, qid=None, eval_qid=None):
+                  sample_weight_eval_set=None, init_model=None, qid=None, eval_qid=None,
+                  upper=None, eval_upper=None):
         """The fit's prepared ``Engine``: the inputs planned (``engine.input_plan``),
         checked and binned on the workers; the estimator trains on it
         (``_fit_engine``) inside the block, and the holders are released after it.
 
         ``init_model`` (a fitted estimator of the same kind) lends its schema,
-        bins and classes; ``qid``, ``eval_qid``: a ranker's query ids.
+        bins and classes; ``qid``, ``eval_qid``: a ranker's query ids; ``upper``,
+        ``eval_upper``: an AFT model's upper bounds (y the lower).
         """
         self.fit_timings_ = defaultdict(float)
         t_start = time.perf_counter()
@@ -78,7 +80,8 @@ class TreeEnsembleBase(ParamsMixin):
         multi = getattr(self, "_multi_output", None)  # a k-column y: "targets" or "labels"
         given = plan(X, y, sample_weight, eval_set, sample_weight_eval_set, self.client,
                      self.n_jobs, self._is_classifier and multi is None, bin_mapper=bin_mapper,
-                     continued=continued, qid=qid, eval_qid=eval_qid, multi_output=multi)
+                     continued=continued, qid=qid, eval_qid=eval_qid, multi_output=multi,
+                     upper=upper, eval_upper=eval_upper)
         self._check_columns(given.schema)
         with (watching_scheduler(given.executor),  # a lost scheduler named as such
               Engine(given.executor, self.fit_timings_, self.out_of_core) as engine,

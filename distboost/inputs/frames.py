@@ -216,15 +216,20 @@ Y_COLUMN, W_COLUMN = "__distboost_target__", "__distboost_weight__"
 """Columns the target and weights travel in when joined to X's partitions (``_data``)."""
 Q_COLUMN = "__distboost_qid__"
 """The column a ranker's query ids travel in when joined to X's partitions."""
+U_COLUMN = "__distboost_upper__"
+"""The column an AFT model's upper bounds travel in when joined to X's partitions."""
 
 
-def split_joined(X, y, w, qid=None):
-    """Undo ``engine.input_plan._joined`` inside a task: (X, y, w) of one partition,
-    and the query ids (``qid``, None when not given) when asked for."""
+def split_joined(X, y, w, qid=None, upper=None):
+    """Undo ``engine.input_plan._joined`` inside a task: (X, y, w, qid, upper) of
+    one partition (``qid``: a ranker's query ids; ``upper``: an AFT model's upper
+    bounds; None when not given)."""
     if isinstance(y, str) and y == Y_COLUMN:
-        y_values = X[Y_COLUMN]
-        w_values = X[W_COLUMN] if isinstance(w, str) and w == W_COLUMN else w
-        q_values = X[Q_COLUMN] if isinstance(qid, str) and qid == Q_COLUMN else qid
-        X = X.drop(columns=[c for c in (Y_COLUMN, W_COLUMN, Q_COLUMN) if c in X.columns])
-        return (X, y_values, w_values) if qid is None else (X, y_values, w_values, q_values)
-    return (X, y, w) if qid is None else (X, y, w, qid)
+        def column(value, name):
+            return X[name] if isinstance(value, str) and value == name else value
+
+        y, w, qid, upper = (X[Y_COLUMN], column(w, W_COLUMN), column(qid, Q_COLUMN),
+                            column(upper, U_COLUMN))
+        X = X.drop(columns=[c for c in (Y_COLUMN, W_COLUMN, Q_COLUMN, U_COLUMN)
+                            if c in X.columns])
+    return X, y, w, qid, upper

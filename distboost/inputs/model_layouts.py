@@ -16,6 +16,9 @@ An estimator class names its kind in ``_model_layout``:
     one tree per round voting for a class (SAMME: node values are class
     codes; SAMME.R: class frequencies in ``leaf_values``); state
     ``estimator_weights`` (alpha_m > 0) and ``estimator_errors``;
+``"survival"``
+    gradient boosting's, one output; a Cox model's state: its Breslow
+    baseline (``unique_times``, ``breslow_sums``, ``breslow_f_max``);
 ``"voting"``
     no trees of its own: ``state.members``, [name, model file] pairs of
     distboost estimators of the same task.
@@ -297,5 +300,32 @@ def _voting_weights(c: Checker, weights, n_members: int, path: str) -> np.ndarra
     return w
 
 
-LAYOUTS = {"boosting": _boosting, "bagged": _bagged, "adaboost": _adaboost, "voting": _voting}
+def _survival(c: Checker, d: dict, parts: Parts, path: str) -> float:
+    """Gradient boosting's layout; a Cox model's state: Breslow's baseline
+    (``unique_times`` increasing, ``breslow_sums`` one each, finite, >= 0 and
+    non-decreasing, ``breslow_f_max`` finite); an AFT model's: empty."""
+    _outputs(c, parts, 1, 1, path)
+    bound = _bounded(c, np.abs(parts.base_score).max(initial=0.0)
+                     + parts.trees.largest_leaf().sum(), path)
+    state = c.typed(d, "state", dict, path, optional=True) or {}
+    spath = join(path, "state")
+    if d["params"].get("objective") == "survival:aft":
+        if state:
+            c.fail(spath, f"an AFT model keeps no state; {DAMAGED}")
+        return bound
+    times = c.array(c.typed(state, "unique_times", list, spath), "number",
+                    lambda i: f"{spath}.unique_times[{i}]")
+    sums = c.array(c.typed(state, "breslow_sums", list, spath), "number",
+                   lambda i: f"{spath}.breslow_sums[{i}]")
+    f_max = c.typed(state, "breslow_f_max", "number", spath)
+    if not (np.isfinite(times).all() and (np.diff(times) > 0).all() and len(sums) == len(times)
+            and np.isfinite(sums).all() and (sums >= 0).all() and (np.diff(sums) >= 0).all()
+            and math.isfinite(f_max)):
+        c.fail(spath, f"is not a Breslow baseline (unique_times increasing, breslow_sums one "
+                      f"per time, finite, >= 0, non-decreasing, breslow_f_max finite); {DAMAGED}")
+    return bound
+
+
+LAYOUTS = {"boosting": _boosting, "bagged": _bagged, "adaboost": _adaboost, "voting": _voting,
+           "survival": _survival}
 """The check of each ``_model_layout``."""

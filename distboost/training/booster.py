@@ -31,7 +31,7 @@ from ..learners.dart import DartLearner, scaled_rounds
 from ..learners.gradient import GradientLearner, pack_rounds
 from ..metrics import EarlyStopping, NoChangeStopping
 from ..trees.params import GrowthParams
-from . import dart, line_search, objective
+from . import dart, line_search, objective, survival
 from .events import eval_set_names
 from .loop import RoundSpec, train
 
@@ -386,7 +386,10 @@ def _initial_value(engine, loss, params: BoostSpec) -> float:
 
 
 def _round_loss(engine, loss, pending_packed):
-    """The loss of this round: Huber's delta from the residuals at its start."""
+    """The loss of this round: Huber's delta from the residuals at its start;
+    Cox's risk-set tables (``survival.cox_round``)."""
+    if getattr(loss, "risk_sets", False):
+        return survival.cox_round(engine, loss, pending_packed)
     if not hasattr(loss, "with_delta"):
         return loss
     t0 = time.perf_counter()
