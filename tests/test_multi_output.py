@@ -360,3 +360,25 @@ def test_vector_leaves_refusals(data):
         GradientBoostingRegressor(**VECTOR).fit(frame, Y)
     with pytest.raises(InvalidParameterError, match="booster='dart' with multi_strategy"):
         GradientBoostingRegressor(**VECTOR, booster="dart").fit(X, Y)
+
+
+@pytest.mark.parametrize("extra", [
+    {"subsample": 0.7, "colsample_bytree": 0.75, "colsample_bynode": 0.5},
+    {"max_leaf_nodes": 5, "max_depth": None},
+    {"interaction_cst": [[0, 1], [2, 3]], "min_samples_leaf": 5, "gamma": 0.1},
+])
+def test_vector_leaves_options_do_not_depend_on_the_partitions(extra, partitioned):
+    """Row and column sampling, best-first growth, interaction constraints,
+    min_samples_leaf and gamma, with weights and missing values: the same model
+    on 1 and 3 partitions."""
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(200, 4))
+    X[rng.random(X.shape) < 0.1] = np.nan
+    Y = np.column_stack([np.nan_to_num(X[:, 0]), np.nan_to_num(X[:, 1]), rng.normal(size=200)])
+    w = rng.uniform(0.5, 2.0, 200)
+    params = {**VECTOR, **extra}
+    one = GradientBoostingRegressor(**params).fit(X, Y, sample_weight=w)
+    assert one.score(X, Y) > 0.2
+    partitioned(3)
+    three = GradientBoostingRegressor(**params).fit(X, Y, sample_weight=w)
+    np.testing.assert_array_equal(three.predict(X), one.predict(X))
