@@ -1,6 +1,6 @@
 """Multi-output regression side by side: distboost's GradientBoostingRegressor on
-a y of 5 columns (``multi_strategy="one_output_per_tree"``) and as 5 separate
-fits, against xgboost's XGBRegressor with ``multi_strategy="multi_output_tree"``
+a y of 5 columns (``multi_strategy="one_output_per_tree"`` and
+``"multi_output_tree"``, vector leaves) and as 5 separate fits, against xgboost's XGBRegressor with ``multi_strategy="multi_output_tree"``
 (vector leaves) and ``"one_output_per_tree"``, and 5 separate XGBRegressor fits
 (one model per target).
 
@@ -47,7 +47,7 @@ def _rmse(Y, P) -> float:
     return float(np.mean(np.sqrt(np.mean((np.asarray(Y) - np.asarray(P)) ** 2, axis=0))))
 
 
-def _distboost(args, X, Y, separate: bool):
+def _distboost(args, X, Y, separate: bool, strategy: str = "one_output_per_tree"):
     from distboost import GradientBoostingRegressor
 
     params = {"n_estimators": args.rounds, "max_depth": args.depth, "learning_rate": 0.1,
@@ -55,7 +55,7 @@ def _distboost(args, X, Y, separate: bool):
     if separate:
         models = [GradientBoostingRegressor(**params).fit(X, Y[:, j]) for j in range(Y.shape[1])]
         return lambda Z: np.column_stack([m.predict(Z) for m in models])
-    model = GradientBoostingRegressor(**params).fit(X, Y)
+    model = GradientBoostingRegressor(**params, multi_strategy=strategy).fit(X, Y)
     return model.predict
 
 
@@ -75,6 +75,8 @@ def _xgboost(args, X, Y, strategy: str | None):
 SYSTEMS = {
     "distboost one_output_per_tree": lambda a, X, Y: _distboost(a, X, Y, False),
     "distboost, one model per target": lambda a, X, Y: _distboost(a, X, Y, True),
+    "distboost multi_output_tree": lambda a, X, Y: _distboost(a, X, Y, False,
+                                                              "multi_output_tree"),
     "xgboost multi_output_tree": lambda a, X, Y: _xgboost(a, X, Y, "multi_output_tree"),
     "xgboost one_output_per_tree": lambda a, X, Y: _xgboost(a, X, Y, "one_output_per_tree"),
     "xgboost, one model per target": lambda a, X, Y: _xgboost(a, X, Y, None),

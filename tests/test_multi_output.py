@@ -239,3 +239,146 @@ def test_dask_bad_input_names_the_column(data, dask_client):
         from distboost import RandomForestRegressor
 
         RandomForestRegressor(n_estimators=2, client=dask_client).fit(Xd, Yd)
+
+
+# multi_strategy="multi_output_tree": one vector-leaf tree per round
+
+VECTOR = {**SMALL, "multi_strategy": "multi_output_tree"}
+
+
+def test_vector_leaves_hand_case():
+    """Four rows at x = 0..3, two targets, squared error (g = 2(f - y), h = 2),
+    lambda = 1, depth 1, learning rate 1. Gains 1/2 [G_L^2/(H_L+1) + G_R^2/(H_R+1)]
+    (G = 0 at the root) of x <= 0, 1, 2: target 0 alone 0.54, 1.8, 4.82 (splits
+    at x <= 2); target 1 alone 3.81, 3.2, 0 (x <= 0); summed 4.35, 5.0, 4.82:
+    the vector tree splits at x <= 1, where neither target alone would.
+    """
+    X = np.arange(4.0)[:, None]
+    Y = np.array([[0.0, 0.0], [0.0, 2.0], [0.0, 4.0], [3.0, 2.0]])
+    m = GradientBoostingRegressor(n_estimators=1, max_depth=1, learning_rate=1.0,
+                                  min_child_weight=0.0, multi_strategy="multi_output_tree")
+    m.fit(X, Y)
+    np.testing.assert_array_equal(m.base_score_, [0.75, 2.0])
+    # residuals: target 0 (-.75, -.75, -.75, 2.25), target 1 (-2, 0, 2, 0); G = -2 sum r
+    # x <= 1, left: G_0 = 3, G_1 = 4, H = 4 -> leaves -3/5, -4/5; right: +3/5, +4/5
+    (t0, t1), = m.trees_
+    assert t0.nodes["feature"][0] == t1.nodes["feature"][0] == 0
+    np.testing.assert_array_equal(t0.nodes["bin_threshold"], t1.nodes["bin_threshold"])
+    # the summed gain: 0.5 (3^2/5 + 3^2/5) + 0.5 (4^2/5 + 4^2/5) = 1.8 + 3.2
+    assert t0.nodes["gain"][0] == pytest.approx(5.0, rel=1e-14)
+    expect = np.array([[0.75 - 0.6, 2 - 0.8]] * 2 + [[0.75 + 0.6, 2 + 0.8]] * 2)
+    np.testing.assert_allclose(m.predict(X), expect, rtol=0, atol=1e-15)
+    # one tree per target splits where each target alone prefers
+    per_target = GradientBoostingRegressor(n_estimators=1, max_depth=1, learning_rate=1.0,
+                                           min_child_weight=0.0).fit(X, Y)
+    a, b = per_target.trees_[0]
+    assert (a.nodes["threshold"][0], b.nodes["threshold"][0]) != (t0.nodes["threshold"][0],) * 2
+
+
+def test_vector_leaves_of_identical_targets_equal_a_single_target_fit(data):
+    """k copies of one target: every gain is k times the single target's, the
+    leaves the same floats, so the trees are the single-target fit's to the bit."""
+    X, Y, _ = data
+    single = GradientBoostingRegressor(**SMALL).fit(X, Y[:, 0])
+    twice = GradientBoostingRegressor(**VECTOR).fit(X, np.column_stack([Y[:, 0]] * 2))
+    for j in range(2):
+        np.testing.assert_array_equal(twice.predict(X)[:, j], single.predict(X))
+
+
+def test_vector_leaves_dask_equals_in_process(data, dask_client, partitioned):
+    import dask.array as da
+    import dask.dataframe as dd
+
+    X, Y, labels = data
+    local = GradientBoostingRegressor(**VECTOR).fit(X, Y)
+    assert all(len(r) == 3 and np.array_equal(r[0].nodes["feature"], r[2].nodes["feature"])
+               for r in local.trees_)
+    Xd = da.from_array(X, chunks=(110, 4))
+    on_dask = GradientBoostingRegressor(**VECTOR, client=dask_client).fit(
+        Xd, da.from_array(Y, chunks=(110, 3)))
+    np.testing.assert_array_equal(on_dask.predict(Xd).compute(), local.predict(X))
+    frame = dd.from_pandas(pd.DataFrame(X, columns=list("abcd")), npartitions=3)
+    lab = dd.from_pandas(pd.DataFrame(labels, columns=["x", "y", "z"]), npartitions=3)
+    clf = GradientBoostingClassifier(**VECTOR, client=dask_client).fit(frame, lab)
+    local_clf = GradientBoostingClassifier(**VECTOR).fit(X, labels)
+    np.testing.assert_array_equal(clf.predict_proba(frame).compute(),
+                                  local_clf.predict_proba(X))
+    partitioned(4)
+    np.testing.assert_array_equal(GradientBoostingRegressor(**VECTOR).fit(X, Y).predict(X),
+                                  local.predict(X))
+
+
+def test_vector_leaves_model_file_shap_and_export(data, tmp_path):
+    import xgboost as xgb
+
+    X, Y, _ = data
+    X = X.astype(np.float32)
+    est = GradientBoostingRegressor(**VECTOR).fit(X, Y)
+    est.save_model(tmp_path / "m.json")
+    back = load_model(tmp_path / "m.json")
+    assert back.multi_strategy == "multi_output_tree"
+    np.testing.assert_array_equal(back.predict(X), est.predict(X))
+    raw = est._decision(X)
+    contributions = shap_values(est, X)
+    assert contributions.shape == (300, 3, 5)
+    np.testing.assert_allclose(contributions.sum(axis=-1), raw, atol=1e-12)
+    est.save_model(tmp_path / "x.json", format="xgboost")
+    booster = xgb.Booster(model_file=str(tmp_path / "x.json"))
+    margin = booster.predict(xgb.DMatrix(X), output_margin=True)
+    np.testing.assert_allclose(margin, raw, rtol=1e-5, atol=1e-5)
+
+
+def test_vector_leaves_rmse_against_xgboost():
+    """5 correlated targets (``bench/multi_output.make_targets``): the held-out
+    RMSE of distboost's vector-leaf trees within 3 % of XGBoost's
+    ``multi_strategy="multi_output_tree"`` (same rounds, depth, lambda)."""
+    import importlib.util
+    import pathlib
+
+    import xgboost as xgb
+
+    path = pathlib.Path(__file__).parents[1] / "bench" / "multi_output.py"
+    spec = importlib.util.spec_from_file_location("bench_multi_output", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    X, Y = bench.make_targets(1500)
+    common = {"n_estimators": 30, "max_depth": 4, "learning_rate": 0.2}
+    ours = GradientBoostingRegressor(**common, reg_lambda=2.0, min_child_weight=2.0,
+                                     multi_strategy="multi_output_tree").fit(X[:1200], Y[:1200])
+    theirs = xgb.XGBRegressor(**common, reg_lambda=1.0, min_child_weight=1.0, tree_method="hist",
+                              max_bin=256, n_jobs=1, multi_strategy="multi_output_tree").fit(
+        X[:1200], Y[:1200])
+    rmse = [bench._rmse(Y[1200:], m.predict(X[1200:])) for m in (ours, theirs)]
+    assert rmse[0] < 1.03 * rmse[1], rmse
+
+
+def test_vector_leaves_refusals(data):
+    X, Y, _ = data
+    frame = pd.DataFrame(X, columns=list("abcd")).assign(d=lambda f: pd.Categorical(
+        np.where(f.d > 0, "u", "v")))
+    with pytest.raises(ValueError, match="numeric features only, but feature 3 is categorical"):
+        GradientBoostingRegressor(**VECTOR).fit(frame, Y)
+    with pytest.raises(InvalidParameterError, match="booster='dart' with multi_strategy"):
+        GradientBoostingRegressor(**VECTOR, booster="dart").fit(X, Y)
+
+
+@pytest.mark.parametrize("extra", [
+    {"subsample": 0.7, "colsample_bytree": 0.75, "colsample_bynode": 0.5},
+    {"max_leaf_nodes": 5, "max_depth": None},
+    {"interaction_cst": [[0, 1], [2, 3]], "min_samples_leaf": 5, "gamma": 0.1},
+])
+def test_vector_leaves_options_do_not_depend_on_the_partitions(extra, partitioned):
+    """Row and column sampling, best-first growth, interaction constraints,
+    min_samples_leaf and gamma, with weights and missing values: the same model
+    on 1 and 3 partitions."""
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(200, 4))
+    X[rng.random(X.shape) < 0.1] = np.nan
+    Y = np.column_stack([np.nan_to_num(X[:, 0]), np.nan_to_num(X[:, 1]), rng.normal(size=200)])
+    w = rng.uniform(0.5, 2.0, 200)
+    params = {**VECTOR, **extra}
+    one = GradientBoostingRegressor(**params).fit(X, Y, sample_weight=w)
+    assert one.score(X, Y) > 0.2
+    partitioned(3)
+    three = GradientBoostingRegressor(**params).fit(X, Y, sample_weight=w)
+    np.testing.assert_array_equal(three.predict(X), one.predict(X))

@@ -124,11 +124,14 @@ SHARED_PARAMETERS = """\
         The improvement of the score that counts, in the metric's own units.
     verbose : bool or int, default False
         Print the recorded metrics every round.
-    multi_strategy : {"one_output_per_tree"}, default "one_output_per_tree"
+    multi_strategy : {"one_output_per_tree", "multi_output_tree"}, default "one_output_per_tree"
         XGBoost's name for how a target y of k > 1 columns is grown (the
         regressor: k targets, squared error; the classifier: a 0/1 indicator
         matrix, k independent logistic outputs, ``predict`` and
         ``predict_proba`` of shape (n, k)): one tree per target per round
-        (``distboost.estimators.multi_output``). Unused with one target.
+        (``distboost.estimators.multi_output``), or ``"multi_output_tree"``:
+        one tree per round shared by the targets, split on the sum of their
+        gains, with a leaf value -G_j/(H_j+lambda) per target (XGBoost's
+        vector leaves; numeric features only, no DART). Unused with one target.
 {dart}""".replace("{out_of_core}", OUT_OF_CORE_PARAMETER).replace("{dart}", _dart.PARAMETERS)
 """The parameters both gradient boosting estimators take, for their docstrings."""

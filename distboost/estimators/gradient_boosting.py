@@ -323,6 +323,7 @@ class _GradientBoosting(BoostingLeaves, TreeEnsembleBase):
             prior_evals=None if init_model is None else (
                 getattr(init_model, "evals_result_", None) or {}),
             dart=_dart.params(self), prior_weights=_dart.prior_weights(self, init_model),
+            vector_leaves=multi_output.vector_leaves(self),
         )
 
     def _round_callback(self, primary, functions):

@@ -9,7 +9,10 @@ estimator: ``GradientBoostingRegressor`` and ``GradientBoostingClassifier``
 take the 2-D y, and XGBoost's ``multi_strategy`` parameter names how the
 trees grow. ``"one_output_per_tree"``: each round grows one tree per target
 on that target's (g_j, h_j) (``trees.multi_output.MultiOutputLoss``), as the
-multinomial deviance grows K trees per round. The regressor's loss is
+multinomial deviance grows K trees per round. ``"multi_output_tree"``: one
+tree per round shared by the targets, its splits chosen on the sum of the
+targets' gains and its leaves -G_j/(H_j+lambda) per target
+(``trees.vector_leaves``; numeric features only, no DART). The regressor's loss is
 squared error summed over the targets; the classifier's the binomial deviance
 of each label (k independent logistic outputs; ``predict_proba`` gives
 P(label j = 1), shape (n, k), as ``MLPClassifier`` and XGBoost do).
@@ -50,6 +53,8 @@ def begin_fit(est, y, init_model=None) -> None:
             est.early_stopping not in (False, "auto"),
         "init_model / warm_start": init_model is not None or (
             est.warm_start and hasattr(est, "trees_")),
+        "booster='dart' with multi_strategy='multi_output_tree'":
+            est.multi_strategy == "multi_output_tree" and est.booster == "dart",
     }
     bad = [name for name, on in refused.items() if on]
     if bad:
@@ -58,6 +63,12 @@ def begin_fit(est, y, init_model=None) -> None:
             f"at its default or fit one model per target")
     est._multi_output = "labels" if est._is_classifier else "targets"
     est.n_targets_ = k
+
+
+def vector_leaves(est) -> bool:
+    """Whether the fit grows one vector-leaf tree per round for its k outputs
+    (``multi_strategy="multi_output_tree"``, ``trees.vector_leaves``)."""
+    return is_multi(est) and est.multi_strategy == "multi_output_tree"
 
 
 def tags(tags):

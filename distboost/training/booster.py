@@ -31,7 +31,7 @@ from ..learners.dart import DartLearner, scaled_rounds
 from ..learners.gradient import GradientLearner, pack_rounds
 from ..metrics import EarlyStopping, NoChangeStopping
 from ..trees.params import GrowthParams
-from . import dart, line_search, objective, survival
+from . import dart, line_search, objective, survival, vector_leaves
 from .events import eval_set_names
 from .loop import RoundSpec, train
 
@@ -63,6 +63,7 @@ class BoostSpec:
     prior_evals: dict | None = None  # that model's ``evals_result_``
     dart: Any = None  # ``dart.DartParams``: DART's dropout; None: gradient boosting (gbtree)
     prior_weights: np.ndarray | None = None  # DART: the prior trees' weights (None: 1 each)
+    vector_leaves: bool = False  # one vector-leaf tree per round for the n_outputs (``vector_leaves``)
 
 
 @dataclass(frozen=True)
@@ -306,10 +307,13 @@ class _Boosting:
         drop = None if self.dropout is None else self.dropout.choose(r, self._rounds())
         scales = _scales(self.engine, self.loss_r, self.margin_bound, self.line, update, r, drop,
                          self.dropout is not None)
-        criterion = GradientCriterion(p.split, scales, self.counts)
-        learner = self._learner(self.loss_r, scales, criterion.n_stats, p.metrics, drop)
-        masks = feature_masks(self.n_outputs, self.engine.schema.n_features, p.colsample_bytree,
-                              p.seed, r)
+        if p.vector_leaves:
+            criterion, learner = vector_leaves.round_parts(self.engine, self.loss_r, p, scales)
+        else:
+            criterion = GradientCriterion(p.split, scales, self.counts)
+            learner = self._learner(self.loss_r, scales, criterion.n_stats, p.metrics, drop)
+        masks = feature_masks(1 if p.vector_leaves else self.n_outputs,
+                              self.engine.schema.n_features, p.colsample_bytree, p.seed, r)
         return RoundSpec(learner, criterion, np.flatnonzero(masks.any(axis=0)), masks,
                          _node_features(p, masks, r), measure=p.train_metric,
                          defer_counts=self._may_defer_counts(criterion))
@@ -349,6 +353,8 @@ class _Boosting:
         """Line-search leaves if asked (ESL Algorithm 10.3, 2(c)); the trees are the update."""
         if self.line:
             trees = _line_search(self.engine, self.loss_r, trees, self.n_outputs, self.growth)
+        if self.params.vector_leaves:
+            trees = vector_leaves.split_outputs(trees[0], self.growth.learning_rate)
         self.tracker.result.trees.append(trees)
         self.margin_bound += _max_leaf([trees])  # DART's weights are <= 1: still a bound
         if self.dropout is not None:

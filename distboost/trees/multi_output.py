@@ -13,7 +13,8 @@ tree per output on that output's (g_j, h_j): the machinery of the
 multinomial deviance's K trees per round (ESL Algorithm 10.4), with the
 per-target statistics written exactly as the single-output loss writes them,
 so each output's tree sees the integers a single-target fit sees at the same
-fixed-point scales.
+fixed-point scales. With ``multi_strategy="multi_output_tree"`` each round
+grows one tree on all the outputs' statistics (``trees.vector_leaves``).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from .losses import BinomialDeviance, Loss, SquaredError
 MULTI_OUTPUT_LOSSES = {"regressor": ("squared_error",), "classifier": ("log_loss",)}
 """The losses a k-column target trains with, by kind of estimator."""
 
-MULTI_STRATEGIES = ("one_output_per_tree",)
+MULTI_STRATEGIES = ("one_output_per_tree", "multi_output_tree")
 """XGBoost's ``multi_strategy`` values distboost grows."""
 
 
