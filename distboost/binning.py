@@ -362,6 +362,18 @@ def _bin_of(edges, x):
     return base
 
 
+@numba.njit(cache=True, inline="always")
+def _code_of(x, edges, categorical, n_categories):
+    """One value's bin code: ``MISSING_BIN`` for NaN and for a category outside
+    ``0 .. n_categories - 1``, the category itself, or ``_bin_of`` its edges."""
+    if np.isnan(x):
+        return MISSING_BIN
+    if categorical:
+        code = int(x)
+        return code if 0 <= code < n_categories else MISSING_BIN
+    return _bin_of(edges, x)
+
+
 @numba.njit(parallel=True, cache=True)
 def _map_to_bins(X, edges, is_categorical, n_categories, out):
     """Write bin codes of ``X`` (n, d) into ``out`` (n, d); NaN -> MISSING_BIN.
@@ -378,14 +390,7 @@ def _map_to_bins(X, edges, is_categorical, n_categories, out):
         for j in range(d):
             row = edges[j]
             for i in range(lo, hi):
-                x = np.float64(X[i, j])
-                if np.isnan(x):
-                    out[i, j] = MISSING_BIN
-                elif is_categorical[j]:
-                    code = int(x)
-                    out[i, j] = code if 0 <= code < n_categories[j] else MISSING_BIN
-                else:
-                    out[i, j] = _bin_of(row, x)
+                out[i, j] = _code_of(np.float64(X[i, j]), row, is_categorical[j], n_categories[j])
 
 
 @numba.njit(parallel=True, cache=True)
@@ -396,14 +401,7 @@ def _map_csr_to_bins(indptr, indices, data, edges, is_categorical, n_categories,
         out[i, :] = MISSING_BIN
         for k in range(indptr[i], indptr[i + 1]):
             j = indices[k]
-            x = np.float64(data[k])
-            if np.isnan(x):
-                out[i, j] = MISSING_BIN
-            elif is_categorical[j]:
-                code = int(x)
-                out[i, j] = code if 0 <= code < n_categories[j] else MISSING_BIN
-            else:
-                out[i, j] = _bin_of(edges[j], x)
+            out[i, j] = _code_of(np.float64(data[k]), edges[j], is_categorical[j], n_categories[j])
 
 
 class BinMapper:

@@ -117,27 +117,32 @@ def test_partitioning_does_not_change_the_model(data, partitioned):
     np.testing.assert_array_equal(GradientBoostingRegressor(**SMALL).fit(X, Y).predict(X), one)
 
 
-def test_model_file_shap_and_xgboost_export(data, tmp_path):
+def _check_file_shap_export(est, X, tmp_path):
+    """Saved and loaded: the same margins; SHAP sums to them; XGBoost reads the
+    export and predicts them (to float32 leaves)."""
     import xgboost as xgb
 
+    est.save_model(tmp_path / "m.json")
+    back = load_model(tmp_path / "m.json")
+    assert back.n_targets_ == 3 and back.multi_strategy == est.multi_strategy
+    np.testing.assert_array_equal(back.predict(X), est.predict(X))
+    raw = est._decision(X)
+    np.testing.assert_array_equal(back._decision(X), raw)
+    contributions = shap_values(est, X)
+    assert contributions.shape == (300, 3, 5)
+    np.testing.assert_allclose(contributions.sum(axis=-1), raw, atol=1e-12)
+    est.save_model(tmp_path / "x.json", format="xgboost")
+    booster = xgb.Booster(model_file=str(tmp_path / "x.json"))
+    margin = booster.predict(xgb.DMatrix(X), output_margin=True)
+    np.testing.assert_allclose(margin, raw, rtol=1e-5, atol=1e-5)
+
+
+def test_model_file_shap_and_xgboost_export(data, tmp_path):
     X, Y, labels = data
     X = X.astype(np.float32)
     for est in (GradientBoostingRegressor(**SMALL).fit(X, Y),
                 GradientBoostingClassifier(**SMALL).fit(X, labels)):
-        path = tmp_path / "m.json"
-        est.save_model(path)
-        back = load_model(path)
-        assert back.n_targets_ == 3
-        np.testing.assert_array_equal(back.predict(X), est.predict(X))
-        raw = est._decision(X)
-        np.testing.assert_array_equal(back._decision(X), raw)
-        contributions = shap_values(est, X)
-        assert contributions.shape == (300, 3, 5)
-        np.testing.assert_allclose(contributions.sum(axis=-1), raw, atol=1e-12)
-        est.save_model(tmp_path / "x.json", format="xgboost")
-        booster = xgb.Booster(model_file=str(tmp_path / "x.json"))
-        margin = booster.predict(xgb.DMatrix(X), output_margin=True)
-        np.testing.assert_allclose(margin, raw, rtol=1e-5, atol=1e-5)  # float32 leaves
+        _check_file_shap_export(est, X, tmp_path)
 
 
 def test_damaged_model_file_is_refused(data, tmp_path):
@@ -309,23 +314,11 @@ def test_vector_leaves_dask_equals_in_process(data, dask_client, partitioned):
 
 
 def test_vector_leaves_model_file_shap_and_export(data, tmp_path):
-    import xgboost as xgb
-
     X, Y, _ = data
     X = X.astype(np.float32)
     est = GradientBoostingRegressor(**VECTOR).fit(X, Y)
-    est.save_model(tmp_path / "m.json")
-    back = load_model(tmp_path / "m.json")
-    assert back.multi_strategy == "multi_output_tree"
-    np.testing.assert_array_equal(back.predict(X), est.predict(X))
-    raw = est._decision(X)
-    contributions = shap_values(est, X)
-    assert contributions.shape == (300, 3, 5)
-    np.testing.assert_allclose(contributions.sum(axis=-1), raw, atol=1e-12)
-    est.save_model(tmp_path / "x.json", format="xgboost")
-    booster = xgb.Booster(model_file=str(tmp_path / "x.json"))
-    margin = booster.predict(xgb.DMatrix(X), output_margin=True)
-    np.testing.assert_allclose(margin, raw, rtol=1e-5, atol=1e-5)
+    assert est.multi_strategy == "multi_output_tree"
+    _check_file_shap_export(est, X, tmp_path)
 
 
 def test_vector_leaves_rmse_against_xgboost():

@@ -438,6 +438,20 @@ class _GradientBoosting(BoostingLeaves, TreeEnsembleBase):
 
 
 
+class _ObjectiveBoosting(_GradientBoosting):
+    """Gradient boosting named by XGBoost's ``objective`` (the ranker, survival):
+    ``loss`` is the objective under the name the shared plumbing reads."""
+
+    @property
+    def loss(self) -> str:
+        """The objective, under the name gradient boosting's plumbing reads."""
+        return self.objective
+
+    @loss.setter
+    def loss(self, value) -> None:
+        self.objective = value
+
+
 class GradientBoostingRegressor(_GradientBoosting):
     __doc__ = """Gradient boosting for regression.
 

@@ -22,12 +22,12 @@ from ..inputs.checks import BOOL, NONE, POSITIVE_INT, InvalidParameterError, Opt
 from ..kernels.rng import random_seed
 from ..trees.ranking import OBJECTIVES, PAIR_METHODS, LambdaRankLoss
 from . import _objectives
-from .gradient_boosting import _GradientBoosting
+from .gradient_boosting import _ObjectiveBoosting
 
 _NOT_RANKING = ("loss", "alpha", "tweedie_variance_power", "leaf_estimation")
 
 
-class GradientBoostingRanker(_GradientBoosting):
+class GradientBoostingRanker(_ObjectiveBoosting):
     """LambdaMART: gradient boosted trees fit to the lambdas of a ranking objective.
 
     Each round fits a tree to every document's lambda, the gradient of a
@@ -69,9 +69,9 @@ class GradientBoostingRanker(_GradientBoosting):
     """
 
     _estimator_type = "ranker"
-    fit_arguments = _GradientBoosting.fit_arguments | {"qid", "group", "eval_qid", "eval_group"}
+    fit_arguments = _ObjectiveBoosting.fit_arguments | {"qid", "group", "eval_qid", "eval_group"}
     _parameter_constraints: ClassVar[dict] = {
-        **{k: v for k, v in _GradientBoosting._parameter_constraints.items()
+        **{k: v for k, v in _ObjectiveBoosting._parameter_constraints.items()
            if k not in _NOT_RANKING},
         "objective": [Options(OBJECTIVES)],
         "lambdarank_pair_method": [Options(PAIR_METHODS)],
@@ -110,15 +110,6 @@ class GradientBoostingRanker(_GradientBoosting):
         self.ndcg_exp_gain = ndcg_exp_gain
         self.lambdarank_normalization = lambdarank_normalization
         self.lambdarank_score_normalization = lambdarank_score_normalization
-
-    @property
-    def loss(self) -> str:
-        """The objective, under the name gradient boosting's plumbing reads."""
-        return self.objective
-
-    @loss.setter
-    def loss(self, value) -> None:
-        self.objective = value
 
     # ------------------------------------------------------------------ fit
     def fit(self, X, y, *, qid=None, group=None, sample_weight=None, eval_set=None,

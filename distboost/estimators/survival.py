@@ -27,7 +27,7 @@ from ..training import survival as risk_sets
 from ..trees import survival_curves as curves
 from ..trees.survival import DISTRIBUTIONS, OBJECTIVES, AFTLoss, CoxLoss, IntervalTarget
 from . import _objectives
-from .gradient_boosting import _GradientBoosting
+from .gradient_boosting import _ObjectiveBoosting
 
 _NOT_SURVIVAL = ("loss", "alpha", "tweedie_variance_power", "leaf_estimation", "early_stopping",
                  "validation_fraction", "n_iter_no_change", "tol")
@@ -35,7 +35,7 @@ AFT_DEFAULT_BASE_SCORE = 0.5
 """XGBoost's base_score for ``survival:aft``: f_0 = log(0.5)."""
 
 
-class GradientBoostingSurvivalRegressor(_GradientBoosting):
+class GradientBoostingSurvivalRegressor(_ObjectiveBoosting):
     """Gradient boosted trees for censored survival times.
 
     ``objective="survival:cox"``: the negative log partial likelihood of Cox's
@@ -75,10 +75,10 @@ class GradientBoostingSurvivalRegressor(_GradientBoosting):
 
     _estimator_type = "regressor"
     _model_layout = "survival"  # what its model file holds (inputs.model_layouts)
-    fit_arguments = _GradientBoosting.fit_arguments | {"event", "y_lower", "y_upper",
+    fit_arguments = _ObjectiveBoosting.fit_arguments | {"event", "y_lower", "y_upper",
                                                         "label_lower_bound", "label_upper_bound"}
     _parameter_constraints: ClassVar[dict] = {
-        **{k: v for k, v in _GradientBoosting._parameter_constraints.items()
+        **{k: v for k, v in _ObjectiveBoosting._parameter_constraints.items()
            if k not in _NOT_SURVIVAL},
         "objective": [Options(OBJECTIVES)],
         "aft_loss_distribution": [Options(tuple(DISTRIBUTIONS))],
@@ -108,15 +108,6 @@ class GradientBoostingSurvivalRegressor(_GradientBoosting):
             early_stopping_rounds=early_stopping_rounds, early_stopping=False, verbose=verbose)
         self.aft_loss_distribution = aft_loss_distribution
         self.aft_loss_distribution_scale = aft_loss_distribution_scale
-
-    @property
-    def loss(self) -> str:
-        """The objective, under the name gradient boosting's plumbing reads."""
-        return self.objective
-
-    @loss.setter
-    def loss(self, value) -> None:
-        self.objective = value
 
     @property
     def _aft(self) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..trees.multi_output import check_binary_labels
 from .checks import show_value
 
 
@@ -80,13 +81,7 @@ def check_targets(y: np.ndarray, names, classifier: bool, partition=None, offset
             f"infinite value(s), the first at row {i + offset} (value {show_value(y[i, j])}); "
             f"drop or fix those rows")
     if classifier:
-        bad = (y != 0) & (y != 1)
-        if bad.any():
-            i, j = map(int, np.argwhere(bad)[0])
-            raise ValueError(
-                f"multi-label classification takes a 0/1 indicator matrix, but the target's "
-                f"{names[j]}{_where(partition)} holds {show_value(y[i, j])} at row {i + offset}; "
-                f"binarize the labels (e.g. sklearn.preprocessing.MultiLabelBinarizer)")
+        check_binary_labels(y, names, _where(partition), offset)
 
 
 def check_multi_fit_target(y, n_rows: int, classifier: bool, k_train: int | None = None,

@@ -29,6 +29,18 @@ MULTI_OUTPUT_LOSSES = {"regressor": ("squared_error",), "classifier": ("log_loss
 MULTI_STRATEGIES = ("one_output_per_tree", "multi_output_tree")
 """XGBoost's ``multi_strategy`` values distboost grows."""
 
+def check_binary_labels(y: np.ndarray, names, where: str = "", offset: int = 0) -> None:
+    """Refuse a multi-label target (n, k) holding a value other than 0 and 1,
+    naming the column (``names[j]``), where (``where``), the row and the value."""
+    bad = (y != 0) & (y != 1)
+    if bad.any():
+        i, j = map(int, np.argwhere(bad)[0])
+        raise ValueError(
+            f"multi-label classification takes a 0/1 indicator matrix, but the target's "
+            f"{names[j]}{where} holds {float(y[i, j])!r} at row {i + offset}; binarize the "
+            f"labels (e.g. sklearn.preprocessing.MultiLabelBinarizer)")
+
+
 
 class MultiOutputLoss(Loss):
     """The sum over k targets of one single-output loss (see the module).
@@ -57,13 +69,7 @@ class MultiOutputLoss(Loss):
         """The base loss's statistics of every column, column after column
         (multi-label: labels other than 0 and 1 refused, naming the column)."""
         if self.is_classification:
-            bad = (y != 0) & (y != 1)
-            if bad.any():
-                i, j = map(int, np.argwhere(bad)[0])
-                raise ValueError(
-                    f"multi-label classification takes a 0/1 indicator matrix, but the "
-                    f"target's column {j} holds {y[i, j]!r} (row {i} of a partition); binarize "
-                    f"the labels (e.g. sklearn.preprocessing.MultiLabelBinarizer)")
+            check_binary_labels(y, [f"column {j}" for j in range(y.shape[1])], " (a partition)")
         return [s for j in range(self.n_targets) for s in self.base.init_statistics(y[:, j], w)]
 
     def init_score(self, sums, n_outputs):
