@@ -230,7 +230,7 @@ def test_dask_bad_input_names_the_column(data, dask_client):
     import dask.dataframe as dd
 
     X, Y, _ = data
-    bad = pd.DataFrame(Y, columns=["u", "v", "w"])
+    bad = pd.DataFrame(Y.copy(), columns=["u", "v", "w"])  # pandas < 3 shares Y without it
     bad.loc[250, "w"] = np.inf
     Xd = dd.from_pandas(pd.DataFrame(X), npartitions=3)
     with pytest.raises(ValueError, match="column 'w' in partition 2 has 1 missing or infinite"):
