@@ -23,6 +23,8 @@ distboost's metrics on each system's margins.
 from __future__ import annotations
 
 import argparse
+import itertools
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -121,6 +123,8 @@ def main(argv=None) -> list[dict]:
     parser.add_argument("--partitions", type=int, default=4)
     parser.add_argument("--objectives", default=",".join(OBJECTIVES))
     parser.add_argument("--systems", default=",".join(SYSTEMS))
+    parser.add_argument("--seeds", type=int, default=1,
+                        help="data sets drawn (seeds 1..N); each is reported, then the means")
     args = parser.parse_args(argv)
     systems = args.systems.split(",")
     client = None
@@ -133,8 +137,10 @@ def main(argv=None) -> list[dict]:
     rows = []
     print(f"{'objective':<14}{'system':<16}{'seconds':>9}{'nloglik':>10}{'C-index':>9}")
     try:
-        for objective in args.objectives.split(","):
-            X, labels = _data(objective, args.rows, seed=1)
+        _warm_up(args, systems, client)
+        for objective, seed in itertools.product(args.objectives.split(","),
+                                                 range(1, args.seeds + 1)):
+            X, labels = _data(objective, args.rows, seed=seed)
             cut = 2 * args.rows // 3
             train, test = slice(0, cut), slice(cut, None)
             for system in systems:
@@ -146,14 +152,44 @@ def main(argv=None) -> list[dict]:
                                                      client if system.endswith("dask") else None)
                 nll, cindex = held_out(objective, args.sigma, _rows(labels, test),
                                        predict(X[test]))
-                rows.append({"objective": objective, "system": system, "seconds": seconds,
-                             "nloglik": nll, "cindex": cindex})
+                rows.append({"objective": objective, "system": system, "seed": seed,
+                             "seconds": seconds, "nloglik": nll, "cindex": cindex})
                 print(f"{objective:<14}{system:<16}{seconds:9.2f}{nll:10.4f}{cindex:9.4f}")
     finally:
         if client is not None:
             client.close()
             cluster.close()
+    if args.seeds > 1:
+        _print_means(rows)
     return rows
+
+
+def _warm_up(args, systems, client) -> None:
+    """One tiny fit of each system first, so that no timed fit pays for compiling
+    or loading the compiled kernels."""
+    tiny = argparse.Namespace(**{**vars(args), "rounds": 2})
+    for objective in ("cox", "aft-normal"):
+        X, labels = _data(objective, 500, seed=0)
+        for system in systems:
+            if system == "xgboost":
+                fit_xgboost(objective, tiny, X, labels)
+            else:
+                fit_distboost(objective, tiny, X, labels,
+                              client if system.endswith("dask") else None)
+
+
+def _print_means(rows) -> None:
+    """Means over the data seeds per objective and system, and each one's ratio
+    to xgboost's negative log-likelihood."""
+    print("means over the seeds")
+    keys = sorted({(r["objective"], r["system"]) for r in rows}, key=lambda k: k[0])
+    mean = {k: {m: statistics.mean(r[m] for r in rows if (r["objective"], r["system"]) == k)
+                for m in ("seconds", "nloglik", "cindex")} for k in keys}
+    for (objective, system), m in mean.items():
+        peer = mean.get((objective, "xgboost"))
+        ratio = f"{m['nloglik'] / peer['nloglik']:10.4f}" if peer else ""
+        print(f"{objective:<14}{system:<16}{m['seconds']:9.2f}{m['nloglik']:10.4f}"
+              f"{m['cindex']:9.4f}{ratio}")
 
 
 if __name__ == "__main__":
