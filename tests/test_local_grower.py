@@ -119,8 +119,18 @@ def _cases():
     Xc = pd.DataFrame(np.nan_to_num(X[:, :5]), columns=list("abcde"))
     Xc["cat"] = pd.Categorical(rng.integers(0, 9, n))
     yc = ((Xc["cat"].cat.codes % 3 == 0) ^ (Xc["a"] > 0)).astype(int)
+    Yr = np.column_stack([yr, np.nan_to_num(X[:, 3]) - yr, rng.normal(size=n)])
+    Yb = np.column_stack([yb, np.nan_to_num(X[:, 2]) > 0])
     C, R = db.GradientBoostingClassifier, db.GradientBoostingRegressor
     return {
+        "vector_leaves": (R(n_estimators=4, max_depth=5, multi_strategy="multi_output_tree"),
+                          X, Yr, w),
+        "vector_leaves_best_first": (R(n_estimators=3, max_depth=None, max_leaf_nodes=9,
+                                       gamma=0.2, min_samples_leaf=4, subsample=0.8,
+                                       random_state=1, multi_strategy="multi_output_tree"),
+                                     X, Yr, None),
+        "vector_leaves_multi_label": (C(n_estimators=4, max_depth=4,
+                                        multi_strategy="multi_output_tree"), X, Yb, None),
         "binary": (C(n_estimators=6, max_depth=4), X, yb, None),
         "weights_subsample": (C(n_estimators=6, max_depth=4, subsample=0.7, random_state=1),
                               X, yb, w),
@@ -207,6 +217,10 @@ def test_fits_in_process_send_no_level_waves_unless_the_grower_cannot_run_here(m
         levels.append(0)
         fits[0]()
     assert levels[0] == 0 and all(n > 0 for n in levels[1:])
+    levels.append(0)  # vector leaves grow here too
+    db.GradientBoostingRegressor(n_estimators=2, multi_strategy="multi_output_tree").fit(
+        X, np.column_stack([y, X[:, 1]]))
+    assert levels[-1] == 0
 
 
 def test_threads_change_no_tree(monkeypatch):
@@ -223,9 +237,14 @@ def test_threads_change_no_tree(monkeypatch):
     X = rng.normal(size=(40_000, 8))
     X[rng.random(X.shape) < 0.02] = np.nan
     y = (np.nan_to_num(X[:, 0]) * X[:, 1] + rng.normal(size=len(X)) > 0).astype(int)
+    Y = np.column_stack([y, np.nan_to_num(X[:, 2]) > 0])
     fits = [(db.GradientBoostingClassifier(n_estimators=3, max_depth=7, n_jobs=n).fit(X, y),
              db.RandomForestClassifier(n_estimators=4, max_depth=12, random_state=0,
-                                       n_jobs=n).fit(X, y)) for n in (1, 2)]
+                                       n_jobs=n).fit(X, y),
+             db.GradientBoostingClassifier(n_estimators=2, max_depth=6, n_jobs=n,
+                                           multi_strategy="multi_output_tree").fit(X, Y))
+            for n in (1, 2)]
     assert fits[0][0].trees_ == fits[1][0].trees_
     assert fits[0][1].estimators_ == fits[1][1].estimators_
+    assert fits[0][2].trees_ == fits[1][2].trees_
     assert calls and all(n >= 2 for n in calls)  # at 2 threads only

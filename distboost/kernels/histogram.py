@@ -184,7 +184,8 @@ def _add_row(X, r, features, st, hs, stride):
     ``hs`` is one node's histogram flattened, (feature, bin, stat) in C order,
     ``stride`` bins per feature (256, or more in padded memory: ``PAD_BINS``).
     The common cases are unrolled: two or three statistics, and every feature
-    (an empty ``features``), which spares the loop an index load per feature.
+    (an empty ``features``), which spares the loop an index load per feature;
+    more statistics (classes, vector leaves' outputs) are added two at a time.
     """
     n_stats = st.shape[1]
     if n_stats == 2:  # (g, h): one vector add per feature
@@ -212,8 +213,10 @@ def _add_row(X, r, features, st, hs, stride):
         for k in range(n):
             j = k if len(features) == 0 else features[k]
             i = (j * stride + np.int64(X[r, j])) * n_stats
-            for s in range(n_stats):
-                hs[i + s] += st[r, s]
+            for s in range(0, n_stats - 1, 2):
+                add_pair(hs, i + s, st[r, s], st[r, s + 1])
+            if n_stats & 1:
+                hs[i + n_stats - 1] += st[r, n_stats - 1]
 
 
 @numba.njit(cache=True)

@@ -33,9 +33,11 @@ from .histogram import PAD_BINS
 from .intrinsics import trailing_zeros
 from .sampling import node_permutation
 from .splitting import G, GradientCriterion, H, _scan_order, _score, category_order
+from .vector_splits import _scan as _vector_scan
+from .vector_splits import vector_score
 
 # the criterion, packed: kinds, and positions in the float and int parameter arrays
-GRADIENT, IMPURITY = 0, 1
+GRADIENT, IMPURITY, VECTOR = 0, 1, 2
 SCALE_G, SCALE_H, LAMBDA, GAMMA, MIN_CHILD_WEIGHT, NOISE, GAIN_SCALE = range(7)
 KIND, MIN_COUNT, PRESENT, N_CLASSES, IMPURITY_KIND, COUNT_STAT, VARIANCE = range(7)
 
@@ -61,12 +63,26 @@ def pack_criterion(criterion):
             GRADIENT, p.min_samples_leaf, criterion.P, 2 if criterion.n_stats == 3 else -1,
             variance)
         return fp, ip
+    if hasattr(criterion, "node_vectors"):  # trees.vector_leaves.VectorCriterion
+        p, k = criterion.params, criterion.k
+        fp[[SCALE_G, SCALE_H, LAMBDA, GAMMA, MIN_CHILD_WEIGHT]] = (
+            criterion.scale_g, criterion.scale_h, p.reg_lambda, p.gamma, p.min_child_weight)
+        ip[[KIND, MIN_COUNT, PRESENT, N_CLASSES, COUNT_STAT]] = (
+            VECTOR, p.min_samples_leaf, 2 * k, k, 2 * k)
+        return fp, ip
     return None
 
 
 @numba.njit(cache=True, inline="always")
 def splittable(tot, fp, ip):
     """The criterion's ``splittable``: enough rows (and hessian, or classes) to split."""
+    if ip[KIND] == VECTOR:  # every output's hessian (``VectorCriterion.splittable``)
+        if tot[ip[PRESENT]] < 2 * ip[MIN_COUNT]:
+            return False
+        for j in range(ip[N_CLASSES]):
+            if tot[2 * j + 1] / fp[SCALE_H] < 2 * fp[MIN_CHILD_WEIGHT]:
+                return False
+        return True
     if ip[KIND] == GRADIENT:
         return (tot[ip[PRESENT]] >= 2 * ip[MIN_COUNT]
                 and tot[H] / fp[SCALE_H] >= 2 * fp[MIN_CHILD_WEIGHT])
@@ -83,6 +99,9 @@ def splittable(tot, fp, ip):
 def node_terms(tot, fp, ip):
     """What every feature's scan of a node shares: the parent's score (gradient)
     or weighted impurity, its majority class and class weight (impurity)."""
+    if ip[KIND] == VECTOR:
+        return vector_score(tot, ip[N_CLASSES], 1.0 / fp[SCALE_G], 1.0 / fp[SCALE_H],
+                            fp[LAMBDA]), 0, 0.0
     if ip[KIND] == GRADIENT:
         return _score(tot[G] / fp[SCALE_G], tot[H] / fp[SCALE_H], fp[LAMBDA]), 0, 0.0
     k = ip[N_CLASSES]
@@ -107,8 +126,13 @@ def scan_feature(hist_f, order, n_order, dense, is_cat, n_bins_f, tot, fp, ip, p
     ``dense``: ``hist_f`` holds every bin and is scanned whole (``order`` is
     ``0 .. 255``); otherwise only the bins ``order[:n_order - 1]`` (bin 0 and
     the non-empty ones, ascending, then one more) hold rows. The split bin is the last left bin (numeric)
-    or the length of the left prefix of the sorted categories.
+    or the length of the left prefix of the sorted categories. Vector-leaf
+    criteria (numeric only) scan ``hist_f`` whole, skipping its empty bins.
     """
+    if ip[KIND] == VECTOR:
+        return _vector_scan(hist_f, n_bins_f, tot, ip[N_CLASSES], 1.0 / fp[SCALE_G],
+                            1.0 / fp[SCALE_H], fp[LAMBDA], fp[MIN_CHILD_WEIGHT], ip[MIN_COUNT],
+                            parent)
     if ip[KIND] == GRADIENT:
         if is_cat:
             cats = category_order(hist_f, n_bins_f, fp[SCALE_G], fp[SCALE_H], fp[LAMBDA],
@@ -285,7 +309,7 @@ def search_rows(Xc, rows, stats, tot, allowed, n_bins, is_cat, fp, ip, sc, featu
         gain, b, ml = scan_feature(hist_f, order, n_order, False, is_cat[f], n_bins[f], tot, fp,
                                    ip, parent, majority)
         release(sc, n_listed)
-        if ip[KIND] == GRADIENT:
+        if ip[KIND] != IMPURITY:
             gain -= fp[GAMMA]
         if gain > best:
             best, best_f, best_b, best_m = gain, f, b, ml

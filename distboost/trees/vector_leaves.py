@@ -8,8 +8,10 @@ Newton step -G_j/(H_j + lambda) (eq. 5), times the learning rate.
 The histograms carry k (g, h) statistics and a row count per row
 (``kernels.vector_splits``), in the fixed point every other tree uses, so
 their sums over partitions are exact and Dask grows the in-process tree to
-the bit. The grower is the generic level-by-level one (``trees.grower``):
-only the criterion differs.
+the bit. The growers are the generic ones: level by level
+(``trees.grower``), and in process the compiled one (``kernels.local_grower``,
+which knows this criterion as ``node_search``'s ``VECTOR`` kind); only the
+criterion differs.
 
 A model keeps a grown vector tree as k scalar trees of the same structure,
 tree j holding output j's leaf values (``split_outputs``): the model layout
