@@ -1,4 +1,9 @@
-"""numba's thread count: set in one place, and put back after a fit or a prediction."""
+"""numba's thread count: set in one place, and put back after a fit or a prediction;
+its OpenMP threads wait passively unless the user says otherwise."""
+
+import os
+import subprocess
+import sys
 
 import numba
 import numpy as np
@@ -39,3 +44,36 @@ def test_fit_and_predict_with_n_jobs_leave_the_setting_as_it_was(restore_threads
     assert numba.get_num_threads() == restore_threads
     model.predict(X)
     assert numba.get_num_threads() == restore_threads
+
+
+_SHOW_POLICY = ("import os, numba, numpy as np, distboost\n"
+                "@numba.njit(parallel=True)\n"
+                "def f(x):\n"
+                "    return np.sum(x)\n"
+                "f(np.ones(4))\n"
+                "print(numba.threading_layer(), os.environ.get('OMP_WAIT_POLICY'))\n")
+
+
+def _policy(**env):
+    """libgomp's spin count (turns a waiting thread spins before it sleeps) in a
+    fresh process that imports distboost (libgomp prints its settings when
+    ``OMP_DISPLAY_ENV`` is set; its wait policy reads "PASSIVE" when unset, the
+    spin count tells), and what the process printed: numba's threading layer
+    and its own ``OMP_WAIT_POLICY``."""
+    clean = {k: v for k, v in os.environ.items()
+             if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "NUMBA_THREADING_LAYER")}
+    done = subprocess.run([sys.executable, "-c", _SHOW_POLICY], capture_output=True, text=True,
+                          env={**clean, "OMP_DISPLAY_ENV": "VERBOSE", **env}, check=True)
+    shown = [line.split("=")[1].strip().strip("'") for line in done.stderr.splitlines()
+             if line.strip().startswith("GOMP_SPINCOUNT")]
+    return shown, done.stdout.split()
+
+
+def test_openmp_threads_wait_passively_and_the_environment_is_left_as_it_was():
+    shown, (layer, own) = _policy()
+    assert layer == "omp" and shown == ["0"] and own == "None"
+
+
+def test_a_users_wait_policy_is_kept():
+    shown, (_, own) = _policy(OMP_WAIT_POLICY="ACTIVE")
+    assert shown != ["0"] and own == "ACTIVE"  # active: spins (libgomp shows its maximum)

@@ -11,6 +11,8 @@ the C library's exp and log, TreeSHAP. Trees grown on the driver, the
 
 import numba
 
+from .threads import start_threads_waiting_passively
+
 
 @numba.njit(cache=True)
 def _runtime_loaded() -> int:
@@ -22,3 +24,6 @@ def _runtime_loaded() -> int:
 # here, at import, rather than inside a fit's first kernel. libm's ufuncs are
 # made on first use (each ~30 ms), so a worker only pays for those it uses.
 _runtime_loaded()
+
+
+start_threads_waiting_passively()
