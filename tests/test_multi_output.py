@@ -290,6 +290,24 @@ def test_vector_leaves_of_identical_targets_equal_a_single_target_fit(data):
         np.testing.assert_array_equal(twice.predict(X)[:, j], single.predict(X))
 
 
+def test_vector_leaves_grown_here_add_margins_from_their_leaves(data, monkeypatch):
+    """In process a round's one tree grows in one compiled call and each leaf
+    holds its rows: the k trees' values are added from there (``add_routed``),
+    every round, to the bits of the walk from the root (level by level)."""
+    import dask
+
+    from distboost.learners import gradient
+
+    added, routed = [], gradient.add_routed
+    monkeypatch.setattr(gradient, "add_routed", lambda *a: added.append(routed(*a)) or added[-1])
+    X, Y, _ = data
+    here = GradientBoostingRegressor(**VECTOR).fit(X, Y)
+    assert len(added) == VECTOR["n_estimators"] - 1 and all(added)
+    with dask.config.set({"distboost.local-grower": False}):
+        walked = GradientBoostingRegressor(**VECTOR).fit(X, Y)
+    assert here.trees_ == walked.trees_
+
+
 def test_vector_leaves_dask_equals_in_process(data, dask_client, partitioned):
     import dask.array as da
     import dask.dataframe as dd
