@@ -333,25 +333,18 @@ def target_table(summary: dict) -> tuple[str, str, list[dict[str, str]]]:
 
 # -------------------------------------------------------------------- train
 def check_multi_output(cfg: Any, schema: PreparedSchema) -> None:
-    """A multi-output task trains gradient boosting with parameters it supports:
-    refused at once, before any cluster starts, as ``fit`` would refuse it
-    (``distboost.estimators.multi_output.begin_fit``, e.g. line-search
-    leaves, monotone constraints, ``eval_metric``, DART with vector leaves)."""
-    if not schema.targets:
+    """A multi-output task trains gradient boosting (the estimators that take a
+    y of k columns): refused at once, before any cluster starts. What
+    multi-output training does not support (line-search leaves, monotone
+    constraints, ``eval_metric``, DART with vector leaves...) the library
+    refuses as ``fit`` starts, naming the parameter."""
+    if not schema.targets or cfg.estimator.startswith("GradientBoosting"):
         return
-    k = len(schema.targets)
-    if not cfg.estimator.startswith("GradientBoosting"):
-        suited = "GradientBoostingClassifier" if schema.task == "classification" else \
-            "GradientBoostingRegressor"
-        raise ValueError(f"{cfg.estimator} takes one target, but the prepared data have {k} "
-                         f"({schema.targets}): train {suited} (multi-output gradient "
-                         f"boosting), or prepare one target per model")
-    from distboost.estimators.multi_output import begin_fit
-    from distboost.model_file import estimator_classes
-    from flows.config import estimator_params
-
-    est = estimator_classes()[cfg.estimator](**estimator_params(cfg.params))
-    begin_fit(est, np.zeros((2, k)))
+    suited = "GradientBoostingClassifier" if schema.task == "classification" else \
+        "GradientBoostingRegressor"
+    raise ValueError(f"{cfg.estimator} takes one target, but the prepared data have "
+                     f"{len(schema.targets)} ({schema.targets}): train {suited} (multi-output "
+                     f"gradient boosting), or prepare one target per model")
 
 
 def restart_note(schema: PreparedSchema, done: int) -> str | None:

@@ -16,6 +16,7 @@ except ImportError:  # tests/ imported as a package
 
 import json
 import re
+import shutil
 
 import numpy as np
 import pandas as pd
@@ -28,7 +29,6 @@ from flows._precheck import check_prepare
 from flows._tabular import DataError
 
 FEATURES = ["x0", "x1", "x2", "x3"]
-CLUSTER = ["--workers", "1", "--dashboard-address", ":0"]
 SMALL = {"n_estimators": 8, "max_depth": 3, "learning_rate": 0.3}
 DART = {"booster": "dart", "rate_drop": 0.1, "skip_drop": 0.0}
 
@@ -55,10 +55,24 @@ def _split(data, name) -> pd.DataFrame:
                      ignore_index=True)
 
 
-def _run(args):
-    result = fx.run_cli(args)
-    assert result.returncode == 0, result.stderr
-    return result
+@pytest.fixture(scope="module")
+def scheduler():
+    from distributed import LocalCluster
+
+    with LocalCluster(**fx.TEST_CLUSTER) as cluster:
+        yield cluster.scheduler_address
+
+
+@pytest.fixture(scope="module")
+def cli_run(prefect_harness, scheduler):
+    """``distboost ARGS`` in this process on the module's cluster (``-v``: an
+    error raises, with its traceback)."""
+    from flows import cli
+
+    def run(args):
+        assert cli.main(["--no-progress", "-v", *args, "--scheduler", scheduler]) == 0
+
+    return run
 
 
 @pytest.fixture(scope="module")
@@ -72,25 +86,25 @@ def raw(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def regression(raw):
+def regression(raw, cli_run):
     """Three numeric targets prepared and trained as DART (one tree per target a round)."""
     _, folder = raw
     data, run = folder.parent / "reg-data", folder.parent / "reg-run"
-    _run(["prepare", str(folder), "--out", str(data), "--target", "a", "--target", "b",
-          "--target", "c", "--id", "row", "--drop", "la", "lb", "lc", *CLUSTER])
-    _run(["train", str(data), "--out", str(run), *_params({**SMALL, **DART}), *CLUSTER])
+    cli_run(["prepare", str(folder), "--out", str(data), "--target", "a", "--target", "b",
+          "--target", "c", "--id", "row", "--drop", "la", "lb", "lc"])
+    cli_run(["train", str(data), "--out", str(run), *_params({**SMALL, **DART})])
     return data, run
 
 
 @pytest.fixture(scope="module")
-def labels(raw):
+def labels(raw, cli_run):
     """Three 0/1 targets: multi-label classification with vector-leaf trees."""
     _, folder = raw
     data, run = folder.parent / "lab-data", folder.parent / "lab-run"
-    _run(["prepare", str(folder), "--out", str(data), "--target", "la", "--target", "lb",
-          "--target", "lc", "--id", "row", "--drop", "a", "b", "c", *CLUSTER])
-    _run(["train", str(data), "--out", str(run),
-          *_params({**SMALL, "multi_strategy": "multi_output_tree"}), *CLUSTER])
+    cli_run(["prepare", str(folder), "--out", str(data), "--target", "la", "--target", "lb",
+          "--target", "lc", "--id", "row", "--drop", "a", "b", "c"])
+    cli_run(["train", str(data), "--out", str(run),
+          *_params({**SMALL, "multi_strategy": "multi_output_tree"})])
     return data, run
 
 
@@ -140,10 +154,10 @@ def test_train_fits_the_library_model(raw, regression, labels):
                                   here.predict_proba(frame[FEATURES]))
 
 
-def test_predict_writes_a_column_per_target(raw, regression, labels, tmp_path):
+def test_predict_writes_a_column_per_target(raw, regression, labels, cli_run, tmp_path):
     frame, folder = raw
     out = tmp_path / "reg.csv"
-    _run(["predict", str(regression[1] / "model.json"), str(folder), "--keep", "row",
+    cli_run(["predict", str(regression[1] / "model.json"), str(folder), "--keep", "row",
           "--out", str(out)])
     written = pd.read_csv(out)
     assert list(written.columns) == ["row", "prediction_a", "prediction_b", "prediction_c"]
@@ -152,7 +166,7 @@ def test_predict_writes_a_column_per_target(raw, regression, labels, tmp_path):
     np.testing.assert_allclose(written.iloc[:, 1:].to_numpy(), est.predict(frame[FEATURES]),
                                rtol=1e-15)  # CSV keeps 17 digits: the same doubles
     out = tmp_path / "labels"
-    _run(["predict", str(labels[1] / "model.json"), str(folder), "--proba", "--keep", "row",
+    cli_run(["predict", str(labels[1] / "model.json"), str(folder), "--proba", "--keep", "row",
           "--out", str(out)])
     written = pd.concat([pd.read_parquet(p) for p in sorted(out.glob("part-*.parquet"))],
                         ignore_index=True)
@@ -166,16 +180,32 @@ def test_predict_writes_a_column_per_target(raw, regression, labels, tmp_path):
                                   clf.predict_proba(frame[FEATURES]))
 
 
-def _evaluate(data, run, out):
-    _run(["evaluate", str(data), "--model", str(run / "model.json"), "--out", str(out),
+def test_an_interrupted_multi_output_run_starts_over(labels, cli_run, tmp_path, capsys):
+    """The library does not continue a multi-output model: a run stopped after a
+    checkpoint trains again from round 0, to the same model."""
+    data, run = labels
+    again = tmp_path / "run"
+    shutil.copytree(run, again)
+    for name in ("model.json", "history.json", "training.json"):
+        (again / name).unlink()
+    assert list((again / "checkpoints").glob("round-*.json"))
+    capsys.readouterr()
+    cli_run(["train", str(data), "--out", str(again),
+             *_params({**SMALL, "multi_strategy": "multi_output_tree"})])
+    assert "cannot be continued from its checkpoint (round" in capsys.readouterr().err
+    assert (again / "model.json").read_text() == (run / "model.json").read_text()
+
+
+def _evaluate(cli_run, data, run, out):
+    cli_run(["evaluate", str(data), "--model", str(run / "model.json"), "--out", str(out),
           "--shap-rows", "40"])
     evaluation = json.loads((out / "evaluation.json").read_text())
     return evaluation, pd.read_parquet(out / "predictions.parquet"), (out / "report.html")
 
 
-def test_evaluate_regression_per_target(regression, tmp_path):
+def test_evaluate_regression_per_target(regression, cli_run, tmp_path):
     data, run = regression
-    evaluation, pred, report = _evaluate(data, run, tmp_path / "report")
+    evaluation, pred, report = _evaluate(cli_run, data, run, tmp_path / "report")
     est = db.load_model(run / "model.json")
     test = _split(data, "test")
     np.testing.assert_array_equal(pred[["prediction_a", "prediction_b", "prediction_c"]],
@@ -201,9 +231,9 @@ def test_evaluate_regression_per_target(regression, tmp_path):
     assert (tmp_path / "report" / "figures" / "per_target.png").is_file()
 
 
-def test_evaluate_labels_per_target(labels, tmp_path):
+def test_evaluate_labels_per_target(labels, cli_run, tmp_path):
     data, run = labels
-    evaluation, pred, report = _evaluate(data, run, tmp_path / "report")
+    evaluation, pred, report = _evaluate(cli_run, data, run, tmp_path / "report")
     test = _split(data, "test")
     names = ["la", "lb", "lc"]
     m = evaluation["metrics"]
@@ -224,22 +254,26 @@ def test_evaluate_labels_per_target(labels, tmp_path):
     assert "booster" not in evaluation["details"]  # gradient boosting: no DART lines
 
 
-def test_one_target_dart_end_to_end(raw, tmp_path):
-    """DART of one target: train, model file, predict, evaluate and the report."""
-    frame, folder = raw
-    data, run = tmp_path / "data", tmp_path / "run"
-    _run(["prepare", str(folder), "--out", str(data), "--target", "a", "--id", "row",
-          "--drop", "b", "c", "la", "lb", "lc", *CLUSTER])
+def test_one_target_dart_end_to_end(raw, cli_run, tmp_path):
+    """DART of one target: train, model file, predict, evaluate and the report
+    (the data prepared by the prepare flow's steps, ``fx.prepared_folder``)."""
+    frame, _ = raw
+    source, data, run = tmp_path / "raw", tmp_path / "data", tmp_path / "run"
+    source.mkdir()
+    data.mkdir()
+    frame[[*FEATURES, "a"]].to_parquet(source / "part-0.parquet", index=False)
+    fx.prepared_folder(source, data, target="a")
     assert "targets" not in json.loads((data / "schema.json").read_text())  # as before
-    _run(["train", str(data), "--out", str(run), *_params({**SMALL, **DART}), *CLUSTER])
+    cli_run(["train", str(data), "--out", str(run), *_params({**SMALL, **DART})])
     est = db.load_model(run / "model.json")
     here = _library_fit(db.GradientBoostingRegressor, data, "a", **DART)
     np.testing.assert_array_equal(est.predict(frame[FEATURES]), here.predict(frame[FEATURES]))
     np.testing.assert_array_equal(est.tree_weights_, here.tree_weights_)
-    _run(["predict", str(run / "model.json"), str(folder), "--out", str(tmp_path / "p.csv")])
+    assert not np.all(est.tree_weights_ == 1)
+    cli_run(["predict", str(run / "model.json"), str(source), "--out", str(tmp_path / "p.csv")])
     np.testing.assert_allclose(pd.read_csv(tmp_path / "p.csv")["prediction"],
                                est.predict(frame[FEATURES]), rtol=1e-15)
-    evaluation, pred, report = _evaluate(data, run, tmp_path / "report")
+    evaluation, pred, report = _evaluate(cli_run, data, run, tmp_path / "report")
     assert evaluation["details"]["booster"].startswith("dart (rate_drop=0.1")
     y = pred["target"].to_numpy()
     assert evaluation["metrics"]["rmse"] == pytest.approx(
@@ -308,7 +342,10 @@ def test_auto_task_and_a_label_other_than_0_1_in_a_later_file(tmp_path):
         fx.prepared_folder(raw, tmp_path / "out", target=["la", "lb", "lc"])
 
 
-def test_train_refusals_before_anything_starts(labels, tmp_path, capsys):
+def test_train_refusals(labels, scheduler, cli_run, tmp_path, capsys):
+    """Another estimator than gradient boosting: at once, before anything starts;
+    what multi-output training does not support: the library's refusal as the
+    fit starts; no run left behind."""
     from flows import cli
 
     data, _ = labels
@@ -316,12 +353,16 @@ def test_train_refusals_before_anything_starts(labels, tmp_path, capsys):
         (["--estimator", "RandomForestClassifier"],
          (r"RandomForestClassifier takes one target, but the prepared data have 3 \(\['la', "
          r"'lb', 'lc'\]\): train GradientBoostingClassifier")),
-        (["--param", "booster=dart", "--param", "multi_strategy=multi_output_tree"],
-         r"does not support booster='dart' with multi_strategy='multi_output_tree'"),
-        (["--param", "eval_metric=auc"], r"does not support eval_metric"),
+        (["--param", "booster=dart", "--param", "multi_strategy=multi_output_tree",
+          "--scheduler", scheduler],
+         (r"\(3 columns\) does not support booster='dart' with "
+         r"multi_strategy='multi_output_tree'; leave it at its default")),
+        (["--param", "eval_metric=auc", "--scheduler", scheduler],
+         r"does not support eval_metric"),
     ):
         out = tmp_path / "run"
-        assert cli.main(["train", str(data), "--out", str(out), *argv]) == 1
+        capsys.readouterr()
+        assert cli.main(["--no-progress", "train", str(data), "--out", str(out), *argv]) == 1
         err = capsys.readouterr().err
-        assert err.startswith("distboost: error: ") and re.search(pattern, err), err
-        assert not out.exists()
+        assert "distboost: error: " in err and re.search(pattern, err), err
+        assert not (out / "run.json").exists()  # nothing to resume: a rerun needs no --force
