@@ -91,7 +91,7 @@ def regression(raw, cli_run):
     _, folder = raw
     data, run = folder.parent / "reg-data", folder.parent / "reg-run"
     cli_run(["prepare", str(folder), "--out", str(data), "--target", "a", "--target", "b",
-          "--target", "c", "--id", "row", "--drop", "la", "lb", "lc"])
+             "--target", "c", "--id", "row", "--drop", "la", "lb", "lc"])
     cli_run(["train", str(data), "--out", str(run), *_params({**SMALL, **DART})])
     return data, run
 
@@ -102,9 +102,9 @@ def labels(raw, cli_run):
     _, folder = raw
     data, run = folder.parent / "lab-data", folder.parent / "lab-run"
     cli_run(["prepare", str(folder), "--out", str(data), "--target", "la", "--target", "lb",
-          "--target", "lc", "--id", "row", "--drop", "a", "b", "c"])
+             "--target", "lc", "--id", "row", "--drop", "a", "b", "c"])
     cli_run(["train", str(data), "--out", str(run),
-          *_params({**SMALL, "multi_strategy": "multi_output_tree"})])
+             *_params({**SMALL, "multi_strategy": "multi_output_tree"})])
     return data, run
 
 
@@ -158,16 +158,16 @@ def test_predict_writes_a_column_per_target(raw, regression, labels, cli_run, tm
     frame, folder = raw
     out = tmp_path / "reg.csv"
     cli_run(["predict", str(regression[1] / "model.json"), str(folder), "--keep", "row",
-          "--out", str(out)])
+             "--out", str(out)])
     written = pd.read_csv(out)
     assert list(written.columns) == ["row", "prediction_a", "prediction_b", "prediction_c"]
     np.testing.assert_array_equal(written["row"], frame["row"])  # joinable, input order
     est = db.load_model(regression[1] / "model.json")
     np.testing.assert_allclose(written.iloc[:, 1:].to_numpy(), est.predict(frame[FEATURES]),
-                               rtol=1e-15)  # CSV keeps 17 digits: the same doubles
+                               rtol=1e-15)  # the CSV text read back: within an ulp
     out = tmp_path / "labels"
     cli_run(["predict", str(labels[1] / "model.json"), str(folder), "--proba", "--keep", "row",
-          "--out", str(out)])
+             "--out", str(out)])
     written = pd.concat([pd.read_parquet(p) for p in sorted(out.glob("part-*.parquet"))],
                         ignore_index=True)
     names = ["la", "lb", "lc"]
@@ -178,6 +178,19 @@ def test_predict_writes_a_column_per_target(raw, regression, labels, cli_run, tm
                                   clf.predict(frame[FEATURES]))
     np.testing.assert_array_equal(written[[f"proba_{n}" for n in names]],
                                   clf.predict_proba(frame[FEATURES]))
+
+
+def test_explain_writes_shap_values_per_target(raw, regression, cli_run, tmp_path):
+    frame, folder = raw
+    out = tmp_path / "shap.csv"
+    cli_run(["explain", str(regression[1] / "model.json"), str(folder), "--keep", "row",
+             "--out", str(out)])
+    written = pd.read_csv(out)
+    names = [f"shap_{t}_{f}" for t in ("a", "b", "c") for f in [*FEATURES, "bias"]]
+    assert list(written.columns) == ["row", *names]
+    est = db.load_model(regression[1] / "model.json")
+    total = written[names].to_numpy().reshape(len(written), 3, 5).sum(axis=2)
+    np.testing.assert_allclose(total, est.predict(frame[FEATURES]), rtol=1e-9, atol=1e-9)
 
 
 def test_an_interrupted_multi_output_run_starts_over(labels, cli_run, tmp_path, capsys):
@@ -198,7 +211,7 @@ def test_an_interrupted_multi_output_run_starts_over(labels, cli_run, tmp_path, 
 
 def _evaluate(cli_run, data, run, out):
     cli_run(["evaluate", str(data), "--model", str(run / "model.json"), "--out", str(out),
-          "--shap-rows", "40"])
+             "--shap-rows", "40"])
     evaluation = json.loads((out / "evaluation.json").read_text())
     return evaluation, pd.read_parquet(out / "predictions.parquet"), (out / "report.html")
 
