@@ -78,7 +78,8 @@ def load_split_queries(data: str | Path, split: str,
     names = schema.feature_names
     targets = schema.target_names
     columns = [c for c in names + targets + [group] if c in ddf.columns]
-    ddf = ddf[columns].map_partitions(_typed, schema, meta=_typed(empty_like(ddf), schema))
+    ddf = ddf[columns]  # the metadata of these columns only: an --id column is not read
+    ddf = ddf.map_partitions(_typed, schema, meta=_typed(empty_like(ddf), schema))
     if schema.targets:  # a multi-output task: a Dask DataFrame of its k targets
         target = ddf[targets] if all(t in ddf.columns for t in targets) else None
     else:

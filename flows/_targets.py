@@ -62,7 +62,8 @@ def one_or_list(names: list[str]) -> str | list[str]:
 
 def check_target_roles(names: list[str], categorical: list[str], drop: list[str],
                        ids: list[str], told: list[str], group: str | None) -> None:
-    """No target of several is also a feature, an identifier or dropped."""
+    """No target of several is also a feature, an identifier or dropped, and
+    several targets make no ranking task."""
     roles = (("--group", [group] if group else []), ("--id", ids), ("--drop", drop),
              ("--categorical", categorical), ("--feature", told))
     for option, given in roles:
@@ -71,6 +72,9 @@ def check_target_roles(names: list[str], categorical: list[str], drop: list[str]
             raise DataError(f"target column {both[0]!r} is also given as {option} {both[0]}; a "
                             f"column is a target or a feature or an identifier, not both: "
                             f"remove it from {option} or from the --target columns")
+    if group is not None:
+        raise DataError(f"a ranking task (--group {group}) has one target (the relevance); got "
+                        f"{len(names)} --target columns {names}")
 
 
 def _values(column: pd.Series) -> np.ndarray:
@@ -86,11 +90,8 @@ def multi_target_task(head: pd.DataFrame, names: list[str], task: str,
     ------
     DataError
         Naming the column: not numeric (with its dtype and a value), or not
-        0/1 labels for ``task="classification"``; or a ranking task.
+        0/1 labels for ``task="classification"``.
     """
-    if task == "ranking":
-        raise DataError(f"a ranking task has one target (the relevance); got {len(names)} "
-                        f"--target columns {names}")
     labels = True
     for name in names:
         column = head[name]

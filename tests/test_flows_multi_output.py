@@ -251,13 +251,14 @@ def test_evaluate_labels_per_target(labels, cli_run, tmp_path):
     names = ["la", "lb", "lc"]
     m = evaluation["metrics"]
     for row, name in zip(m["per_target"], names, strict=True):
-        y, p = test[name].to_numpy(), pred[f"proba_{name}"].to_numpy()
+        y, p = test[name].to_numpy(np.int64), pred[f"proba_{name}"].to_numpy()
         assert row["auc"] == pytest.approx(skm.roc_auc_score(y, p), rel=1e-12)
         assert row["log_loss"] == pytest.approx(skm.log_loss(y, p, labels=[0, 1]), rel=1e-9)
         assert row["accuracy"] == pytest.approx(skm.accuracy_score(y, p > 0.5), rel=1e-12)
         assert row["positives"] == int(y.sum())
     assert m["auc"] == pytest.approx(np.mean([r["auc"] for r in m["per_target"]]), rel=1e-12)
-    Y, P = test[names].to_numpy(), pred[[f"prediction_{n}" for n in names]].to_numpy()
+    Y = test[names].to_numpy(np.int64)
+    P = pred[[f"prediction_{n}" for n in names]].to_numpy(np.int64)
     assert m["subset_accuracy"] == pytest.approx(skm.accuracy_score(Y, P), rel=1e-12)
     assert m["auc"] > 0.7
     page = report.read_text()
@@ -306,7 +307,7 @@ def csv(tmp_path_factory):
 
 REFUSALS = [
     ("a text target", {"target": ["a", "colour"]},
-     r"target column 'colour' is not numeric \(dtype object, e.g. '(red|blue)' in .*data.csv\)"),
+     r"target column 'colour' is not numeric \(dtype (object|str), e.g. '(red|blue)' in .*data.csv\)"),
     ("a target twice", {"target": ["a", "b", "a"]},
      r"target column\(s\) \['a'\] given more than once \(--target\)"),
     ("a target also a feature", {"target": ["a", "b"], "feature_columns": ["b"]},
@@ -319,8 +320,8 @@ REFUSALS = [
      r"target column 'b' is also given as --drop b"),
     ("classification of numbers", {"target": ["la", "b"], "task": "classification"},
      r"multi-label: every target holds 0/1 labels, but target column 'b' holds \[-"),
-    ("ranking", {"target": ["a", "b"], "task": "ranking"},
-     r"a ranking task has one target \(the relevance\); got 2 --target columns"),
+    ("ranking", {"target": ["a", "b"], "group": "c"},
+     r"a ranking task \(--group c\) has one target \(the relevance\); got 2 --target columns"),
     ("a missing target", {"target": ["a", "z"]}, r"target column 'z' not found in"),
 ]
 
