@@ -266,8 +266,7 @@ def prepare(
     output : str
         Folder to create (a local or shared path the Dask workers can write).
     target : str or list of str
-        Name of the column to predict; several: a multi-output task
-        (``flows._targets``: k numeric targets, or k 0/1 labels).
+        The column to predict; several: a multi-output task (``flows._targets``).
     task : {"auto", "classification", "regression", "ranking"}
         "auto": classification for text labels or few distinct integers;
         ranking with ``group``, a query id column (``flows._queries``).
