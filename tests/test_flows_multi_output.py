@@ -380,3 +380,14 @@ def test_train_refusals(labels, scheduler, cli_run, tmp_path, capsys):
         err = capsys.readouterr().err
         assert "distboost: error: " in err and re.search(pattern, err), err
         assert not (out / "run.json").exists()  # nothing to resume: a rerun needs no --force
+
+
+def test_pipeline_takes_several_targets(raw, cli_run, tmp_path):
+    _, folder = raw
+    out = tmp_path / "pipe"
+    cli_run(["pipeline", str(folder), "--out", str(out), "--target", "a", "--target", "b",
+             "--id", "row", "--drop", "c", "la", "lb", "lc", "--shap-rows", "0",
+             *_params({"n_estimators": 3, "max_depth": 2})])
+    evaluation = json.loads((out / "report" / "evaluation.json").read_text())
+    assert [t["target"] for t in evaluation["metrics"]["per_target"]] == ["a", "b"]
+    assert db.load_model(out / "model" / "model.json").n_targets_ == 2
