@@ -99,6 +99,8 @@ def model_to_dict(est) -> dict:
         out["classes"] = _labels(est.classes_)
     if getattr(est, "n_targets_", None) is not None:  # a multi-output model's k targets
         out["n_targets"] = int(est.n_targets_)
+    if getattr(est, "target_names_", None) is not None:  # fitted on a DataFrame of k columns
+        out["target_names"] = [str(n) for n in est.target_names_]
     state = est._model_state() if hasattr(est, "_model_state") else None
     if state is not None:  # gradient boosting keeps state only as DART (its weights)
         out["state"] = state
@@ -249,6 +251,8 @@ def _build(checked, d: dict, source: str):
         est.classes_ = _from_labels(d["classes"])
     if "n_targets" in d:
         est.n_targets_ = d["n_targets"]
+    if "target_names" in d:
+        est.target_names_ = np.array(d["target_names"], dtype=object)
     if "state" in d:
         try:
             est._load_model_state(d["state"])

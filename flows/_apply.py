@@ -90,7 +90,12 @@ def typed_features(raw: pd.DataFrame, features: list[Feature], path: str,
 
 
 def predictions(est: Any, X: pd.DataFrame, proba: bool) -> pd.DataFrame:
-    """``prediction``, and with ``proba`` one ``proba_<class label>`` column per class."""
+    """``prediction``, and with ``proba`` one ``proba_<class label>`` column per class;
+    a multi-output model's ``flows._targets.prediction_frame``."""
+    if getattr(est, "n_targets_", None) is not None:
+        from flows._targets import prediction_frame
+
+        return prediction_frame(est, X, proba)
     frame = pd.DataFrame({"prediction": np.asarray(est.predict(X))})
     if proba and hasattr(est, "predict_proba"):
         p = np.asarray(est.predict_proba(X))
@@ -117,7 +122,12 @@ def leaf_columns(est: Any) -> list[str]:
     else:
         raise DataError(f"a {type(est).__name__} has no trees' leaves to write: --pred-leaf "
                         f"takes a tree ensemble (gradient boosting, forest, bagging, AdaBoost)")
-    labels = list(est.classes_) if k > 1 else []
+    if getattr(est, "n_targets_", None) is not None:  # k targets: named after them
+        from flows._targets import output_names
+
+        labels = output_names(est)
+    else:
+        labels = list(est.classes_) if k > 1 else []
     return [f"leaf_{r}" if k == 1 else f"leaf_{r}_{labels[j]}"
             for r in range(rounds) for j in range(k)]
 

@@ -42,11 +42,11 @@ def _typed_features(frame: pd.DataFrame, features: list[Feature]) -> pd.DataFram
 
 def _typed(frame: pd.DataFrame, schema: PreparedSchema) -> pd.DataFrame:
     frame = _typed_features(frame, schema.features)
-    target = schema.target
-    if target in frame.columns and schema.target_kind == "integer":
-        frame[target] = frame[target].astype("int64")
-    elif target in frame.columns and schema.target_kind == "text":
-        frame[target] = frame[target].astype(object)
+    for target in schema.target_names:
+        if target in frame.columns and schema.target_kind == "integer":
+            frame[target] = frame[target].astype("int64")
+        elif target in frame.columns and schema.target_kind == "text":
+            frame[target] = frame[target].astype(object)
     return frame
 
 
@@ -63,7 +63,8 @@ def load_split(data: str | Path, split: str,
 
 def load_split_queries(data: str | Path, split: str,
                        schema: PreparedSchema | None = None) -> tuple[Any, Any, Any]:
-    """``load_split``'s features and target, and a ranking task's query ids (the
+    """``load_split``'s features and target (a multi-output task's: a Dask
+    DataFrame of its target columns), and a ranking task's query ids (the
     ``group`` column as an int64 Dask Series, else None), one partition per
     file: the prepare flow keeps each query in one file."""
     import dask.dataframe as dd
@@ -75,9 +76,14 @@ def load_split_queries(data: str | Path, split: str,
     ddf = dd.read_parquet(str(Path(data) / split), engine="pyarrow",
                           **({} if group is None else {"split_row_groups": False}))
     names = schema.feature_names
-    columns = [c for c in names + [schema.target] + [group] if c in ddf.columns]
-    ddf = ddf[columns].map_partitions(_typed, schema, meta=_typed(empty_like(ddf), schema))
-    target = ddf[schema.target] if schema.target in ddf.columns else None
+    targets = schema.target_names
+    columns = [c for c in names + targets + [group] if c in ddf.columns]
+    ddf = ddf[columns]  # the metadata of these columns only: an --id column is not read
+    ddf = ddf.map_partitions(_typed, schema, meta=_typed(empty_like(ddf), schema))
+    if schema.targets:  # a multi-output task: a Dask DataFrame of its k targets
+        target = ddf[targets] if all(t in ddf.columns for t in targets) else None
+    else:
+        target = ddf[schema.target] if schema.target in ddf.columns else None
     qid = None if group is None else ddf[group].astype("int64")
     return ddf[names], target, qid
 
@@ -106,7 +112,12 @@ def shap_columns(est: Any, n_outputs: int) -> list[str]:
     names.append("bias")
     if n_outputs == 1:
         return [f"shap_{n}" for n in names]
-    outputs = [str(c) for c in getattr(est, "classes_", range(n_outputs))]
+    if getattr(est, "n_targets_", None) is not None:  # k targets: named after them
+        from flows._targets import output_names
+
+        outputs = output_names(est)
+    else:
+        outputs = [str(c) for c in getattr(est, "classes_", range(n_outputs))]
     return [f"shap_{c}_{n}" for c in outputs for n in names]
 
 

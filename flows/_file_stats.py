@@ -70,26 +70,41 @@ def batch_statistics(raw: pd.DataFrame, schema: PreparedSchema, seed: int, fract
         else:
             columns[name] = _numeric_stats(frame[name].to_numpy(np.float64), bad[name], raw[name])
     target = _target_statistics(frame[schema.target], raw[schema.target], schema, labels)
-    return {"rows": len(frame), "columns": columns, "target": target}
+    out = {"rows": len(frame), "columns": columns, "target": target}
+    if schema.targets:  # the targets after the first (flows._targets)
+        out["targets"] = {n: _target_statistics(frame[n], raw[n], schema, labels)
+                          for n in schema.targets[1:]}
+    return out
 
 
 def merge_statistics(a: dict, b: dict) -> dict:
     """The statistics of batch ``a``'s rows followed by batch ``b``'s."""
     offset = a["rows"]
-    return {
+    out = {
         "rows": a["rows"] + b["rows"],
         "columns": {name: _merge(col, b["columns"][name], offset)
                     for name, col in a["columns"].items()},
         "target": _merge(a["target"], b["target"], offset),
     }
+    if "targets" in a:
+        out["targets"] = {n: _merge(t, b["targets"][n], offset) for n, t in a["targets"].items()}
+    return out
 
 
 def _finished(stats: dict, path: str) -> dict:
     """The per-file statistics the prepare flow combines (see ``flows._schema``)."""
-    target = dict(stats["target"])
+    out = {"path": path, "rows": stats["rows"], "columns": stats["columns"],
+           "target": _finished_target(stats["target"])}
+    if "targets" in stats:
+        out["targets"] = {n: _finished_target(t) for n, t in stats["targets"].items()}
+    return out
+
+
+def _finished_target(stats: dict) -> dict:
+    target = dict(stats)
     target["distinct_overflow"] = target.pop("values") is None
     target["per_split"] = {s: counts or {} for s, counts in target["per_split"].items()}
-    return {"path": path, "rows": stats["rows"], "columns": stats["columns"], "target": target}
+    return target
 
 
 # ------------------------------------------------------------------ one batch

@@ -14,7 +14,7 @@ from flows._output import claim_output, has_marker
 from flows._tabular import DataError
 
 
-def check_prepare(source: str, target: str, task: str = "auto",
+def check_prepare(source: str, target: str | list[str], task: str = "auto",
                   categorical: list[str] | None = None, drop: list[str] | None = None,
                   validation_fraction: float = 0.15, test_fraction: float = 0.15,
                   batch_rows: int = 1, id_columns: list[str] | None = None,

@@ -51,6 +51,9 @@ class PreparedSchema(BaseModel):
     classes: list[int] | list[str] | None = None
     group: str | None = None
     """A ranking task's query id column (one of ``ids``; ``flows._queries``)."""
+    targets: list[str] | None = None
+    """The k >= 2 target columns of a multi-output task, ``target`` the first
+    (``flows._targets``); None for one target."""
     split_rows: dict[str, int] = {}
     seed: int | None = None
     fractions: dict[str, float] | None = None
@@ -59,6 +62,11 @@ class PreparedSchema(BaseModel):
     @property
     def feature_names(self) -> list[str]:
         return [f.name for f in self.features]
+
+    @property
+    def target_names(self) -> list[str]:
+        """The target column(s): ``targets``, or ``[target]``."""
+        return list(self.targets or [self.target])
 
     @property
     def id_names(self) -> list[str]:

@@ -17,6 +17,12 @@ import pandas as pd
 
 from flows._prepared import Feature, PreparedSchema
 from flows._tabular import SPLITS, DataError, read_file, text_kind
+from flows._targets import (
+    label_problems,
+    multi_target_task,
+    target_list,
+    target_views,
+)
 
 FORMATS = {".csv": "csv", ".csv.gz": "csv", ".parquet": "parquet", ".pq": "parquet"}
 MAX_CLASSES = 50
@@ -141,7 +147,7 @@ def identifier_reason(column: pd.Series) -> str | None:
 def infer_data_schema(
     head: pd.DataFrame,
     source: str,
-    target: str,
+    target: str | list[str],
     task: str = "auto",
     categorical: list[str] | None = None,
     drop: list[str] | None = None,
@@ -160,6 +166,8 @@ def infer_data_schema(
     """
     categorical, drop = list(categorical or []), list(drop or [])
     ids, told = list(id_columns or []), list(feature_columns or [])
+    names = target_list(target, categorical, drop, ids, told, group)  # flows._targets
+    target = names[0]
     if task == "ranking" and group is None:
         raise DataError("a ranking task needs its query id column: --group COLUMN")
     if group is not None:
@@ -168,17 +176,18 @@ def infer_data_schema(
         check_group_column(head, group, source, task)
         ids = list(dict.fromkeys([*ids, group]))
     columns = [str(c) for c in head.columns]
-    if target not in columns:
-        raise DataError(
-            f"target column {target!r} not found in {source}; its columns are {columns}"
-        )
+    for name in names:
+        if name not in columns:
+            raise DataError(
+                f"target column {name!r} not found in {source}; its columns are {columns}"
+            )
     unknown = [c for c in categorical + drop + ids + told if c not in columns]
     if unknown:
         raise DataError(f"column(s) {unknown} named in categorical/drop/id/feature are not in "
                         f"{source}; its columns are {columns}")
     features, problems = [], []
     for name in columns:
-        if name == target or name in drop or name in ids:
+        if name in names or name in drop or name in ids:
             continue
         reason = None if name in categorical + told else identifier_reason(head[name])
         if reason:
@@ -201,19 +210,22 @@ def infer_data_schema(
         raise DataError("\n".join(problems))
     if not features:
         raise DataError(f"{source} has no feature columns besides the target {target!r}")
-    if group is not None:  # relevance: numbers
+    if len(names) > 1:
+        task, target_kind = multi_target_task(head, names, task, source)
+    elif group is not None:  # relevance: numbers
         _target_kind(head[target], "regression")
         task, target_kind = "ranking", "float"
     else:
         task, target_kind = _target_kind(head[target], task)
     return PreparedSchema(source=source, target=target, task=task, target_kind=target_kind,
-                          group=group,
+                          group=group, targets=names if len(names) > 1 else None,
                           features=features, ids={n: text_kind(head[n]) for n in ids} or None,
-                          columns_needed=[f.name for f in features] + [target] + ids)
+                          columns_needed=[f.name for f in features] + names + ids)
 
 
 def source_schema(
-    source: str, target: str, task: str = "auto", categorical: list[str] | None = None,
+    source: str, target: str | list[str], task: str = "auto",
+    categorical: list[str] | None = None,
     drop: list[str] | None = None, id_columns: list[str] | None = None,
     feature_columns: list[str] | None = None, group: str | None = None,
 ) -> tuple[str, list[str], PreparedSchema]:
@@ -282,7 +294,16 @@ def combine_statistics(schema: PreparedSchema, per_file: list[dict]) -> dict:
             }
         else:
             columns[spec.name] = _merge_numeric(parts)
-    targets = [f["target"] for f in per_file]
+    out = {"rows": sum(f["rows"] for f in per_file), "columns": columns,
+           "target": _combined_target(schema, [f["target"] for f in per_file])}
+    if schema.targets:  # the targets after the first (flows._targets)
+        out["targets"] = {n: _combined_target(schema, [f["targets"][n] for f in per_file])
+                          for n in schema.targets[1:]}
+    return out
+
+
+def _combined_target(schema: PreparedSchema, targets: list[dict]) -> dict:
+    """One target's statistics of the whole input from the files'."""
     target: dict[str, Any] = {"missing": sum(t["missing"] for t in targets)}
     if schema.target_kind != "text":
         target.update(_merge_numeric(targets))
@@ -297,7 +318,7 @@ def combine_statistics(schema: PreparedSchema, per_file: list[dict]) -> dict:
         if overflow
         else _merge_counts([_merge_counts([t["per_split"][s] for s in SPLITS]) for t in targets])
     )
-    return {"rows": sum(f["rows"] for f in per_file), "columns": columns, "target": target}
+    return target
 
 
 # ---------------------------------------------------------------------- checks
@@ -329,7 +350,9 @@ def check_statistics(schema: PreparedSchema, stats: dict, per_file: list[dict]) 
                 f"{_where(per_file, 'infinite', name, 'first_infinite_row')}; "
                 "replace them by a finite value or leave the cell empty (missing)"
             )
-    problems += _target_problems(schema, stats, per_file)
+    for view in target_views(schema, stats, per_file):  # each target's, once
+        problems += [p for p in _target_problems(*view) if p not in problems]
+    problems += label_problems(schema, stats)
     if schema.group is not None:
         from flows._queries import queries_across_files
 

@@ -209,7 +209,8 @@ def typed_frame(raw: pd.DataFrame, schema: PreparedSchema) -> tuple[pd.DataFrame
             out[name] = _as_text(raw[name])
         else:
             out[name], bad[name] = _numeric(raw[name])
-    out[schema.target] = target_values(raw[schema.target], schema)
+    for name in schema.target_names:  # one, or a multi-output task's k
+        out[name] = target_values(raw[name], schema)
     return pd.DataFrame(out, index=raw.index).reset_index(drop=True), bad
 
 

@@ -3,7 +3,8 @@
 ::
 
     distboost demo [--out DIR] [--dataset hastie|waveform|friedman] [--force]
-    distboost prepare SOURCE --out DIR --target COLUMN [--categorical C ...] [--group QID]
+    distboost prepare SOURCE --out DIR --target COLUMN [--target C2 ...] [--categorical C ...]
+                      [--group QID]
     distboost train DATA --out RUN [--config FILE] [--estimator NAME] [--param k=v ...]
     distboost evaluate DATA --model RUN/model.json --out REPORT
     distboost pipeline SOURCE --out DIR --target COLUMN [--config FILE]
@@ -102,7 +103,9 @@ def _cluster_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _prepare_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--target", required=True, help="column to predict")
+    parser.add_argument("--target", required=True, action="append", metavar="COLUMN",
+                        help="column to predict; repeat it for several targets (multi-output: "
+                        "numbers, or 0/1 labels for multi-label classification)")
     parser.add_argument(
         "--task", choices=["auto", "classification", "regression", "ranking"], default="auto",
         help="auto: classification for text labels or few distinct integers; ranking with "
@@ -334,7 +337,10 @@ def _check_prepare(args: argparse.Namespace) -> None:
     """Input files, column names and kinds, split options: in a second, before
     any cluster or Prefect server starts (``flows._precheck``)."""
     from flows._precheck import check_prepare
+    from flows._targets import one_or_list
 
+    if isinstance(args.target, list):  # --target once, or once per target
+        args.target = one_or_list(args.target)
     check_prepare(args.source, args.target, args.task, args.categorical, args.drop,
                   args.validation_fraction, args.test_fraction, args.batch_rows,
                   args.id_columns, args.feature_columns, args.group)

@@ -284,6 +284,9 @@ def resolve_train_config(
         cfg = cfg.model_copy(update={"params": {**cfg.params, "random_state": 0}})
     check_task(cfg, schema)
     check_constraint_columns(cfg, schema)
+    from flows._targets import check_multi_output
+
+    check_multi_output(cfg, schema)  # several targets: gradient boosting, what it supports
     return cfg
 
 

@@ -40,6 +40,12 @@ def summarize_data(data: str | Path, schema: Any) -> dict:
     lazy = {}
     for split in splits:
         X, y = load_split(data, split, schema)
+        if schema.targets:  # several targets (flows._targets)
+            from flows._targets import target_summary
+
+            frame = X.assign(**{n: y[n] for n in schema.targets})
+            lazy[split] = (frame.isna().sum(), y[schema.target].size, target_summary(y, schema))
+            continue
         frame = X.assign(**{schema.target: y}) if schema.target not in X.columns else X
         target = y.value_counts(dropna=True) if schema.task == "classification" else y.describe()
         lazy[split] = (frame.isna().sum(), y.size, target)
@@ -47,13 +53,17 @@ def summarize_data(data: str | Path, schema: Any) -> dict:
     rows = {s: int(computed[s][1]) for s in splits}
     missing = {str(c): {s: float(computed[s][0][c]) / max(rows[s], 1) for s in splits}
                for c in computed[splits[0]][0].index} if splits else {}
-    if schema.task == "classification":
+    if schema.targets:
+        from flows._targets import summary_values
+
+        target = summary_values(computed, schema, splits, STATISTICS)
+    elif schema.task == "classification":
         classes = list(schema.classes or sorted({k for s in splits for k in computed[s][2].index}))
         target = {s: {str(c): int(computed[s][2].get(c, 0)) for c in classes} for s in splits}
     else:
         target = {s: {k: float(computed[s][2][k]) for k in STATISTICS} for s in splits}
     return {"task": schema.task, "splits": splits, "rows": rows, "missing": missing,
-            "target": target}
+            "target": target, **({"targets": schema.targets} if schema.targets else {})}
 
 
 def data_tables(summary: dict) -> list[tuple[str, str, list[dict[str, str]]]]:
@@ -64,7 +74,11 @@ def data_tables(summary: dict) -> list[tuple[str, str, list[dict[str, str]]]]:
     tables = [("Rows per split", "",
                [{"split": s, "rows": f"{rows[s]:,}", "share": _percent(rows[s] / max(total, 1))}
                 for s in splits])]
-    if summary["task"] == "classification":
+    if summary.get("targets"):
+        from flows._targets import target_table
+
+        tables.append(target_table(summary))
+    elif summary["task"] == "classification":
         balance = [{"class": c, **{s: _count_share(summary["target"][s][c], rows[s])
                                    for s in splits}}
                    for c in summary["target"][splits[0]]] if splits else []

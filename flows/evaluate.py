@@ -27,10 +27,19 @@ from prefect.cache_policies import NO_CACHE
 
 from distboost.model_file import write_atomic
 from flows._cluster import check_functions, dask_client, run_logger
+from flows._dart import booster_details
 from flows._data import empty_like, load_split, load_split_queries, shap_columns, with_shap
 from flows._output import claim_output, has_marker
 from flows._prepared import read_schema
 from flows._progress import progress_bar
+from flows._targets import (
+    PER_TARGET_FIGURE,
+    is_multi,
+    multi_output_metrics,
+    output_names,
+    plot_per_target,
+    split_frame,
+)
 from flows.config import ClusterConfig
 from flows.data_summary import rounded_seconds, summarize_data
 from flows.metrics import classification_metrics, headline_rows, regression_metrics
@@ -63,7 +72,9 @@ def predict_split(client: Any, est: Any, data: str, split: str, output: str) -> 
     schema = read_schema(data)
     X, y, qid = load_split_queries(data, split, schema)
     with client.as_current():
-        if qid is not None:  # a ranker: its queries beside the scores
+        if is_multi(est):  # k targets (flows._targets): target_<name>, prediction_<name>
+            frame = split_frame(client, est, X, y)
+        elif qid is not None:  # a ranker: its queries beside the scores
             y_true, pred, ids = client.compute([y.to_dask_array(), est.predict(X),
                                                 qid.to_dask_array()], sync=True)
             frame = pd.DataFrame({"qid": np.asarray(ids, np.int64),
@@ -75,7 +86,8 @@ def predict_split(client: Any, est: Any, data: str, split: str, output: str) -> 
         else:
             y_true, pred = client.compute([y.to_dask_array(), est.predict(X)], sync=True)
             frame = pd.DataFrame({"prediction": np.asarray(pred, dtype=np.float64)})
-    frame.insert(0, "target", np.asarray(y_true))
+    if not is_multi(est):
+        frame.insert(0, "target", np.asarray(y_true))
     path = Path(output) / "predictions.parquet"
     frame.to_parquet(path, index=False)
     return str(path)
@@ -91,6 +103,8 @@ def describe_data(client: Any, data: str) -> dict:
 @task(name="compute-metrics", cache_policy=NO_CACHE)
 def compute_metrics(predictions: str, est: Any) -> dict:
     frame = pd.read_parquet(predictions)
+    if is_multi(est):
+        return multi_output_metrics(frame, est)
     if "qid" in frame.columns:
         from flows._ranking import ranking_metrics
 
@@ -141,6 +155,8 @@ def draw_diagnostics(predictions: str, model: str, est: Any, metrics: dict,
             )
         )
     frame = pd.read_parquet(predictions)
+    if is_multi(est):  # several targets: their metrics (flows._targets)
+        return figures + [_save(plot_per_target(metrics), out, *PER_TARGET_FIGURE)]
     if hasattr(est, "classes_"):
         classes = list(est.classes_)
         proba = frame[[f"proba_{c}" for c in classes]].to_numpy()
@@ -209,6 +225,9 @@ def _importance(est: Any) -> pd.DataFrame | None:
 
 def _output_names(est: Any) -> list[str]:
     """What the K outputs of partial dependence are (see inspection._raw_output)."""
+    if is_multi(est):  # k targets (flows._targets)
+        what = "log-odds of label" if hasattr(est, "predict_proba") else "prediction of"
+        return [f"{what} {n}" for n in output_names(est)]
     classes = list(getattr(est, "classes_", []))
     if not classes:
         return ["prediction"]
@@ -231,7 +250,7 @@ def _shown_output(est: Any, names: list[str]) -> int | None:
     """Which output the partial dependence plots draw (None: all of them)."""
     if len(names) == 1:
         return 0
-    if len(names) == 2 and not hasattr(est, "decision_function"):
+    if len(names) == 2 and not hasattr(est, "decision_function") and not is_multi(est):
         return 1  # P(class 1) says it all for two classes
     return None
 
@@ -289,7 +308,8 @@ def _dependence_figures(est, X, top, n_features, out: Path):
             output=shown,
             ice=ice,
             output_names=names,
-            ylabel="raw class score (partial dependence)" if multi else names[shown],
+            ylabel=("each target's output (partial dependence)" if is_multi(est) else
+                    "raw class score (partial dependence)") if multi else names[shown],
         )
         caption = ("One bar per category." if pd_.categorical[0]
                    else "Red ticks along the bottom: deciles of the input.")
@@ -470,6 +490,8 @@ def draw_shap(
                              "the other inputs."))
     kind = "score" if hasattr(est, "decision_function") else "probability"
     what = f"{kind} of each class (each class on its own)" if multi else explained[0][0]
+    if multi and is_multi(est):
+        what = "output of each target (each on its own)"
     bias = None if multi else float(explained[0][1][0, -1])
     summary = {"rows": len(rows), "sampled": sample is not X, "split": split, "explained": what,
                "bias": bias, "mean_abs": table}
@@ -519,8 +541,9 @@ def _details(data: str, model: str, split: str) -> tuple[dict, Any]:
     details = {
         "source": schema.source,
         "prepared data": str(Path(data).resolve()),
-        "target": schema.target,
-        "task": schema.task,
+        "target": ", ".join(schema.target_names),
+        "task": schema.task + (f" ({len(schema.target_names)} targets)" if schema.targets
+                               else ""),
         "rows (train / validation / test)": " / ".join(
             f"{schema.split_rows.get(s, 0):,}" for s in ("train", "validation", "test")
         ),
@@ -542,6 +565,7 @@ def _with_details(evaluation: dict, data: str, model: str, split: str, est: Any)
     """``evaluation`` with its title, the run's details and configuration and
     the model's constraints."""
     details, config = _details(data, model, split)
+    details.update(booster_details(est))  # DART: its parameters and tree weights
     est_name = json.loads(Path(model).read_text()).get("estimator", "model")
     n = evaluation["metrics"]["n"]
     return {

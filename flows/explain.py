@@ -33,8 +33,8 @@ def check_explain(model: str, data: str, output: str, overwrite: bool = False,
         Naming the path or column and what to do.
     """
     est = load_checked(model)
-    classes = getattr(est, "classes_", ())
-    names = shap_columns(est, 1) + (shap_columns(est, len(classes)) if len(classes) else [])
+    outputs = getattr(est, "n_targets_", None) or len(getattr(est, "classes_", ()))  # K or k
+    names = shap_columns(est, 1) + (shap_columns(est, outputs) if outputs else [])
     return plan_files(est, data, output, overwrite, keep, names, "SHAP values")
 
 

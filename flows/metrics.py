@@ -137,6 +137,7 @@ def _plain(value: Any) -> Any:
 HEADLINE = {
     "error_rate": "error rate",
     "accuracy": "accuracy",
+    "subset_accuracy": "subset accuracy (every label right)",
     "log_loss": "log loss",
     "auc": "AUC",
     "rmse": "RMSE",

@@ -26,7 +26,7 @@ from flows.train import train
 def pipeline(
     source: str,
     output: str,
-    target: str,
+    target: str | list[str],
     task: str = "auto",
     categorical: list[str] | None = None,
     drop: list[str] | None = None,

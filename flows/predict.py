@@ -4,7 +4,8 @@ Each input file is predicted on a worker (``flows._apply``), ``batch_rows``
 rows at a time. Output rows are in input order: the files in the order
 ``prepare`` lists them, rows as in each file; first the ``keep`` columns,
 passed through as read, then ``prediction`` (and with ``proba=True``
-``proba_<class label>`` columns), or with ``pred_leaf=True`` instead each
+``proba_<class label>`` columns; a multi-output model: ``prediction_<target>``
+per target, and ``proba_<label>``, ``flows._targets``), or with ``pred_leaf=True`` instead each
 row's leaf in every tree (``flows._apply.leaf_columns``). An output ending in ``.csv`` is one CSV
 file; anything else is a folder of ``part-NNNNN.parquet``, one per input file
 (none for a file without rows).
@@ -127,6 +128,10 @@ def output_names(est: Any, proba: bool, pred_leaf: bool = False) -> list[str]:
             raise ValueError("--pred-leaf writes the leaves alone (as XGBoost's pred_leaf); "
                              "leave out --proba, or predict twice")
         return leaf_columns(est)
+    if getattr(est, "n_targets_", None) is not None:  # k targets (flows._targets)
+        from flows._targets import prediction_columns
+
+        return prediction_columns(est, proba)
     names = ["prediction"]
     if proba and hasattr(est, "predict_proba"):
         names += [f"proba_{c}" for c in est.classes_]

@@ -66,7 +66,8 @@ def check_output(output: str | Path, overwrite: bool) -> Path:
 
 @task(name="inspect-source", cache_policy=NO_CACHE)
 def inspect_source(
-    source: str, target: str, task_kind: str, categorical: list[str], drop: list[str],
+    source: str, target: str | list[str], task_kind: str, categorical: list[str],
+    drop: list[str],
     id_columns: list[str] | None = None, feature_columns: list[str] | None = None,
     group: str | None = None,
 ) -> tuple[str, list[str], PreparedSchema]:
@@ -239,7 +240,7 @@ def _publish(staging: Path, out: Path, schema: PreparedSchema, stats: dict, edge
 def prepare(
     source: str,
     output: str,
-    target: str,
+    target: str | list[str],
     task: str = "auto",
     categorical: list[str] | None = None,
     drop: list[str] | None = None,
@@ -264,8 +265,8 @@ def prepare(
         A CSV or Parquet file, a folder of them, a glob, or an fsspec URL.
     output : str
         Folder to create (a local or shared path the Dask workers can write).
-    target : str
-        Name of the column to predict.
+    target : str or list of str
+        The column to predict; several: a multi-output task (``flows._targets``).
     task : {"auto", "classification", "regression", "ranking"}
         "auto": classification for text labels or few distinct integers;
         ranking with ``group``, a query id column (``flows._queries``).

@@ -104,7 +104,11 @@ def _metrics_section(metrics: dict) -> str:
     """Headline metrics beside the baseline's, the AUC's averaging, per-class scores."""
     parts = [_table(headline_rows(metrics))]
     notes = []
-    if "baseline" in metrics and "accuracy" in metrics:
+    if metrics.get("per_target"):  # several targets (flows._targets)
+        from flows._targets import metrics_note
+
+        notes.append(metrics_note(metrics))
+    elif "baseline" in metrics and "accuracy" in metrics:
         notes.append("Baseline: a model that knows only the class frequencies of the evaluated "
                      "rows (it predicts the majority class, gives every row the frequencies "
                      "as probabilities, and ranks no row above another: AUC 0.5).")
@@ -123,6 +127,11 @@ def _metrics_section(metrics: dict) -> str:
         parts.append(f"<h3>Across queries</h3><p>Quantiles of each query's "
                      f"{metrics['per_query']['metric'].upper()}.</p>")
         parts.append(_table(quantile_rows(metrics)))
+    if metrics.get("per_target"):
+        from flows._targets import per_target_rows
+
+        parts.append("<h3>Per target</h3><p>Each target's metrics on the evaluated rows, and "
+                     "their mean.</p>" + _table(per_target_rows(metrics)))
     if metrics.get("per_class"):
         parts.append("<h3>Per class</h3><p>Precision, recall and F1 of each class when the most "
                      "probable class is predicted; support: rows of the class.</p>")

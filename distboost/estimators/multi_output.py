@@ -32,12 +32,14 @@ from ..trees.multi_output import make_multi_output_loss
 
 def begin_fit(est, y, init_model=None) -> None:
     """Record whether this fit's y has k > 1 columns (``_multi_output``: None,
-    "targets" or "labels"; ``n_targets_``) and refuse what multi-output
+    "targets" or "labels"; ``n_targets_``; a DataFrame's column names as
+    ``target_names_``, as ``feature_names_in_``) and refuse what multi-output
     training does not support, naming the parameter and what to do."""
     k = n_targets(y)
     est._multi_output = None
     if k is None:
         est.__dict__.pop("n_targets_", None)
+        est.__dict__.pop("target_names_", None)
         return
     owner = type(est).__name__
     if callable(est.loss):
@@ -63,6 +65,11 @@ def begin_fit(est, y, init_model=None) -> None:
             f"at its default or fit one model per target")
     est._multi_output = "labels" if est._is_classifier else "targets"
     est.n_targets_ = k
+    names = getattr(y, "columns", None)  # a DataFrame's column names, as feature_names_in_
+    if names is not None:
+        est.target_names_ = np.array([str(c) for c in names], dtype=object)
+    else:
+        est.__dict__.pop("target_names_", None)
 
 
 def vector_leaves(est) -> bool:

@@ -132,6 +132,7 @@ def check_model(d, source: str, path: str = "") -> CheckedModel:
                                   != "boosting"):
         c.fail(join(path, "n_targets"), f"is {n_targets}; a multi-output model has k >= 2 "
                                         f"targets, and only gradient boosting has them")
+    _check_target_names(c, d, n_targets, path)
 
     def member(md, where: str) -> tuple[type, float]:
         checked = check_model(md, source, where)
@@ -139,6 +140,18 @@ def check_model(d, source: str, path: str = "") -> CheckedModel:
 
     bound = check_layout(c, d, Parts(cls, n_classes, len(names), base, trees, member), path)
     return CheckedModel(cls, trees, bound)
+
+
+def _check_target_names(c: Checker, d: dict, n_targets: int | None, path: str) -> None:
+    """A multi-output model's ``target_names``: optional, k distinct texts."""
+    names = c.typed(d, "target_names", list, path, optional=True)
+    if names is None:
+        return
+    key = join(path, "target_names")
+    if n_targets is None or len(names) != n_targets:
+        c.fail(key, f"has {len(names)} name(s) but the model has {n_targets or 1} target(s)")
+    if not all(isinstance(n, str) for n in names) or len(set(names)) != len(names):
+        c.fail(key, f"is {short(names)}; a multi-output model's target names are distinct texts")
 
 
 def _estimator_class(c: Checker, d: dict, path: str) -> type:
