@@ -89,8 +89,14 @@ def typed_features(raw: pd.DataFrame, features: list[Feature], path: str,
     return pd.DataFrame(out, index=raw.index)
 
 
-def predictions(est: Any, X: pd.DataFrame, proba: bool) -> pd.DataFrame:
-    """``prediction``, and with ``proba`` one ``proba_<class label>`` column per class."""
+def predictions(est: Any, X: pd.DataFrame, proba: Any) -> pd.DataFrame:
+    """``prediction``, and with ``proba`` one ``proba_<class label>`` column per class;
+    of a survival model, ``prediction``, ``margin`` and with ``proba`` a list of
+    times, ``survival_<t>`` columns (``flows._survival.survival_predictions``)."""
+    if hasattr(est, "predict_survival_function"):
+        from flows._survival import survival_predictions
+
+        return survival_predictions(est, X, proba)
     frame = pd.DataFrame({"prediction": np.asarray(est.predict(X))})
     if proba and hasattr(est, "predict_proba"):
         p = np.asarray(est.predict_proba(X))

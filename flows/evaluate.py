@@ -31,6 +31,7 @@ from flows._data import empty_like, load_split, load_split_queries, shap_columns
 from flows._output import claim_output, has_marker
 from flows._prepared import read_schema
 from flows._progress import progress_bar
+from flows._survival import survival_figures
 from flows.config import ClusterConfig
 from flows.data_summary import rounded_seconds, summarize_data
 from flows.metrics import classification_metrics, headline_rows, regression_metrics
@@ -61,6 +62,12 @@ def _load_model(model: str) -> Any:
 def predict_split(client: Any, est: Any, data: str, split: str, output: str) -> str:
     """Predict the split on the workers; write target and predictions to Parquet."""
     schema = read_schema(data)
+    if schema.task == "survival":  # bounds, predicted time and margin (flows._survival)
+        from flows import _survival
+
+        path = Path(output) / "predictions.parquet"
+        _survival.predict_split(client, est, data, split).to_parquet(path, index=False)
+        return str(path)
     X, y, qid = load_split_queries(data, split, schema)
     with client.as_current():
         if qid is not None:  # a ranker: its queries beside the scores
@@ -91,6 +98,10 @@ def describe_data(client: Any, data: str) -> dict:
 @task(name="compute-metrics", cache_policy=NO_CACHE)
 def compute_metrics(predictions: str, est: Any) -> dict:
     frame = pd.read_parquet(predictions)
+    if "y_upper" in frame.columns:  # survival: C-index, likelihood, Kaplan-Meier
+        from flows._survival import survival_metrics
+
+        return survival_metrics(frame, est)
     if "qid" in frame.columns:
         from flows._ranking import ranking_metrics
 
@@ -173,6 +184,8 @@ def draw_diagnostics(predictions: str, model: str, est: Any, metrics: dict,
                 "Rows: true class; columns: predicted class (most probable).",
             ),
         ]
+    elif "y_upper" in frame.columns:  # survival
+        figures += [_save(fig, out, *labels) for fig, *labels in survival_figures(metrics)]
     elif "qid" in frame.columns:
         from flows._ranking import CUTOFFS, plot_ndcg
 

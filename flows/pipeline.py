@@ -47,6 +47,8 @@ def pipeline(
     progress: bool = False,
     batch_rows: int = BATCH_ROWS,
     group: str | None = None,
+    event: str | None = None,
+    label_upper_bound: str | None = None,
 ) -> str:
     """Prepare raw data, train on it, evaluate on the test split.
 
@@ -80,6 +82,8 @@ def pipeline(
             progress=progress,
             batch_rows=batch_rows,
             group=group,
+            event=event,
+            label_upper_bound=label_upper_bound,
         )
         model = train(
             data=data,
