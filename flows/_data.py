@@ -76,7 +76,8 @@ def load_split_queries(data: str | Path, split: str,
                           **({} if group is None else {"split_row_groups": False}))
     names = schema.feature_names
     columns = [c for c in names + [schema.target] + [group] if c in ddf.columns]
-    ddf = ddf[columns].map_partitions(_typed, schema, meta=_typed(empty_like(ddf), schema))
+    ddf = ddf[columns]  # the meta too: without the --id columns the partitions leave out
+    ddf = ddf.map_partitions(_typed, schema, meta=_typed(empty_like(ddf), schema))
     target = ddf[schema.target] if schema.target in ddf.columns else None
     qid = None if group is None else ddf[group].astype("int64")
     return ddf[names], target, qid

@@ -114,8 +114,8 @@ def _cluster_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _prepare_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--target", help="column to predict (required but with "
-                        "--label-lower-bound); survival: the time")
+    parser.add_argument("--target", help="column to predict (survival: the time; with "
+                        "--label-lower-bound, that column is the target)")
     parser.add_argument(
         "--task", choices=["auto", "classification", "regression", "ranking", "survival"],
         default="auto",
