@@ -42,14 +42,14 @@ from .kernels import exact, libm
 from .kernels.ranking import query_metrics, query_starts
 from .trees.losses import LOG_LINK_LOSSES, GammaLoss, PoissonLoss
 from .trees.ranking import QueryTarget
-from .trees.survival import ConcordanceIndex, CoxNLogLik
+from .trees.survival import ConcordanceIndex, CoxNLogLik, IntervalTarget
 
 __all__ = [
     "AUC", "CLASSIFICATION_METRICS", "DEVIANCE_METRICS", "RANKING_METRICS", "REGRESSION_METRICS",
     "SURVIVAL_METRICS",
     "EarlyStopping", "NoChangeStopping", "QueryMetric", "QueryTarget", "higher_is_better",
     "make_metric",
-    "make_metrics", "query_metric", "should_stop", "watched_set"
+    "make_metrics", "query_metric", "should_stop", "survival_score", "watched_set"
 ]
 
 PROBA_EPS = 1e-15
@@ -376,6 +376,24 @@ def _survival_metric(name, loss):
     raise InvalidParameterError(
         f"eval_metric {name!r} is not a metric of objective={loss.name!r}; choose "
         f"{own!r} or 'cindex'")
+
+
+def survival_score(est, margin, y=None, *, event=None, y_lower=None, y_upper=None,
+                   metric: str = "cindex") -> float:
+    """A fitted ``GradientBoostingSurvivalRegressor``'s ``metric`` of margins f(x)
+    computed already (``est.predict(X, output_margin=True)``, e.g. on Dask
+    workers) against the rows' labels, as its ``evals_result_`` measures it:
+    "cindex" (Harrell's C, as ``est.score``) or the objective's negative
+    log-likelihood ("cox-nloglik", "aft-nloglik"). Labels as ``fit`` takes them
+    (Cox: y, signed or with ``event``; AFT: ``y_lower`` and ``y_upper``)."""
+    y, upper = est._labels(None, y, event, y_lower, y_upper, "")
+    target = y if upper is None else IntervalTarget(np.asarray(y, np.float64), upper)
+    found = make_metrics(metric, est._make_loss(), None)[0]
+    raw = np.asarray(margin, np.float64).reshape(1, -1)
+    if raw.shape[1] != len(np.asarray(y)):
+        raise ValueError(f"margin has {raw.shape[1]} rows but the labels have "
+                         f"{len(np.asarray(y))}; give one label per row")
+    return float(found.value(found.partial(target, raw, np.ones(raw.shape[1]))))
 
 
 # ------------------------------------------------------------------ early stopping

@@ -89,9 +89,15 @@ def typed_features(raw: pd.DataFrame, features: list[Feature], path: str,
     return pd.DataFrame(out, index=raw.index)
 
 
-def predictions(est: Any, X: pd.DataFrame, proba: bool) -> pd.DataFrame:
+def predictions(est: Any, X: pd.DataFrame, proba: Any) -> pd.DataFrame:
     """``prediction``, and with ``proba`` one ``proba_<class label>`` column per class;
-    a multi-output model's ``flows._targets.prediction_frame``."""
+    a multi-output model's ``flows._targets.prediction_frame``; of a survival model,
+    ``prediction``, ``margin`` and with ``proba`` a list of times, ``survival_<t>``
+    columns (``flows._survival.survival_predictions``)."""
+    if hasattr(est, "predict_survival_function"):
+        from flows._survival import survival_predictions
+
+        return survival_predictions(est, X, proba)
     if getattr(est, "n_targets_", None) is not None:
         from flows._targets import prediction_frame
 

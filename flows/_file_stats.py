@@ -47,6 +47,11 @@ def file_statistics(
         missing = [c for c in schema.columns_needed if c not in raw.columns]
         if missing:
             raise DataError(f"{path} has no column(s) {missing}; every file needs the same columns")
+        if schema.task == "survival":  # times > 0, events 0/1, bounds in order
+            from flows._survival import check_labels
+
+            check_labels(raw, schema.target, schema.event, schema.label_upper_bound, path,
+                         0 if stats is None else stats["rows"])
         for name, kind in (schema.ids or {}).items():  # a value unlike the first rows': named
             from_text(raw[name], kind, path, 0 if stats is None else stats["rows"])
         if queries is not None:

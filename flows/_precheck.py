@@ -18,12 +18,13 @@ def check_prepare(source: str, target: str | list[str], task: str = "auto",
                   categorical: list[str] | None = None, drop: list[str] | None = None,
                   validation_fraction: float = 0.15, test_fraction: float = 0.15,
                   batch_rows: int = 1, id_columns: list[str] | None = None,
-                  feature_columns: list[str] | None = None, group: str | None = None) -> None:
+                  feature_columns: list[str] | None = None, group: str | None = None,
+                  event: str | None = None, label_upper_bound: str | None = None) -> None:
     """The input's files, and its columns (from the first rows of its first
     file: the Parquet schema or the CSV header): the target, the categorical,
     dropped, identifier and feature columns named, text columns not declared
     categorical, identifier-like columns not declared; the split fractions
-    and the batch size.
+    and the batch size; a survival task's labels (``flows._survival``).
 
     Raises
     ------
@@ -36,7 +37,7 @@ def check_prepare(source: str, target: str | list[str], task: str = "auto",
     if batch_rows < 1:
         raise ValueError(f"batch_rows must be >= 1; got {batch_rows}")
     source_schema(source, target, task, categorical or [], drop or [], id_columns or [],
-                  feature_columns or [], group)
+                  feature_columns or [], group, event, label_upper_bound)
 
 
 def check_prepare_output(output: str, overwrite: bool) -> None:

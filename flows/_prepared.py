@@ -38,7 +38,7 @@ class PreparedSchema(BaseModel):
     format: Literal["distboost-prepared/1"] = FORMAT
     source: str
     target: str
-    task: Literal["classification", "regression", "ranking"]
+    task: Literal["classification", "regression", "ranking", "survival"]
     target_kind: Literal["float", "integer", "text"]
     """The target's values: numbers (regression), whole numbers or text (class labels)."""
     features: list[Feature]
@@ -54,6 +54,12 @@ class PreparedSchema(BaseModel):
     targets: list[str] | None = None
     """The k >= 2 target columns of a multi-output task, ``target`` the first
     (``flows._targets``); None for one target."""
+    event: str | None = None
+    """A survival task's event indicator (1 event, 0 censored at the target's
+    time; one of ``ids``; ``flows._survival``)."""
+    label_upper_bound: str | None = None
+    """An interval-censored survival task's upper bound (the target is the lower
+    bound; one of ``ids``; ``flows._survival``)."""
     split_rows: dict[str, int] = {}
     seed: int | None = None
     fractions: dict[str, float] | None = None

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from flows._prepared import Feature, PreparedSchema
+from flows._survival import schema_labels
 from flows._tabular import SPLITS, DataError, read_file, text_kind
 from flows._targets import (
     label_problems,
@@ -154,11 +155,13 @@ def infer_data_schema(
     id_columns: list[str] | None = None,
     feature_columns: list[str] | None = None,
     group: str | None = None,
+    event: str | None = None,
+    label_upper_bound: str | None = None,
 ) -> PreparedSchema:
     """Decide every column's kind from the first rows of the first file.
 
     ``group``: a ranking task's query id column (``flows._queries``), carried
-    as an identifier.
+    as an identifier. ``event``, ``label_upper_bound``: survival (``flows._survival``).
 
     ``id_columns`` are carried beside the data, never features; a column that
     looks like an identifier (``identifier_reason``) is refused unless it is
@@ -175,6 +178,8 @@ def infer_data_schema(
 
         check_group_column(head, group, source, task)
         ids = list(dict.fromkeys([*ids, group]))
+    survival = schema_labels(head, source, target, task, group, event, label_upper_bound)
+    ids = list(dict.fromkeys([*ids, *(survival or {})]))
     columns = [str(c) for c in head.columns]
     for name in names:
         if name not in columns:
@@ -215,11 +220,14 @@ def infer_data_schema(
     elif group is not None:  # relevance: numbers
         _target_kind(head[target], "regression")
         task, target_kind = "ranking", "float"
+    elif survival is not None:  # times or bounds, checked by label_columns
+        task, target_kind = "survival", "float"
     else:
         task, target_kind = _target_kind(head[target], task)
     return PreparedSchema(source=source, target=target, task=task, target_kind=target_kind,
                           group=group, targets=names if len(names) > 1 else None,
-                          features=features, ids={n: text_kind(head[n]) for n in ids} or None,
+                          event=event, label_upper_bound=label_upper_bound, features=features,
+                          ids={n: text_kind(head[n]) for n in ids} | (survival or {}) or None,
                           columns_needed=[f.name for f in features] + names + ids)
 
 
@@ -228,6 +236,7 @@ def source_schema(
     categorical: list[str] | None = None,
     drop: list[str] | None = None, id_columns: list[str] | None = None,
     feature_columns: list[str] | None = None, group: str | None = None,
+    event: str | None = None, label_upper_bound: str | None = None,
 ) -> tuple[str, list[str], PreparedSchema]:
     """The format and files of ``source`` and the schema inferred from the first
     ``HEAD_ROWS`` rows of its first file (``infer_data_schema``): every check of
@@ -235,7 +244,7 @@ def source_schema(
     fmt, files = list_source_files(source)
     head = read_file(files[0], fmt, nrows=HEAD_ROWS)
     schema = infer_data_schema(head, files[0], target, task, categorical, drop, id_columns,
-                               feature_columns, group)
+                               feature_columns, group, event, label_upper_bound)
     return fmt, files, schema.model_copy(update={"source": source})
 
 

@@ -5,10 +5,13 @@
     distboost demo [--out DIR] [--dataset hastie|waveform|friedman] [--force]
     distboost prepare SOURCE --out DIR --target COLUMN [--target C2 ...] [--categorical C ...]
                       [--group QID]
+    distboost prepare SOURCE --out DIR --target TIME --event EVENT      (survival:cox)
+    distboost prepare SOURCE --out DIR --label-lower-bound L --label-upper-bound U  (survival:aft)
     distboost train DATA --out RUN [--config FILE] [--estimator NAME] [--param k=v ...]
     distboost evaluate DATA --model RUN/model.json --out REPORT
     distboost pipeline SOURCE --out DIR --target COLUMN [--config FILE]
     distboost predict MODEL DATA --out PREDICTIONS[.csv] [--proba | --pred-leaf] [--keep id,...]
+                      [--times 1,2,5]   (a survival model: survival_<t> columns)
     distboost explain MODEL DATA --out SHAP[.csv] [--keep id,...] [--force]
     distboost report REPORT
     distboost cluster start|status|stop [--workers N]
@@ -84,6 +87,15 @@ def _key_value(text: str) -> tuple[str, Any]:
     return key.strip(), yaml.safe_load(value)
 
 
+def _times(text: str) -> list[float]:
+    from flows._survival import parse_times
+
+    try:
+        return parse_times(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _cluster_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("Dask cluster")
     group.add_argument(
@@ -103,14 +115,29 @@ def _cluster_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _prepare_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--target", required=True, action="append", metavar="COLUMN",
+    parser.add_argument("--target", action="append", metavar="COLUMN",
                         help="column to predict; repeat it for several targets (multi-output: "
-                        "numbers, or 0/1 labels for multi-label classification)")
+                        "numbers, or 0/1 labels for multi-label classification); survival: "
+                        "the time (with --label-lower-bound, that column is the target)")
     parser.add_argument(
-        "--task", choices=["auto", "classification", "regression", "ranking"], default="auto",
+        "--task", choices=["auto", "classification", "regression", "ranking", "survival"],
+        default="auto",
         help="auto: classification for text labels or few distinct integers; ranking with "
-        "--group",
+        "--group; survival with --event or --label-*-bound (--task survival --target Y alone: "
+        "XGBoost's signed time, y < 0 censored at -y)",
     )
+    survival = parser.add_argument_group("survival labels (GradientBoostingSurvivalRegressor)")
+    survival.add_argument("--event", metavar="COLUMN",
+                          help="event indicator beside --target TIME: 1 the event happened at "
+                          "TIME, 0 censored then (right-censored times, survival:cox)")
+    survival.add_argument("--label-lower-bound", "--label-lower", metavar="COLUMN",
+                          dest="label_lower_bound",
+                          help="lower bound of each time (XGBoost's label_lower_bound; 0: "
+                          "left-censored), with --label-upper-bound (survival:aft)")
+    survival.add_argument("--label-upper-bound", "--label-upper", metavar="COLUMN",
+                          dest="label_upper_bound",
+                          help="upper bound of each time (XGBoost's label_upper_bound; empty "
+                          "or inf: right-censored; equal to the lower: an event)")
     parser.add_argument("--group", metavar="COLUMN",
                         help="query id column (integers, sorted, each query's rows together "
                         "in one file) of a ranking task, the target being relevance: each "
@@ -310,6 +337,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--pred-leaf", action="store_true",
                    help="write each row's leaf in every tree instead (XGBoost's pred_leaf "
                    "layout: leaf_<round>, or leaf_<round>_<class> with several classes)")
+    p.add_argument("--times", type=_times, metavar="T1,T2,...",
+                   help="a survival model: also its survival probability S(t | x) at each "
+                   "time, as columns survival_<t> (beside prediction and margin)")
     _model_on_data(sub, "explain", "SHAP values of a model for every row of CSV or Parquet data",
                    "output folder of SHAP value Parquet files (shap_<feature>, shap_bias)")
 
@@ -337,13 +367,22 @@ def _check_prepare(args: argparse.Namespace) -> None:
     """Input files, column names and kinds, split options: in a second, before
     any cluster or Prefect server starts (``flows._precheck``)."""
     from flows._precheck import check_prepare
+    from flows._survival import label_options
     from flows._targets import one_or_list
 
-    if isinstance(args.target, list):  # --target once, or once per target
-        args.target = one_or_list(args.target)
+    target = one_or_list(args.target) if args.target else None  # once, or once per target
+    if isinstance(target, list) and (args.event or args.label_lower_bound
+                                     or args.label_upper_bound or args.task == "survival"):
+        raise ValueError(f"several --target columns ({', '.join(target)}) make a multi-output "
+                         f"task; survival takes one: --target TIME --event EVENT, or "
+                         f"--label-lower-bound L --label-upper-bound U")
+    args.target, args.event, args.label_upper_bound = label_options(
+        target, args.event, args.label_lower_bound, args.label_upper_bound, args.task,
+        args.group)
     check_prepare(args.source, args.target, args.task, args.categorical, args.drop,
                   args.validation_fraction, args.test_fraction, args.batch_rows,
-                  args.id_columns, args.feature_columns, args.group)
+                  args.id_columns, args.feature_columns, args.group, args.event,
+                  args.label_upper_bound)
 
 
 def _find_scheduler(args: argparse.Namespace) -> None:
@@ -487,7 +526,10 @@ def _check_train_config(args: argparse.Namespace, schema: PreparedSchema | None)
         train_config(args.config, **given)
         return
     errors = []
+    survival = getattr(args, "event", None) or getattr(args, "label_upper_bound", None) or \
+        getattr(args, "task", None) == "survival"
     names = (("GradientBoostingRanker",) if getattr(args, "group", None) else
+             ("GradientBoostingSurvivalRegressor",) if survival else
              ("GradientBoostingClassifier", "GradientBoostingRegressor"))
     for name in names:
         try:
@@ -547,7 +589,8 @@ def cmd_predict(args: argparse.Namespace) -> str:
     from flows.predict import check_predict, predict
 
     keep = _kept(args)
-    check_predict(args.model, args.data, args.out, args.force, keep, args.proba, args.pred_leaf)
+    check_predict(args.model, args.data, args.out, args.force, keep, args.proba, args.pred_leaf,
+                  args.times)
     _small_in_process(args, args.data, "predicting", flow_optional=True)
     return _run_flow(predict, args, keep=keep)
 

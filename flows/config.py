@@ -33,11 +33,13 @@ DEFAULT_ESTIMATOR = {
     "classification": "GradientBoostingClassifier",
     "regression": "GradientBoostingRegressor",
     "ranking": "GradientBoostingRanker",
+    "survival": "GradientBoostingSurvivalRegressor",
 }
 ESTIMATORS = (
     "GradientBoostingClassifier",
     "GradientBoostingRegressor",
     "GradientBoostingRanker",
+    "GradientBoostingSurvivalRegressor",
     "AdaBoostClassifier",
     "RandomForestClassifier",
     "RandomForestRegressor",
@@ -283,6 +285,10 @@ def resolve_train_config(
     if "random_state" not in cfg.params:
         cfg = cfg.model_copy(update={"params": {**cfg.params, "random_state": 0}})
     check_task(cfg, schema)
+    if schema.task == "survival":  # the objective the labels call for (flows._survival)
+        from flows._survival import survival_config
+
+        cfg = survival_config(cfg, schema)
     check_constraint_columns(cfg, schema)
     from flows._targets import check_multi_output
 
@@ -306,8 +312,9 @@ def check_constraint_columns(cfg: TrainConfig, schema: PreparedSchema) -> None:
 
 def check_task(cfg: TrainConfig, schema: PreparedSchema) -> None:
     """The estimator suits the prepared data's task."""
-    kind = {"classification": "Classifier", "ranking": "Ranker"}.get(schema.task, "Regressor")
-    if not cfg.estimator.endswith(kind):
+    kind = {"classification": "Classifier", "ranking": "Ranker",
+            "survival": "SurvivalRegressor"}.get(schema.task, "Regressor")
+    if not cfg.estimator.endswith(kind) or (kind == "Regressor" and "Survival" in cfg.estimator):
         raise ValueError(
             f"{cfg.estimator} does not fit a {schema.task} target ({schema.target!r}); "
             f"use a {kind}"

@@ -40,6 +40,7 @@ from flows._targets import (
     plot_per_target,
     split_frame,
 )
+from flows._survival import survival_figures
 from flows.config import ClusterConfig
 from flows.data_summary import rounded_seconds, summarize_data
 from flows.metrics import classification_metrics, headline_rows, regression_metrics
@@ -70,6 +71,12 @@ def _load_model(model: str) -> Any:
 def predict_split(client: Any, est: Any, data: str, split: str, output: str) -> str:
     """Predict the split on the workers; write target and predictions to Parquet."""
     schema = read_schema(data)
+    if schema.task == "survival":  # bounds, predicted time and margin (flows._survival)
+        from flows import _survival
+
+        path = Path(output) / "predictions.parquet"
+        _survival.predict_split(client, est, data, split).to_parquet(path, index=False)
+        return str(path)
     X, y, qid = load_split_queries(data, split, schema)
     with client.as_current():
         if is_multi(est):  # k targets (flows._targets): target_<name>, prediction_<name>
@@ -105,6 +112,10 @@ def compute_metrics(predictions: str, est: Any) -> dict:
     frame = pd.read_parquet(predictions)
     if is_multi(est):
         return multi_output_metrics(frame, est)
+    if "y_upper" in frame.columns:  # survival: C-index, likelihood, Kaplan-Meier
+        from flows._survival import survival_metrics
+
+        return survival_metrics(frame, est)
     if "qid" in frame.columns:
         from flows._ranking import ranking_metrics
 
@@ -189,6 +200,8 @@ def draw_diagnostics(predictions: str, model: str, est: Any, metrics: dict,
                 "Rows: true class; columns: predicted class (most probable).",
             ),
         ]
+    elif "y_upper" in frame.columns:  # survival
+        figures += [_save(fig, out, *labels) for fig, *labels in survival_figures(metrics)]
     elif "qid" in frame.columns:
         from flows._ranking import CUTOFFS, plot_ndcg
 

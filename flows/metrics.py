@@ -146,6 +146,10 @@ HEADLINE = {
     **{f"ndcg@{k}": f"NDCG@{k}" for k in (1, 3, 5, 10)},
     "ndcg": "NDCG (whole list)",
     "queries": "queries evaluated",
+    "cindex": "C-index (Harrell)",
+    "cox-nloglik": "Cox negative log partial likelihood",
+    "aft-nloglik": "AFT negative log-likelihood",
+    "events": "events (uncensored rows)",
     "n": "rows evaluated",
 }
 

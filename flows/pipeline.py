@@ -46,7 +46,7 @@ def pipeline(
     cluster: ClusterConfig | None = None,
     progress: bool = False,
     batch_rows: int = BATCH_ROWS,
-    group: str | None = None,
+    group: str | None = None, event: str | None = None, label_upper_bound: str | None = None,
 ) -> str:
     """Prepare raw data, train on it, evaluate on the test split.
 
@@ -79,7 +79,7 @@ def pipeline(
             scheduler=address,
             progress=progress,
             batch_rows=batch_rows,
-            group=group,
+            group=group, event=event, label_upper_bound=label_upper_bound,
         )
         model = train(
             data=data,

@@ -30,6 +30,7 @@ from flows._output import PART_FILE, claim_output, only_parquet
 from flows._prepared import Feature
 from flows._progress import gather_with_progress
 from flows._schema import list_source_files
+from flows._survival import output_columns
 from flows._tabular import BATCH_ROWS, DataError
 from flows.config import ClusterConfig
 
@@ -121,13 +122,17 @@ def plan_files(est: Any, data: str, output: str, overwrite: bool, keep: list[str
     return Plan(fmt, files, features, kept)
 
 
-def output_names(est: Any, proba: bool, pred_leaf: bool = False) -> list[str]:
+def output_names(est: Any, proba: bool, pred_leaf: bool = False,
+                 times: list[float] | None = None) -> list[str]:
     """The columns ``predict`` writes besides the kept ones."""
     if pred_leaf:
-        if proba:
+        if proba or times:
             raise ValueError("--pred-leaf writes the leaves alone (as XGBoost's pred_leaf); "
-                             "leave out --proba, or predict twice")
+                             "leave out --proba and --times, or predict twice")
         return leaf_columns(est)
+    survival = output_columns(est, times)  # a survival model's (flows._survival)
+    if survival:
+        return survival
     if getattr(est, "n_targets_", None) is not None:  # k targets (flows._targets)
         from flows._targets import prediction_columns
 
@@ -214,11 +219,11 @@ def predict_files(scheduler: str, model: str, plan: Plan, output: str, proba: bo
 
 def check_predict(model: str, data: str, output: str, overwrite: bool = False,
                   keep: list[str] | None = None, proba: bool = False,
-                  pred_leaf: bool = False) -> Plan:
+                  pred_leaf: bool = False, times: list[float] | None = None) -> Plan:
     """``plan_files`` for ``predict`` (the command line calls it before anything starts)."""
     est = load_checked(model)
-    return plan_files(est, data, output, overwrite, keep, output_names(est, proba, pred_leaf),
-                      "predictions")
+    names = output_names(est, proba, pred_leaf, times)
+    return plan_files(est, data, output, overwrite, keep, names, "predictions")
 
 
 @flow(name="distboost-predict")
@@ -234,6 +239,7 @@ def predict(
     progress: bool = False,
     batch_rows: int = BATCH_ROWS,
     pred_leaf: bool = False,
+    times: list[float] | None = None,
 ) -> str:
     """Write predictions of ``model`` for every row of the CSV or Parquet ``data``.
 
@@ -257,16 +263,20 @@ def predict(
         Instead of predictions, the leaf each row reaches in every tree
         (``apply``), in XGBoost's ``pred_leaf`` layout: ``leaf_<round>``, or
         ``leaf_<round>_<class label>`` with several trees a round.
+    times : list of float, optional
+        A survival model's: ``survival_<t>`` columns, S(t | x) at each time,
+        beside ``prediction`` and ``margin`` (``flows._survival``).
 
     Returns
     -------
     str
         The output file or folder.
     """
-    plan = check_predict(model, data, output, overwrite, keep, proba, pred_leaf)
+    plan = check_predict(model, data, output, overwrite, keep, proba, pred_leaf, times)
     out = output if is_csv(output) else str(emptied(output))
+    option = list(times) if times else proba  # a survival model's times (flows._apply)
     with dask_client(scheduler, cluster) as client:
-        rows = step(predict_files, client.scheduler.address, model, plan, out, proba, progress,
+        rows = step(predict_files, client.scheduler.address, model, plan, out, option, progress,
                     batch_rows, pred_leaf)
     run_logger().info("wrote %d predictions to %s", rows, out)
     return out

@@ -69,11 +69,12 @@ def inspect_source(
     source: str, target: str | list[str], task_kind: str, categorical: list[str],
     drop: list[str],
     id_columns: list[str] | None = None, feature_columns: list[str] | None = None,
-    group: str | None = None,
+    group: str | None = None, survival: tuple = (None, None),
 ) -> tuple[str, list[str], PreparedSchema]:
-    """List the input files and infer the schema from the first one."""
+    """List the input files and infer the schema from the first one (``survival``:
+    the event and upper bound columns of a survival task, ``flows._survival``)."""
     return source_schema(source, target, task_kind, categorical, drop, id_columns,
-                         feature_columns, group)
+                         feature_columns, group, *survival)
 
 
 def _worker_tasks(client, function, label, calls, **delayed) -> list[Any]:
@@ -255,7 +256,7 @@ def prepare(
     cluster: ClusterConfig | None = None,
     progress: bool = False,
     batch_rows: int = BATCH_ROWS,
-    group: str | None = None,
+    group: str | None = None, event: str | None = None, label_upper_bound: str | None = None,
 ) -> str:
     """Validate raw CSV/Parquet and write typed train/validation/test Parquet.
 
@@ -267,9 +268,9 @@ def prepare(
         Folder to create (a local or shared path the Dask workers can write).
     target : str or list of str
         The column to predict; several: a multi-output task (``flows._targets``).
-    task : {"auto", "classification", "regression", "ranking"}
-        "auto": classification for text labels or few distinct integers;
-        ranking with ``group``, a query id column (``flows._queries``).
+    task : {"auto", "classification", "regression", "ranking", "survival"}
+        "auto": classification for text labels or few distinct integers; ranking with
+        ``group`` (``flows._queries``); survival with ``event`` or ``label_upper_bound``.
     categorical, drop, id_columns, feature_columns : list of str
         Columns to treat as categories / to leave out / to carry beside the
         features, never features (identifiers) / to use as features though they
@@ -292,13 +293,13 @@ def prepare(
     str
         The output folder.
     """
-    logger = run_logger()
+    logger, labels = run_logger(), (event, label_upper_bound)  # survival (flows._survival)
     out = check_output(output, overwrite)
     fractions = split_fractions(validation_fraction, test_fraction)
     if batch_rows < 1:
         raise ValueError(f"batch_rows must be >= 1; got {batch_rows}")
     fmt, files, schema = inspect_source(source, target, task, categorical or [], drop or [],
-                                        id_columns, feature_columns, group)
+                                        id_columns, feature_columns, group, labels)
     logger.info("reading %d %s file(s) from %s", len(files), fmt, source)
     staging = out.with_name(f".{out.name}.partial-{uuid.uuid4().hex[:8]}")
     with dask_client(scheduler, cluster) as client:

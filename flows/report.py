@@ -117,6 +117,10 @@ def _metrics_section(metrics: dict) -> str:
 
         notes.append("Mean NDCG over the queries, each counting once. Baseline: every document "
                      "scored alike, so each query keeps its rows' own order.")
+    elif "cindex" in metrics:
+        from flows._survival import metrics_note
+
+        notes.append(metrics_note(metrics))
     elif "baseline" in metrics:
         notes.append("Baseline: predicting the mean of the evaluated target for every row "
                      "(R² 0).")
@@ -132,6 +136,11 @@ def _metrics_section(metrics: dict) -> str:
 
         parts.append("<h3>Per target</h3><p>Each target's metrics on the evaluated rows, and "
                      "their mean.</p>" + _table(per_target_rows(metrics)))
+    if metrics.get("by_risk_group"):
+        from flows._survival import risk_group_rows
+
+        heading, note, rows = risk_group_rows(metrics)
+        parts.append(f"<h3>{heading}</h3><p>{html.escape(note)}</p>{_table(rows)}")
     if metrics.get("per_class"):
         parts.append("<h3>Per class</h3><p>Precision, recall and F1 of each class when the most "
                      "probable class is predicted; support: rows of the class.</p>")

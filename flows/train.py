@@ -180,6 +180,11 @@ def fit_rounds(
         kwargs: dict[str, Any] = {"eval_set": eval_set, "callbacks": list(callbacks or [])}
         if qid is not None:  # a ranking task (prepare --group)
             kwargs.update(qid=qid, eval_qid=eval_qid if eval_set else None)
+        if schema.task == "survival":  # Cox's signed time or AFT's bounds (flows._survival)
+            from flows._survival import fit_data
+
+            X, y, labels = fit_data(data, schema, est.objective)
+            kwargs.update(labels)
         if early_stopping_rounds and kwargs["eval_set"]:
             kwargs["early_stopping_rounds"] = early_stopping_rounds
         if init_model is not None:

@@ -558,14 +558,16 @@ def test_readme_table_rows_are_rows_of_the_test_tables():
     try:
         from test_bad_input_cli import PREPARE_ROWS
         from test_bad_input_cli import ROWS as CLI_ROWS
+        from test_flows_survival import SURVIVAL_ROWS
     except ImportError:  # tests/ imported as a package
         from tests.test_bad_input_cli import PREPARE_ROWS
         from tests.test_bad_input_cli import ROWS as CLI_ROWS
+        from tests.test_flows_survival import SURVIVAL_ROWS
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
     section = readme.split("## Reference: bad input")[1].split("\n## ")[0]
     shown = [line.split("|")[1].strip() for line in section.splitlines()
              if line.startswith("| ") and not line.startswith("| bad input")]
-    known = {r[0] for r in ROWS + CLI_ROWS + PREPARE_ROWS}
+    known = {r[0] for r in ROWS + CLI_ROWS + PREPARE_ROWS + SURVIVAL_ROWS}
     known |= {"truncated latest checkpoint", "SIGTERM to the command",  # tests of their own
               "integer column labels", "a source file replaced during the fit",
               "out of core on a disk without room",

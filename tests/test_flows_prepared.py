@@ -44,5 +44,6 @@ def test_a_folder_without_or_with_a_broken_schema_is_refused_by_name(tmp_path):
     message = str(info.value)
     assert str(tmp_path / "schema.json") in message and "prepare the data again" in message
     assert "target: Field required" in message
-    assert "task: Input should be 'classification', 'regression' or 'ranking'" in message
+    assert ("task: Input should be 'classification', 'regression', 'ranking' or 'survival'"
+            in message)
     assert "features.1.kind: Input should be 'numeric' or 'categorical'" in message
