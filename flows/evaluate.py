@@ -32,6 +32,7 @@ from flows._data import empty_like, load_split, load_split_queries, shap_columns
 from flows._output import claim_output, has_marker
 from flows._prepared import read_schema
 from flows._progress import progress_bar
+from flows._survival import survival_figures
 from flows._targets import (
     PER_TARGET_FIGURE,
     is_multi,
@@ -40,7 +41,6 @@ from flows._targets import (
     plot_per_target,
     split_frame,
 )
-from flows._survival import survival_figures
 from flows.config import ClusterConfig
 from flows.data_summary import rounded_seconds, summarize_data
 from flows.metrics import classification_metrics, headline_rows, regression_metrics

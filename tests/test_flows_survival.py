@@ -236,6 +236,8 @@ SURVIVAL_ROWS = [
      r"--label-lower-bound needs --label-upper-bound too"),
     ("survival labels with --task regression", ["--task", "regression", *COX], None,
      r"survival labels .* make a survival task, not regression"),
+    ("several --target columns with --event", ["--target", "lo", *COX], None,
+     r"several --target columns \(lo, time\) make a multi-output task; survival takes one"),
 ]
 
 
