@@ -92,3 +92,13 @@ def plot_ndcg(metrics: dict) -> Figure:
     ax_hist.set_title("Distribution across queries")
     ax_hist.legend(loc="upper left")
     return fig
+
+
+def ranking_figures(metrics: dict) -> list[tuple]:
+    """The report's ranking figure: (figure, name, section, title, caption)."""
+    caption = (f"Left: mean NDCG@k over the {metrics['queries']:,} queries for k = "
+               f"{', '.join(map(str, CUTOFFS))} and the whole list, the model's and the "
+               f"baseline's (the rows' own order). Right: how "
+               f"{metrics['per_query']['metric'].upper()} varies from query to query.")
+    return [(plot_ndcg(metrics), "ndcg", "diagnostics", "NDCG by cut-off and across queries",
+             caption)]

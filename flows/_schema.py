@@ -215,20 +215,26 @@ def infer_data_schema(
         raise DataError("\n".join(problems))
     if not features:
         raise DataError(f"{source} has no feature columns besides the target {target!r}")
-    if len(names) > 1:
-        task, target_kind = multi_target_task(head, names, task, source)
-    elif group is not None:  # relevance: numbers
-        _target_kind(head[target], "regression")
-        task, target_kind = "ranking", "float"
-    elif survival is not None:  # times or bounds, checked by label_columns
-        task, target_kind = "survival", "float"
-    else:
-        task, target_kind = _target_kind(head[target], task)
+    task, target_kind = _task_and_kind(head, names, task, source, group, survival)
     return PreparedSchema(source=source, target=target, task=task, target_kind=target_kind,
                           group=group, targets=names if len(names) > 1 else None,
                           event=event, label_upper_bound=label_upper_bound, features=features,
                           ids={n: text_kind(head[n]) for n in ids} | (survival or {}) or None,
                           columns_needed=[f.name for f in features] + names + ids)
+
+
+def _task_and_kind(head, names, task, source, group, survival) -> tuple[str, str]:
+    """The task and the target's kind: several targets (``flows._targets``), ranking
+    relevance (numbers), survival times or bounds (checked by ``label_columns``), or
+    one target's own (``_target_kind``)."""
+    if len(names) > 1:
+        return multi_target_task(head, names, task, source)
+    if group is not None:
+        _target_kind(head[names[0]], "regression")
+        return "ranking", "float"
+    if survival is not None:
+        return "survival", "float"
+    return _target_kind(head[names[0]], task)
 
 
 def source_schema(

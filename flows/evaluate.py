@@ -203,14 +203,9 @@ def draw_diagnostics(predictions: str, model: str, est: Any, metrics: dict,
     elif "y_upper" in frame.columns:  # survival
         figures += [_save(fig, out, *labels) for fig, *labels in survival_figures(metrics)]
     elif "qid" in frame.columns:
-        from flows._ranking import CUTOFFS, plot_ndcg
+        from flows._ranking import ranking_figures
 
-        figures.append(_save(
-            plot_ndcg(metrics), out, "ndcg", "diagnostics", "NDCG by cut-off and across queries",
-            f"Left: mean NDCG@k over the {metrics['queries']:,} queries for k = "
-            f"{', '.join(map(str, CUTOFFS))} and the whole list, the model's and the baseline's "
-            f"(the rows' own order). Right: how {metrics['per_query']['metric'].upper()} "
-            f"varies from query to query."))
+        figures += [_save(fig, out, *labels) for fig, *labels in ranking_figures(metrics)]
     else:
         fig = plots.plot_residuals(frame["target"].to_numpy(), frame["prediction"].to_numpy())
         figures.append(

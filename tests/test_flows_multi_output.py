@@ -85,27 +85,27 @@ def raw(tmp_path_factory):
     return frame, folder
 
 
+def _prepared_and_trained(cli_run, folder, name, targets, drop, params):
+    """``prepare`` of ``targets`` (the other target columns dropped), then ``train``."""
+    data, run = folder.parent / f"{name}-data", folder.parent / f"{name}-run"
+    cli_run(["prepare", str(folder), "--out", str(data),
+             *(a for t in targets for a in ("--target", t)), "--id", "row", "--drop", *drop])
+    cli_run(["train", str(data), "--out", str(run), *_params(params)])
+    return data, run
+
+
 @pytest.fixture(scope="module")
 def regression(raw, cli_run):
     """Three numeric targets prepared and trained as DART (one tree per target a round)."""
-    _, folder = raw
-    data, run = folder.parent / "reg-data", folder.parent / "reg-run"
-    cli_run(["prepare", str(folder), "--out", str(data), "--target", "a", "--target", "b",
-             "--target", "c", "--id", "row", "--drop", "la", "lb", "lc"])
-    cli_run(["train", str(data), "--out", str(run), *_params({**SMALL, **DART})])
-    return data, run
+    return _prepared_and_trained(cli_run, raw[1], "reg", "abc", ["la", "lb", "lc"],
+                                 {**SMALL, **DART})
 
 
 @pytest.fixture(scope="module")
 def labels(raw, cli_run):
     """Three 0/1 targets: multi-label classification with vector-leaf trees."""
-    _, folder = raw
-    data, run = folder.parent / "lab-data", folder.parent / "lab-run"
-    cli_run(["prepare", str(folder), "--out", str(data), "--target", "la", "--target", "lb",
-             "--target", "lc", "--id", "row", "--drop", "a", "b", "c"])
-    cli_run(["train", str(data), "--out", str(run),
-             *_params({**SMALL, "multi_strategy": "multi_output_tree"})])
-    return data, run
+    return _prepared_and_trained(cli_run, raw[1], "lab", ["la", "lb", "lc"], list("abc"),
+                                 {**SMALL, "multi_strategy": "multi_output_tree"})
 
 
 def _library_fit(cls, data, targets, **params):
