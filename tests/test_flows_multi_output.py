@@ -159,7 +159,7 @@ def test_predict_writes_a_column_per_target(raw, regression, labels, cli_run, tm
     out = tmp_path / "reg.csv"
     cli_run(["predict", str(regression[1] / "model.json"), str(folder), "--keep", "row",
              "--out", str(out)])
-    written = pd.read_csv(out)
+    written = pd.read_csv(out, float_precision="round_trip")
     assert list(written.columns) == ["row", "prediction_a", "prediction_b", "prediction_c"]
     np.testing.assert_array_equal(written["row"], frame["row"])  # joinable, input order
     est = db.load_model(regression[1] / "model.json")
@@ -185,7 +185,7 @@ def test_explain_writes_shap_values_per_target(raw, regression, cli_run, tmp_pat
     out = tmp_path / "shap.csv"
     cli_run(["explain", str(regression[1] / "model.json"), str(folder), "--keep", "row",
              "--out", str(out)])
-    written = pd.read_csv(out)
+    written = pd.read_csv(out, float_precision="round_trip")
     names = [f"shap_{t}_{f}" for t in ("a", "b", "c") for f in [*FEATURES, "bias"]]
     assert list(written.columns) == ["row", *names]
     est = db.load_model(regression[1] / "model.json")
@@ -285,8 +285,8 @@ def test_one_target_dart_end_to_end(raw, cli_run, tmp_path):
     np.testing.assert_array_equal(est.tree_weights_, here.tree_weights_)
     assert not np.all(est.tree_weights_ == 1)
     cli_run(["predict", str(run / "model.json"), str(source), "--out", str(tmp_path / "p.csv")])
-    np.testing.assert_allclose(pd.read_csv(tmp_path / "p.csv")["prediction"],
-                               est.predict(frame[FEATURES]), rtol=1e-15)
+    written = pd.read_csv(tmp_path / "p.csv", float_precision="round_trip")
+    np.testing.assert_allclose(written["prediction"], est.predict(frame[FEATURES]), rtol=1e-15)
     evaluation, pred, report = _evaluate(cli_run, data, run, tmp_path / "report")
     assert evaluation["details"]["booster"].startswith("dart (rate_drop=0.1")
     y = pred["target"].to_numpy()

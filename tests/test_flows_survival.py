@@ -195,7 +195,7 @@ def test_aft_trains_predicts_and_reports(aft, tmp_path):
                                   check_dtype=False, check_exact=True)
     out = tmp_path / "predictions.csv"
     _ok(["predict", str(run / "model.json"), str(raw), "--out", str(out)])
-    written = pd.read_csv(out)
+    written = pd.read_csv(out, float_precision="round_trip")
     np.testing.assert_allclose(written["prediction"], est.predict(frame[FEATURES]), rtol=1e-15)
 
 
