@@ -34,6 +34,7 @@ def test_two_setup_commands():
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(2400)  # some 26 blocks, each its own process or command (~15 min)
 def test_every_block_runs_in_order(tmp_path):
     env = {**os.environ, "PREFECT_HOME": str(tmp_path / "prefect-home"),
            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
