@@ -52,10 +52,12 @@ def memory_gb() -> float | None:
 
 
 def describe() -> dict[str, Any]:
-    """The machine: CPU count and model, usable CPUs, CPU quota, memory, Python, OS."""
+    """The machine: CPU count and model, usable CPUs, CPU quota, memory, Python, OS, and
+    the OpenMP wait policy the runs inherit (None: each library's default)."""
     return {"cpu_count": os.cpu_count(), "usable_cpus": usable_cpus(),
             "cpu_quota": cpu_quota(), "cpu_model": cpu_model(), "memory_gb": memory_gb(),
-            "python": platform.python_version(), "platform": platform.platform()}
+            "python": platform.python_version(), "platform": platform.platform(),
+            "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY")}
 
 
 def sentence(meta: dict[str, Any]) -> str:
@@ -63,7 +65,9 @@ def sentence(meta: dict[str, Any]) -> str:
     ``load_average_before`` / ``load_average_after``."""
     quota = "" if meta.get("cpu_quota") is None else f", cgroup quota {meta['cpu_quota']:g} CPUs"
     memory = "" if meta.get("memory_gb") is None else f"; {meta['memory_gb']:.0f} GB memory"
+    policy = meta.get("omp_wait_policy")
+    wait = "" if policy is None else f"; OMP_WAIT_POLICY={policy} for every run"
     return (f"Machine: {meta['cpu_model']}, {meta['cpu_count']} CPUs "
             f"({meta['usable_cpus']} usable by this process{quota}){memory}; "
             f"1-minute load average {meta['load_average_before']:.1f} before / "
-            f"{meta['load_average_after']:.1f} after; Python {meta['python']}.")
+            f"{meta['load_average_after']:.1f} after; Python {meta['python']}{wait}.")

@@ -3,7 +3,8 @@
 # the carried wheels installed, W1 generated, distboost's kernels compiled (threads.py's
 # warm-up), then threads.py's sections within their budgets:
 #   1. in process, W1 2M rows, 50 rounds of depth 6, at 1, 2, 4, 8 and 16 threads;
-#   2. W1 10M rows, 100 rounds: in process at 16 threads, and LocalCluster(8 x 2).
+#   2. the same at 16 and 8 threads with OMP_WAIT_POLICY=ACTIVE (spinning threads);
+#   3. W1 10M rows, 100 rounds: in process at 16 threads, and LocalCluster(8 x 2).
 # The reports go to bench/results/ and, when $OUT is set (the device tool), to $OUT too.
 #
 #   bash bench/cpu16.sh                                  # on the 16-core host
@@ -35,9 +36,15 @@ PY
 "$python" bench/threads.py --threads "$threads" --rows "$small" --partitions 8 \
     --systems distboost,xgboost --rounds 50 --repeats 1 --budget "${BUDGET_SMALL:-250}" \
     --out threads-cpu16-small
+[ -n "${OUT:-}" ] && cp bench/results/threads-cpu16-small.* "$OUT"/  # kept if the rest overruns
+# The same at the most threads with OpenMP's threads spinning (the wait policy a user may
+# set; distboost's default is passive), to see what passive waiting costs on many cores.
+OMP_WAIT_POLICY=ACTIVE "$python" bench/threads.py --threads "${ACTIVE_THREADS:-16,8}" \
+    --rows "$small" --partitions 8 --systems distboost,xgboost --rounds 50 --repeats 1 \
+    --budget "${BUDGET_ACTIVE:-60}" --out threads-cpu16-active
+[ -n "${OUT:-}" ] && cp bench/results/threads-cpu16-active.* "$OUT"/
 "$python" bench/threads.py --threads "$large_threads" --rows "$large" --partitions 80 \
     --systems distboost,xgboost --dask "$dask" --dask-rows "$large" --dask-partitions 80 \
     --rounds 100 --repeats 1 --budget "${BUDGET_LARGE:-190}" --out threads-cpu16-large
-if [ -n "${OUT:-}" ]; then
-  cp bench/results/threads-cpu16-small.* bench/results/threads-cpu16-large.* "$OUT"/
-fi
+[ -n "${OUT:-}" ] && cp bench/results/threads-cpu16-large.* "$OUT"/
+exit 0
