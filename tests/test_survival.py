@@ -12,7 +12,15 @@ from distboost import GradientBoostingSurvivalRegressor, InvalidParameterError, 
 from distboost.engine import local_partitions
 from distboost.kernels import survival as ks
 from distboost.metrics import make_metrics
-from distboost.trees.survival import DISTRIBUTIONS, AFTLoss, CoxLoss, IntervalTarget, cox_tables
+from distboost.trees.survival import (
+    DISTRIBUTIONS,
+    AFTLoss,
+    CoxLoss,
+    IntervalTarget,
+    cox_tables,
+    forget_row_bins,
+    row_event_bins,
+)
 
 SMALL = {"n_estimators": 8, "max_depth": 3, "learning_rate": 0.3}
 INF = math.inf
@@ -104,7 +112,9 @@ def _cox_g_h(y, f, n_parts=1):
     sums = np.zeros((len(times), ks.N_LIMBS), np.int64)
     for piece in np.array_split(np.arange(len(y)), n_parts):
         part = np.zeros_like(sums)
-        ks.cox_bin_sums(time[piece], f[piece], f_max, times, part)
+        bins = np.empty(len(piece), np.int64)
+        ks.event_bins(time[piece], times, bins)
+        ks.cox_bin_sums(bins, f[piece], f_max, part)
         sums += part
     a, b = cox_tables(sums, counts)
     loss = CoxLoss(times, counts).with_tables(f_max, a, b)
@@ -155,6 +165,22 @@ def test_cox_risk_set_sums_do_not_depend_on_the_partitioning():
     for parts in (2, 7, 64):
         gk, hk = _cox_g_h(y, f, parts)
         assert np.array_equal(g1, gk) and np.array_equal(h1, hk)
+
+
+def test_row_event_bins_by_hand_searched_once_per_label_array():
+    """Event times 1, 2, 3: time 2 -> bin 1, 1.5 (censored) -> 0, 3 -> 2, 0.5 -> -1
+    (before every event), 1 -> 0."""
+    y = np.array([2.0, -1.5, 3.0, -0.5, 1.0])
+    times = np.array([1.0, 2.0, 3.0])
+    bins, event = row_event_bins(y, times)
+    assert bins.tolist() == [1, 0, 2, -1, 0] and event.tolist() == [1, 0, 1, 0, 1]
+    again, _ = row_event_bins(y, times.copy())  # equal times (a round's pickled copy)
+    assert again is bins
+    fewer, _ = row_event_bins(y, np.array([2.0, 3.0]))  # other times: searched again
+    assert fewer.tolist() == [0, -1, 1, -1, -1]
+    assert row_event_bins(y.copy(), np.array([2.0, 3.0]))[0] is not fewer  # another array
+    forget_row_bins(y)
+    assert row_event_bins(y, np.array([2.0, 3.0]))[0] is not fewer
 
 
 def test_fixed_point_sums_are_exact_to_2_to_the_minus_192():

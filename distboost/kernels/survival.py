@@ -194,12 +194,20 @@ def _add_fixed(limbs, v):
 
 
 @numba.njit(cache=True)
-def cox_bin_sums(time, f, f_max, event_times, out):
-    """Each row's exp(f - f_max) added, in fixed point, to the bin of the last
-    event time <= its time (rows before the first event time are in no risk
-    set). ``out``: (n_event_times, N_LIMBS) int64, added to."""
+def event_bins(time, event_times, out):
+    """Each row's bin: the index of the last event time <= its time, -1 for a
+    row before the first event time (in no risk set)."""
+    for i in range(len(time)):
+        out[i] = np.searchsorted(event_times, time[i], side="right") - 1
+
+
+@numba.njit(cache=True)
+def cox_bin_sums(bins, f, f_max, out):
+    """Each row's exp(f - f_max) added, in fixed point, to its bin
+    (``event_bins``; rows of bin -1 are in no risk set). ``out``:
+    (n_event_times, N_LIMBS) int64, added to."""
     for i in range(len(f)):
-        b = np.searchsorted(event_times, time[i], side="right") - 1
+        b = bins[i]
         if b >= 0:
             _add_fixed(out[b], math.exp(f[i] - f_max))
 
@@ -221,12 +229,13 @@ def fixed_to_float(limbs: np.ndarray) -> np.ndarray:
 
 
 @numba.njit(cache=True)
-def cox_gradients(time, event, f, f_max, event_times, a, b, w, g_out, h_out):
+def cox_gradients(bins, event, f, f_max, a, b, w, g_out, h_out):
     """g = v A - delta, h = v A - v^2 B with v = exp(f - f_max) and A, B the
-    cumulative sums d_k / R~_k and d_k / R~_k^2 up to the row's time (R~_k the
-    risk-set sums scaled by exp(-f_max)); both times the weight."""
+    cumulative sums d_k / R~_k and d_k / R~_k^2 up to the row's bin
+    (``event_bins``; R~_k the risk-set sums scaled by exp(-f_max)); both times
+    the weight."""
     for i in range(len(f)):
-        k = np.searchsorted(event_times, time[i], side="right") - 1
+        k = bins[i]
         v = math.exp(f[i] - f_max)
         ak = a[k] if k >= 0 else 0.0
         bk = b[k] if k >= 0 else 0.0

@@ -39,7 +39,7 @@ import numpy as np
 from ..engine.group import each_shard
 from ..kernels import survival as ks
 from ..learners.gradient import GradientLearner, pack_rounds
-from ..trees.survival import CoxLoss, cox_tables, times_events
+from ..trees.survival import CoxLoss, cox_tables, forget_row_bins, row_event_bins, times_events
 from . import objective
 
 
@@ -47,6 +47,7 @@ def _event_counts(state):
     """Per group: the distinct event times of its rows and their counts."""
     found = []
     for (shard,) in each_shard(state.shards):
+        forget_row_bins(shard.y)
         time, event = times_events(shard.y)
         found.append(np.unique(time[event > 0], return_counts=True))
     return state, found
@@ -74,9 +75,9 @@ def _bin_sums(state, event_times_, f_max, packed):
     """Per group: the fixed-point sums of exp(f - f_max) per event-time bin."""
     out = np.zeros((len(event_times_), ks.N_LIMBS), np.int64)
     for shard, rows in each_shard(state.shards, state.rows):
-        time, _ = times_events(shard.y)
+        bins, _ = row_event_bins(shard.y, event_times_)
         f = np.ascontiguousarray(objective._margins(shard, rows, packed)[0], np.float64)
-        ks.cox_bin_sums(time, f, f_max, event_times_, out)
+        ks.cox_bin_sums(bins, f, f_max, out)
     return state, out
 
 

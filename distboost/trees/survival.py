@@ -23,6 +23,7 @@ at its own time (``kernels.survival.cox_gradients``).
 from __future__ import annotations
 
 import math
+import weakref
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -53,6 +54,39 @@ def times_events(y) -> tuple[np.ndarray, np.ndarray]:
         return time, (lower == upper).astype(np.float64)
     y = np.asarray(y, np.float64)
     return np.abs(y), (y > 0).astype(np.float64)
+
+
+_ROW_BINS: dict[int, tuple] = {}
+"""id(y) -> (weak reference to y, event times, bins, events): each label array's
+rows' event-time bins, kept while the array lives (a shard's ``y``)."""
+
+
+def forget_row_bins(y) -> None:
+    """Drop what ``row_event_bins`` keeps for ``y`` (a fit starts: its labels may
+    have changed in place since the last fit that used the same array)."""
+    _ROW_BINS.pop(id(y), None)
+
+
+def row_event_bins(y, event_times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(bin, event) of each row of Cox's signed ``y``: the index of the last event
+    time <= the row's time (-1: before the first; ``kernels.survival.event_bins``)
+    and 1.0 for an event, else 0.0.
+
+    A fit's rounds ask for the same rows' bins at the same event times; they are
+    searched once and kept while ``y`` lives (a shard's labels), checked against
+    the event times asked for each time."""
+    hit = _ROW_BINS.get(id(y))
+    if hit is not None and hit[0]() is y and (
+            hit[1] is event_times or np.array_equal(hit[1], event_times)):
+        return hit[2], hit[3]
+    time, event = times_events(y)
+    bins = np.empty(len(time), np.int64)
+    ks.event_bins(time, event_times, bins)
+    if isinstance(y, np.ndarray):
+        key = id(y)
+        ref = weakref.ref(y, lambda _, key=key: _ROW_BINS.pop(key, None))
+        _ROW_BINS[key] = (ref, event_times, bins, event)
+    return bins, event
 
 
 class AFTLoss(Loss):
@@ -152,11 +186,11 @@ class CoxLoss(Loss):
             raise RuntimeError("CoxLoss.gradients needs the round's risk-set tables "
                                "(training.survival.cox_round)")
         f_max, a, b = self.tables
-        time, event = times_events(y)
+        bins, event = row_event_bins(y, self.event_times)
         f = np.ascontiguousarray(raw[0], np.float64)
         g, h = np.empty((1, len(f))), np.empty((1, len(f)))
-        ks.cox_gradients(time, event, f, f_max, self.event_times, a, b,
-                         np.ascontiguousarray(w, np.float64), g[0], h[0])
+        ks.cox_gradients(bins, event, f, f_max, a, b, np.ascontiguousarray(w, np.float64),
+                         g[0], h[0])
         return g, h
 
     def pointwise(self, y, raw):
