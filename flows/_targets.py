@@ -347,13 +347,3 @@ def check_multi_output(cfg: Any, schema: PreparedSchema) -> None:
                      f"{len(schema.targets)} ({schema.targets}): train {suited} (multi-output "
                      f"gradient boosting), or prepare one target per model")
 
-
-def restart_note(schema: PreparedSchema, done: int) -> str | None:
-    """Why a multi-output run with checkpoints starts over: the library does not
-    continue a multi-output model (``init_model``); the same data and
-    ``random_state`` give the same rounds again."""
-    if not schema.targets or not done:
-        return None
-    return (f"a multi-output model ({len(schema.targets)} targets) cannot be continued from "
-            f"its checkpoint (round {done}): training it again from round 0, which gives the "
-            f"same rounds")

@@ -55,7 +55,6 @@ from flows._data import has_split, load_bin_mapper, load_split_queries
 from flows._output import claim_output, has_marker, locked_output
 from flows._prepared import PreparedSchema, read_schema
 from flows._progress import progress_bar
-from flows._targets import restart_note
 from flows.config import (
     ClusterConfig,
     TrainConfig,
@@ -312,11 +311,6 @@ def _train_run(scheduler: str, data: str, cfg: TrainConfig, out: Path, progress:
     logger = run_logger()
     total = cfg.n_estimators
     done, checkpoint = last_good_checkpoint(out)
-    restart = restart_note(read_schema(data), done)
-    if restart:  # several targets (flows._targets)
-        say(restart)
-        logger.warning(restart)
-        done, checkpoint = 0, None
     if done:
         say(f"resuming from checkpoint {checkpoint} (round {done} of {total})")
         logger.warning("resuming from checkpoint %s (round %d of %d)", checkpoint, done, total)

@@ -193,19 +193,26 @@ def test_explain_writes_shap_values_per_target(raw, regression, cli_run, tmp_pat
     np.testing.assert_allclose(total, est.predict(frame[FEATURES]), rtol=1e-9, atol=1e-9)
 
 
-def test_an_interrupted_multi_output_run_starts_over(labels, cli_run, tmp_path, capsys):
-    """The library does not continue a multi-output model: a run stopped after a
-    checkpoint trains again from round 0, to the same model."""
-    data, run = labels
-    again = tmp_path / "run"
+def test_an_interrupted_multi_output_run_resumes_to_the_same_model(labels, cli_run, tmp_path,
+                                                                    capsys):
+    """A vector-leaf multi-label run stopped after its first checkpoint (later
+    files gone): the rerun continues from that round, to the uninterrupted model."""
+    data, _ = labels
+    args = [*_params({**SMALL, "multi_strategy": "multi_output_tree"}), "--checkpoint-every", "3"]
+    run, again = tmp_path / "run", tmp_path / "again"
+    cli_run(["train", str(data), "--out", str(run), *args])
     shutil.copytree(run, again)
     for name in ("model.json", "history.json", "training.json"):
         (again / name).unlink()
-    assert list((again / "checkpoints").glob("round-*.json"))
+    checkpoints = sorted((again / "checkpoints").glob("round-*[0-9].json"))
+    assert [p.name for p in checkpoints] == ["round-00003.json", "round-00006.json",
+                                             "round-00008.json"]
+    for later in checkpoints[1:]:
+        later.unlink()
     capsys.readouterr()
-    cli_run(["train", str(data), "--out", str(again),
-             *_params({**SMALL, "multi_strategy": "multi_output_tree"})])
-    assert "cannot be continued from its checkpoint (round" in capsys.readouterr().err
+    cli_run(["train", str(data), "--out", str(again), *args])
+    assert "resuming from checkpoint" in capsys.readouterr().err
+    assert json.loads((again / "training.json").read_text())["resumed_from_round"] == 3
     assert (again / "model.json").read_text() == (run / "model.json").read_text()
 
 

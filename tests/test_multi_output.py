@@ -215,6 +215,65 @@ def test_bad_input_is_refused(data):
         GradientBoostingRegressor(**SMALL, multi_strategy="vector").fit(X, Y)
 
 
+@pytest.mark.parametrize("strategy", ["one_output_per_tree", "multi_output_tree"])
+def test_continued_training_equals_one_fit(data, strategy, tmp_path):
+    """init_model (fitted, or its file) and warm_start add rounds to a multi-output
+    model: 3 + 3 rounds equal 6 to the bit, targets and labels."""
+    X, Y, labels = data
+    for cls, y in ((GradientBoostingRegressor, Y), (GradientBoostingClassifier, labels)):
+        params = {**SMALL, "multi_strategy": strategy}
+        full = cls(**params).fit(X, y)
+        half = cls(**{**params, "n_estimators": 3}).fit(X, y)
+        path = tmp_path / f"{cls.__name__}-{strategy}.json"
+        half.save_model(path)
+        for start in (half, path):
+            rest = cls(**{**params, "n_estimators": 3}).fit(X, y, init_model=start)
+            assert len(rest.trees_) == 6 and rest.n_targets_ == 3
+            np.testing.assert_array_equal(rest.predict(X), full.predict(X))
+        warm = cls(**{**params, "n_estimators": 3}, warm_start=True).fit(X, y)
+        warm.set_params(n_estimators=6).fit(X, y)
+        np.testing.assert_array_equal(warm.predict(X), full.predict(X))
+
+
+def test_dask_continues_to_the_in_process_model(data, dask_client):
+    import dask.array as da
+
+    X, Y, _ = data
+    Xd, Yd = da.from_array(X, chunks=(110, 4)), da.from_array(Y, chunks=(110, 3))
+    for strategy in ("one_output_per_tree", "multi_output_tree"):
+        params = {**SMALL, "n_estimators": 3, "multi_strategy": strategy}
+        full = GradientBoostingRegressor(**{**params, "n_estimators": 6}).fit(X, Y)
+        half = GradientBoostingRegressor(**params, client=dask_client).fit(Xd, Yd)
+        rest = GradientBoostingRegressor(**params, client=dask_client).fit(Xd, Yd,
+                                                                          init_model=half)
+        np.testing.assert_array_equal(rest.predict(Xd).compute(), full.predict(X))
+
+
+def test_continuing_other_outputs_is_refused(data):
+    """A model of one target, of k targets, or grown by the other strategy is not
+    continued with another y (its rounds hold other outputs)."""
+    X, Y, _ = data
+    one = GradientBoostingRegressor(**SMALL).fit(X, Y[:, 0])
+    three = GradientBoostingRegressor(**SMALL).fit(X, Y)
+    with pytest.raises(ValueError, match="init_model was trained on one target and y has 3 "
+                                         "target columns"):
+        GradientBoostingRegressor(**SMALL).fit(X, Y, init_model=one)
+    with pytest.raises(ValueError, match="trained on 3 target columns and y has one target"):
+        GradientBoostingRegressor(**SMALL).fit(X, Y[:, 0], init_model=three)
+    with pytest.raises(ValueError, match="trained on 3 target columns and y has 2 target"):
+        GradientBoostingRegressor(**SMALL).fit(X, Y[:, :2], init_model=three)
+    with pytest.raises(ValueError, match="multi_strategy='one_output_per_tree' and this fit "
+                                         "has multi_strategy='multi_output_tree'"):
+        GradientBoostingRegressor(**SMALL, multi_strategy="multi_output_tree").fit(
+            X, Y, init_model=three)
+    warm = GradientBoostingRegressor(**SMALL, warm_start=True).fit(X, Y)
+    warm.set_params(n_estimators=8)
+    with pytest.raises(ValueError, match=r"this model \(warm_start\) was trained on 3 target "
+                                         r"columns and y has one target"):
+        warm.fit(X, Y[:, 0])
+    assert warm.n_targets_ == 3 and len(warm.trees_) == 6  # the model is left as it was
+
+
 def test_scikit_learn_sees_a_multi_output_estimator(data):
     from sklearn.model_selection import cross_val_score
     from sklearn.utils import get_tags

@@ -36,6 +36,8 @@ def begin_fit(est, y, init_model=None) -> None:
     ``target_names_``, as ``feature_names_in_``) and refuse what multi-output
     training does not support, naming the parameter and what to do."""
     k = n_targets(y)
+    if est.warm_start and hasattr(est, "trees_"):  # continues itself: before n_targets_ changes
+        check_continued(est, est, k)
     est._multi_output = None
     if k is None:
         est.__dict__.pop("n_targets_", None)
@@ -53,8 +55,6 @@ def begin_fit(est, y, init_model=None) -> None:
             est.eval_metric is not None,
         "early_stopping (scikit-learn's; use eval_set with early_stopping_rounds)":
             est.early_stopping not in (False, "auto"),
-        "init_model / warm_start": init_model is not None or (
-            est.warm_start and hasattr(est, "trees_")),
         "booster='dart' with multi_strategy='multi_output_tree'":
             est.multi_strategy == "multi_output_tree" and est.booster == "dart",
     }
@@ -70,6 +70,28 @@ def begin_fit(est, y, init_model=None) -> None:
         est.target_names_ = np.array([str(c) for c in names], dtype=object)
     else:
         est.__dict__.pop("target_names_", None)
+
+
+def _targets_phrase(k) -> str:
+    return "one target" if k is None else f"{k} target columns"
+
+
+def check_continued(est, init_model, k) -> None:
+    """Refuse to continue a model whose outputs differ from this fit's: a y of
+    ``k`` columns (None: one) continues a model of as many targets, grown by the
+    same ``multi_strategy`` (its trees hold one output each, or k leaf values)."""
+    if init_model is None:
+        return
+    theirs = getattr(init_model, "n_targets_", None)
+    source = "this model (warm_start)" if init_model is est else "init_model"
+    if theirs != k:
+        raise ValueError(f"{source} was trained on {_targets_phrase(theirs)} and y has "
+                         f"{_targets_phrase(k)}; continue with a y of the same columns, or "
+                         f"train a new model")
+    if k is not None and init_model.multi_strategy != est.multi_strategy:
+        raise ValueError(f"{source} grew its trees with multi_strategy="
+                         f"{init_model.multi_strategy!r} and this fit has multi_strategy="
+                         f"{est.multi_strategy!r}; continue with the same strategy")
 
 
 def vector_leaves(est) -> bool:
