@@ -18,7 +18,6 @@ from distboost.trees.survival import (
     CoxLoss,
     IntervalTarget,
     cox_tables,
-    forget_row_bins,
     row_event_bins,
 )
 
@@ -179,8 +178,6 @@ def test_row_event_bins_by_hand_searched_once_per_label_array():
     fewer, _ = row_event_bins(y, np.array([2.0, 3.0]))  # other times: searched again
     assert fewer.tolist() == [0, -1, 1, -1, -1]
     assert row_event_bins(y.copy(), np.array([2.0, 3.0]))[0] is not fewer  # another array
-    forget_row_bins(y)
-    assert row_event_bins(y, np.array([2.0, 3.0]))[0] is not fewer
 
 
 def test_fixed_point_sums_are_exact_to_2_to_the_minus_192():

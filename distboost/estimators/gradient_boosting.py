@@ -217,7 +217,7 @@ class _GradientBoosting(BoostingLeaves, TreeEnsembleBase):
             eval_set, sample_weight_eval_set = [(Xv, yv)], None if wv is None else [wv]
         checks.check_fit_arguments(eval_set, early_stopping_rounds, callbacks)
         init_model, n_rounds = self._resolve_init_model(init_model)
-        if init_model is not None and init_model is not self:
+        if init_model is not None:
             multi_output.check_continued(self, init_model, getattr(self, "n_targets_", None))
         # the functions the workers unpickle
         remote = _objectives.functions_of(self.loss, self.eval_metric) if is_dask(X) else []

@@ -80,8 +80,6 @@ def check_continued(est, init_model, k) -> None:
     """Refuse to continue a model whose outputs differ from this fit's: a y of
     ``k`` columns (None: one) continues a model of as many targets, grown by the
     same ``multi_strategy`` (its trees hold one output each, or k leaf values)."""
-    if init_model is None:
-        return
     theirs = getattr(init_model, "n_targets_", None)
     source = "this model (warm_start)" if init_model is est else "init_model"
     if theirs != k:

@@ -39,7 +39,7 @@ import numpy as np
 from ..engine.group import each_shard
 from ..kernels import survival as ks
 from ..learners.gradient import GradientLearner, pack_rounds
-from ..trees.survival import CoxLoss, cox_tables, forget_row_bins, row_event_bins, times_events
+from ..trees.survival import CoxLoss, cox_tables, row_event_bins, times_events
 from . import objective
 
 
@@ -47,7 +47,6 @@ def _event_counts(state):
     """Per group: the distinct event times of its rows and their counts."""
     found = []
     for (shard,) in each_shard(state.shards):
-        forget_row_bins(shard.y)
         time, event = times_events(shard.y)
         found.append(np.unique(time[event > 0], return_counts=True))
     return state, found

@@ -61,12 +61,6 @@ _ROW_BINS: dict[int, tuple] = {}
 rows' event-time bins, kept while the array lives (a shard's ``y``)."""
 
 
-def forget_row_bins(y) -> None:
-    """Drop what ``row_event_bins`` keeps for ``y`` (a fit starts: its labels may
-    have changed in place since the last fit that used the same array)."""
-    _ROW_BINS.pop(id(y), None)
-
-
 def row_event_bins(y, event_times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(bin, event) of each row of Cox's signed ``y``: the index of the last event
     time <= the row's time (-1: before the first; ``kernels.survival.event_bins``)
