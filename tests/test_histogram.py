@@ -154,14 +154,18 @@ def test_levels_match_the_definition_across_chunks_and_trees():
         np.testing.assert_array_equal(np.sort(np.concatenate(rows)), np.flatnonzero(positions[t] >= 0))
 
 
-def test_any_number_of_statistics():
+@pytest.mark.parametrize("n_stats", [1, 4, 5, 7, 8, 10, 11, 15, 17])
+def test_any_number_of_statistics(n_stats):
+    """Rows of many statistics go in in runs of 8, 4, 2 and 1: every remainder,
+    every feature and a subset of them, roots and levels."""
     rng = np.random.default_rng(4)
-    X = rng.integers(0, 7, size=(300, 2)).astype(np.uint8)
-    stats = rng.integers(0, 9, size=(1, 300, 5)).astype(np.int64)
+    X = rng.integers(0, 7, size=(300, 3)).astype(np.uint8)
+    stats = rng.integers(-(2**40), 2**40, size=(1, 300, n_stats)).astype(np.int64)
     part = RowPartition.from_positions(np.zeros((1, 300), np.int32))
-    np.testing.assert_array_equal(root_histograms(X, stats, part, np.arange(2))[0],
-                                  _reference(X, stats[0], np.arange(300), range(2)))
-    _grow_levels(X, stats, np.zeros((1, 300), np.int32), 2, np.arange(2), seed=5)
+    for features in (np.arange(3), np.array([0, 2])):
+        np.testing.assert_array_equal(root_histograms(X, stats, part, features)[0],
+                                      _reference(X, stats[0], np.arange(300), features))
+    _grow_levels(X, stats, np.zeros((1, 300), np.int32), 2, np.arange(3), seed=5)
 
 
 @pytest.mark.parametrize("threads", [1, 2])

@@ -83,6 +83,33 @@ def test_the_trees_of_the_waves(monkeypatch, dense_rows, growth, counts, categor
         assert (walked[0, part.node_rows(0, leaf)] == leaf).all()
 
 
+@pytest.mark.parametrize("dense_rows", [0, 1024], ids=["dense", "mixed"])
+def test_vector_trees_of_the_waves_with_and_without_counts(monkeypatch, dense_rows):
+    """Vector leaves (three outputs): the wave grower's tree here, and the same
+    tree, counts and missing directions included, whether the statistics hold
+    a row count or the grower counts the routed rows."""
+    from distboost.trees.vector_leaves import VectorCriterion
+
+    monkeypatch.setattr(local_grower, "DENSE_MIN_ROWS", dense_rows)
+    mapper, binned, g, h = _data()
+    rng = np.random.default_rng(1)
+    pairs = [g, h] + [a for _ in range(2) for a in (rng.integers(-900, 900, len(g)),
+                                                   rng.integers(1, 50, len(g)))]
+    growth = GrowthParams(max_depth=5, learning_rate=0.3)
+    trees = []
+    for counts in (True, False):
+        stats = np.stack(pairs + ([np.ones(len(g))] if counts else []), axis=1).astype(np.int64)
+        criterion = VectorCriterion(SplitParams(reg_lambda=2.0), (1.0, 1.0), 3, counts)
+        assert criterion.n_stats == 6 + counts
+        expected = _by_waves(mapper, binned, stats[None], growth, criterion)
+        tree, _ = _here(mapper, binned, stats[None], growth, criterion)
+        assert tree == expected and len(tree.nodes) > 15
+        trees.append(tree)
+    assert trees[0] == trees[1]
+    with pytest.raises(ValueError, match="need min_samples_leaf == 1"):
+        VectorCriterion(SplitParams(min_samples_leaf=2), (1.0, 1.0), 3, counts=False)
+
+
 def test_a_split_with_missing_values_alone_on_the_left_by_hand():
     """Codes 1 and 2 (bin 0 empty) with g = +1, missing with g = -4, h = 1,
     lambda = 1. The first candidate of the scan, "bin <= 0" with missing left,

@@ -32,7 +32,7 @@ import numba
 import numpy as np
 
 from .common import MAX_BINS, STAT_DTYPE
-from .intrinsics import add_pair, prefetch
+from .intrinsics import add_2, add_4, add_8, add_pair, prefetch
 
 CHUNK_ROWS = 16384
 """Rows per unit of work: small enough to balance threads, large enough that
@@ -178,14 +178,15 @@ class LevelSplits:
 
 # ------------------------------------------------------------------ kernels
 @numba.njit(cache=True, inline="always")
-def _add_row(X, r, features, st, hs, stride):
+def _add_row(X, r, features, st, flat_st, hs, stride):
     """hs[j, X[r, j]] += st[r] for every feature j.
 
     ``hs`` is one node's histogram flattened, (feature, bin, stat) in C order,
     ``stride`` bins per feature (256, or more in padded memory: ``PAD_BINS``).
     The common cases are unrolled: two or three statistics, and every feature
     (an empty ``features``), which spares the loop an index load per feature;
-    more statistics (classes, vector leaves' outputs) are added two at a time.
+    more statistics (classes, vector leaves' outputs) are added in runs of
+    8, 4, 2 and 1 (``_add_stats``).
     """
     n_stats = st.shape[1]
     if n_stats == 2:  # (g, h): one vector add per feature
@@ -210,13 +211,27 @@ def _add_row(X, r, features, st, hs, stride):
                 hs[i + 2] += c
     else:
         n = X.shape[1] if len(features) == 0 else len(features)
+        at = r * n_stats
         for k in range(n):
             j = k if len(features) == 0 else features[k]
-            i = (j * stride + np.int64(X[r, j])) * n_stats
-            for s in range(0, n_stats - 1, 2):
-                add_pair(hs, i + s, st[r, s], st[r, s + 1])
-            if n_stats & 1:
-                hs[i + n_stats - 1] += st[r, n_stats - 1]
+            _add_stats(hs, (j * stride + np.int64(X[r, j])) * n_stats, flat_st, at, n_stats)
+
+
+@numba.njit(cache=True, inline="always")
+def _add_stats(hs, i, flat, at, n_stats):
+    """hs[i:i + n_stats] += flat[at:at + n_stats], in runs of 8, 4, 2 and 1."""
+    s = 0
+    while s + 8 <= n_stats:
+        add_8(hs, i + s, flat, at + s)
+        s += 8
+    if s + 4 <= n_stats:
+        add_4(hs, i + s, flat, at + s)
+        s += 4
+    if s + 2 <= n_stats:
+        add_2(hs, i + s, flat, at + s)
+        s += 2
+    if s < n_stats:
+        hs[i + s] += flat[at + s]
 
 
 @numba.njit(cache=True)
@@ -323,7 +338,7 @@ def _accumulate(X, stats, order, owner_tree, owner_slot, owner, clo, chi, block_
             lo, hi = clo[c], chi[c]
             if rows[hi - 1] - rows[lo] == hi - 1 - lo:  # consecutive rows (a root): stream them
                 for r in range(rows[lo], rows[hi - 1] + 1):
-                    _add_row(X, r, features, st, hs, stride)
+                    _add_row(X, r, features, st, flat_st, hs, stride)
                 continue
             for k in range(lo, hi):
                 if k + PREFETCH_AHEAD < hi:
@@ -331,7 +346,7 @@ def _accumulate(X, stats, order, owner_tree, owner_slot, owner, clo, chi, block_
                     prefetch(flat_X, ahead * n_features)
                     prefetch(flat_X, ahead * n_features + n_features - 1)
                     prefetch(flat_st, ahead * n_stats)
-                _add_row(X, rows[k], features, st, hs, stride)
+                _add_row(X, rows[k], features, st, flat_st, hs, stride)
 
 
 @numba.njit(parallel=True, cache=True)

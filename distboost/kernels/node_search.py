@@ -68,7 +68,7 @@ def pack_criterion(criterion):
         fp[[SCALE_G, SCALE_H, LAMBDA, GAMMA, MIN_CHILD_WEIGHT]] = (
             criterion.scale_g, criterion.scale_h, p.reg_lambda, p.gamma, p.min_child_weight)
         ip[[KIND, MIN_COUNT, PRESENT, N_CLASSES, COUNT_STAT]] = (
-            VECTOR, p.min_samples_leaf, 2 * k, k, 2 * k)
+            VECTOR, p.min_samples_leaf, criterion.P, k, 2 * k if criterion.counts else -1)
         return fp, ip
     return None
 
@@ -132,7 +132,7 @@ def scan_feature(hist_f, order, n_order, dense, is_cat, n_bins_f, tot, fp, ip, p
     if ip[KIND] == VECTOR:
         return _vector_scan(hist_f, n_bins_f, tot, ip[N_CLASSES], 1.0 / fp[SCALE_G],
                             1.0 / fp[SCALE_H], fp[LAMBDA], fp[MIN_CHILD_WEIGHT], ip[MIN_COUNT],
-                            parent)
+                            parent, ip[PRESENT])
     if ip[KIND] == GRADIENT:
         if is_cat:
             cats = category_order(hist_f, n_bins_f, fp[SCALE_G], fp[SCALE_H], fp[LAMBDA],

@@ -1,8 +1,9 @@
 """Gradient boosting's learner for vector-leaf trees (``trees.vector_leaves``).
 
 Row state: the margins of the k outputs, (k, n_rows), as ``GradientLearner``;
-statistics: one tree's, (1, n_rows, 2k + 1): every output's (g_j, h_j) and a
-row count (Chen & Guestrin 2016, eq. 2, per output).
+statistics: one tree's, (1, n_rows, 2k) or (1, n_rows, 2k + 1): every
+output's (g_j, h_j) (Chen & Guestrin 2016, eq. 2, per output) and, where
+the criterion counts rows, a row count.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ class VectorLearner(GradientLearner):
     def row_stats(self, shard, margin, round_index):
         k, n = margin.shape
         scratch = shard.buffers.get("stats-k", (k, n, 2), STAT_DTYPE)
-        out = shard.buffers.get("stats", (1, n, 2 * k + 1), STAT_DTYPE)
+        out = shard.buffers.get("stats", (1, n, self.n_stats), STAT_DTYPE)
         stats = row_stats(self.loss, shard.target, margin, shard.w, self.scales, scratch, out)
         return stats, self._positions(shard, 1, round_index)
 

@@ -323,7 +323,8 @@ class _Boosting:
         (``TreeGrower``'s ``defer_counts``): Newton leaves, statistics without
         counts, every row in every round (weights > 0, no row sampling), and
         no evaluation rows, whose trees must be final when they are added."""
-        return (not self.line and criterion.n_stats == 2 and self.params.subsample >= 1.0
+        return (not self.line and isinstance(criterion, GradientCriterion)
+                and criterion.n_stats == 2 and self.params.subsample >= 1.0
                 and self.engine.w_min > 0 and not self.engine.eval_groups)
 
     def _learner(self, loss, scales, n_stats, metrics, drop):

@@ -5,8 +5,9 @@ whose splits maximise the sum over the outputs of Chen & Guestrin (2016)'s
 split gain (eq. 7, per output) and whose leaf j-th value is output j's
 Newton step -G_j/(H_j + lambda) (eq. 5), times the learning rate.
 
-The histograms carry k (g, h) statistics and a row count per row
-(``kernels.vector_splits``), in the fixed point every other tree uses, so
+The histograms carry k (g, h) statistics per row, and a row count where the
+parameters need one (``kernels.vector_splits``), in the fixed point every
+other tree uses, so
 their sums over partitions are exact and Dask grows the in-process tree to
 the bit. The growers are the generic ones: level by level
 (``trees.grower``), and in process the compiled one (``kernels.local_grower``,
@@ -25,17 +26,25 @@ from __future__ import annotations
 
 import math
 
+import numba
 import numpy as np
 
 from ..kernels.common import MAX_BINS, MISSING_BIN
-from ..kernels.splitting import SplitParams
+from ..kernels.splitting import GradientCriterion, SplitParams
 from ..kernels.vector_splits import best_vector_splits
 from .tree import Tree
 
 
 class VectorCriterion:
-    """Summed-gain splits and vector Newton leaves on (g_j, h_j)_j + count
-    statistics; a ``trees.params.Criterion`` (see the module).
+    """Summed-gain splits and vector Newton leaves on (g_j, h_j)_j statistics
+    and, with ``counts``, a row count; a ``trees.params.Criterion`` (see the
+    module).
+
+    Without counts (``GradientCriterion``'s ``counts=False``, for the same
+    parameters: ``min_samples_leaf == 1`` and ``min_child_weight > 0``) output
+    0's hessian tells that rows are present (each row's is at least 1 in
+    fixed point), and the grower counts rows from the row partitions: a
+    tenth fewer additions per row and feature at five outputs.
 
     Parameters
     ----------
@@ -43,15 +52,20 @@ class VectorCriterion:
     scales : (float, float)
         Fixed-point scales of g and h, powers of two, shared by the outputs.
     n_outputs : int
+    counts : bool
     """
 
-    def __init__(self, params: SplitParams, scales, n_outputs: int):
+    def __init__(self, params: SplitParams, scales, n_outputs: int, counts: bool = True):
+        if not counts and GradientCriterion.counts_needed(params):
+            raise ValueError("(g, h) statistics need min_samples_leaf == 1 and "
+                             "min_child_weight > 0; use counts=True")
         if any(math.frexp(s)[0] != 0.5 for s in scales):
             raise ValueError(f"fixed-point scales must be powers of two, got {tuple(scales)}")
         self.params, self.k = params, int(n_outputs)
         self.scale_g, self.scale_h = scales
-        self.n_stats = 2 * self.k + 1
-        self.C = 2 * self.k  # the row count's position
+        self.counts = bool(counts)
+        self.n_stats = 2 * self.k + self.counts
+        self.P = 2 * self.k if counts else 1  # the statistic telling that rows are present
 
     def best_splits(self, hist, totals, masks, mapper, constraints=None):
         if constraints is not None:
@@ -60,7 +74,7 @@ class VectorCriterion:
         return best_vector_splits(hist, totals, masks, mapper.n_bins_non_missing_,
                                   float(self.scale_g), float(self.scale_h), float(p.reg_lambda),
                                   float(p.gamma), float(p.min_child_weight),
-                                  int(p.min_samples_leaf))
+                                  int(p.min_samples_leaf), self.P)
 
     def left_stats(self, hist_f, is_cat, split_bin, missing_left):
         """The left child's totals and the bins that go left (numeric splits)."""
@@ -70,18 +84,19 @@ class VectorCriterion:
         return hist_f[goes_left].sum(axis=0), goes_left
 
     def has_missing(self, hist_f) -> bool:
-        return bool(hist_f[MISSING_BIN, self.C] > 0)
+        return bool(hist_f[MISSING_BIN, self.P] > 0)
 
     def splittable(self, totals) -> bool:
         """At least 2·min_samples_leaf rows and 2·min_child_weight of every output's hessian."""
         p = self.params
-        h = totals[1:self.C:2] / self.scale_h
-        return bool(totals[self.C] >= 2 * p.min_samples_leaf and np.all(h >= 2 * p.min_child_weight))
+        h = totals[1:2 * self.k:2] / self.scale_h
+        return bool(totals[self.P] >= 2 * p.min_samples_leaf and np.all(h >= 2 * p.min_child_weight))
 
     def node_vectors(self, totals, lower=None, upper=None) -> np.ndarray:
         """-G_j/(H_j+lambda) of every node and output, (n_nodes, k), before the
         learning rate; the same float operations as ``GradientCriterion.node_values``."""
-        g, h = totals[:, 0:self.C:2] / self.scale_g, totals[:, 1:self.C:2] / self.scale_h
+        g = totals[:, 0:2 * self.k:2] / self.scale_g
+        h = totals[:, 1:2 * self.k:2] / self.scale_h
         denom = h + self.params.reg_lambda
         positive = denom > 0
         return np.where(positive, -g / np.where(positive, denom, 1.0), 0.0)
@@ -92,16 +107,18 @@ class VectorCriterion:
 
     def covers(self, totals) -> np.ndarray:
         """The hessian summed over the outputs."""
-        return (totals[:, 1:self.C:2] / self.scale_h).sum(axis=1)
+        return (totals[:, 1:2 * self.k:2] / self.scale_h).sum(axis=1)
 
     def bound_value(self, totals) -> float:
         raise ValueError("vector-leaf trees take no monotone constraints")
 
-    def size(self, totals) -> int:
-        return totals[self.C]
+    def size(self, totals):
+        """What decides the smaller child: rows, or without counts output 0's hessian."""
+        return totals[self.P]
 
-    def count(self, totals) -> int:
-        return int(totals[self.C])
+    def count(self, totals) -> int | None:
+        """Rows in the node; None without counts (the grower gets them from the rows)."""
+        return int(totals[2 * self.k]) if self.counts else None
 
     def cover(self, totals) -> float:
         return float(self.covers(totals[None])[0])
@@ -121,11 +138,21 @@ def split_outputs(tree: Tree, learning_rate: float) -> list[Tree]:
 
 def row_stats(loss, y, margin, w, scales, scratch, out):
     """Each output's fixed-point (g_j, h_j) (``loss.fixed_point_stats`` into
-    ``scratch``, shape (k, n, 2)) laid side by side in ``out[0]`` (1, n, 2k + 1),
-    with a row count of 1."""
+    ``scratch``, shape (k, n, 2)) laid side by side in ``out[0]``, (1, n, 2k)
+    or, with a row count of 1, (1, n, 2k + 1)."""
     loss.fixed_point_stats(y, margin, w, scales, scratch)
-    k = scratch.shape[0]
-    for j in range(k):
-        out[0, :, 2 * j:2 * j + 2] = scratch[j]
-    out[0, :, 2 * k] = 1
+    _interleave(scratch, out[0])
     return out
+
+
+@numba.njit(cache=True)
+def _interleave(scratch, out):
+    """out[i, 2j:2j + 2] = scratch[j, i]; a last column of ones where out has one."""
+    k, n = scratch.shape[0], scratch.shape[1]
+    counts = out.shape[1] > 2 * k
+    for i in range(n):
+        for j in range(k):
+            out[i, 2 * j] = scratch[j, i, 0]
+            out[i, 2 * j + 1] = scratch[j, i, 1]
+        if counts:
+            out[i, 2 * k] = 1
