@@ -29,10 +29,8 @@ class VectorLearner(GradientLearner):
     bits as a walk from the root. Grown level by level (on Dask), the walk."""
 
     def row_stats(self, shard, margin, round_index):
-        k, n = margin.shape
-        scratch = shard.buffers.get("stats-k", (k, n, 2), STAT_DTYPE)
-        out = shard.buffers.get("stats", (1, n, self.n_stats), STAT_DTYPE)
-        stats = row_stats(self.loss, shard.target, margin, shard.w, self.scales, scratch, out)
+        out = shard.buffers.get("stats", (1, margin.shape[1], self.n_stats), STAT_DTYPE)
+        stats = row_stats(self.loss, shard.target, margin, shard.w, self.scales, out)
         return stats, self._positions(shard, 1, round_index)
 
     def routed_places(self, update, split_history):

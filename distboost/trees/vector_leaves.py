@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
 
 from ..kernels.common import MAX_BINS, MISSING_BIN
@@ -136,23 +135,15 @@ def split_outputs(tree: Tree, learning_rate: float) -> list[Tree]:
     return trees
 
 
-def row_stats(loss, y, margin, w, scales, scratch, out):
-    """Each output's fixed-point (g_j, h_j) (``loss.fixed_point_stats`` into
-    ``scratch``, shape (k, n, 2)) laid side by side in ``out[0]``, (1, n, 2k)
-    or, with a row count of 1, (1, n, 2k + 1)."""
-    loss.fixed_point_stats(y, margin, w, scales, scratch)
-    _interleave(scratch, out[0])
+def row_stats(loss, y, margin, w, scales, out):
+    """Each output's fixed-point (g_j, h_j) side by side in ``out[0]``, (1, n, 2k)
+    or, with a row count of 1, (1, n, 2k + 1): ``loss.fixed_point_stats``
+    writes output j's pairs straight into columns 2j and 2j + 1 (a view of
+    ``out`` shaped (k, n, 2))."""
+    k, n, row = margin.shape[0], out.shape[1], out.strides[1]
+    pairs = np.lib.stride_tricks.as_strided(out[0], shape=(k, n, 2),
+                                            strides=(2 * out.itemsize, row, out.itemsize))
+    loss.fixed_point_stats(y, margin, w, scales, pairs)
+    if out.shape[2] > 2 * k:
+        out[0, :, 2 * k] = 1
     return out
-
-
-@numba.njit(cache=True)
-def _interleave(scratch, out):
-    """out[i, 2j:2j + 2] = scratch[j, i]; a last column of ones where out has one."""
-    k, n = scratch.shape[0], scratch.shape[1]
-    counts = out.shape[1] > 2 * k
-    for i in range(n):
-        for j in range(k):
-            out[i, 2 * j] = scratch[j, i, 0]
-            out[i, 2 * j + 1] = scratch[j, i, 1]
-        if counts:
-            out[i, 2 * k] = 1
