@@ -41,7 +41,7 @@ from .inputs.checks import InvalidParameterError
 from .kernels import exact, libm
 from .kernels.ranking import query_metrics, query_starts
 from .trees.losses import LOG_LINK_LOSSES, GammaLoss, PoissonLoss
-from .trees.ranking import QueryTarget
+from .trees.ranking import QueryTarget, is_ranking
 from .trees.survival import ConcordanceIndex, CoxNLogLik, IntervalTarget
 
 __all__ = [
@@ -289,7 +289,7 @@ def make_metrics(names, loss, n_classes: int | None) -> tuple:
 
     Raises ``InvalidParameterError`` naming the metric and what the task allows.
     """
-    if names is None and getattr(loss, "name", "").startswith("rank:"):
+    if names is None and is_ranking(getattr(loss, "name", "")):
         return (_ranking_metric(loss.metric_name, loss),)
     if names is None and getattr(loss, "name", "").startswith("survival:"):
         return (_survival_metric(loss.metric_name, loss),)
@@ -327,7 +327,7 @@ def _make_metric(name, loss, n_classes: int | None):
     if not isinstance(name, str):
         raise InvalidParameterError(f"eval_metric entries are metric names, make_metric(...) "
                                     f"objects or functions fn(y_true, raw_score); got {name!r}")
-    if getattr(loss, "name", "").startswith("rank:"):
+    if is_ranking(getattr(loss, "name", "")):
         return _ranking_metric(name, loss)
     if getattr(loss, "name", "").startswith("survival:"):
         return _survival_metric(name, loss)

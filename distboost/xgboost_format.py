@@ -32,6 +32,9 @@ exponential loss               ``binary:logistic`` with every value doubled:
                                score differently across versions.)
 ranker (rank:ndcg, rank:map,   the same ``rank:*`` objective with its
 rank:pairwise)                 ``lambdarank_param``; scores are the margins
+ranker (lambdarank)            ``rank:ndcg`` (XGBoost has no LightGBM pair
+                               weights: the same scores, but training on in
+                               XGBoost weighs pairs twice)
 survival (survival:cox,        the same objective (AFT with its
 survival:aft)                  ``aft_loss_param``); base_score exp(f_0)
 random forest / bagging,       ``reg:squarederror``, the M trees as one round of
@@ -90,6 +93,7 @@ import warnings
 import numpy as np
 
 from .kernels.common import MISSING_BIN
+from .trees.ranking import is_ranking, pairs_per_sample
 
 __all__ = [
     "XGBoostFormatError", "XGBoostFormatWarning", "model_to_xgboost", "xgboost_objective"
@@ -120,10 +124,11 @@ class XGBoostFormatWarning(UserWarning):
 # ----------------------------------------------------------------- objectives
 def _ranking_objective(est) -> dict:
     """A ranker's ``rank:*`` objective with its LambdaMART parameters (XGBoost's names)."""
-    k = est.lambdarank_num_pair_per_sample
-    k = (32 if est.lambdarank_pair_method == "topk" else 1) if k is None else int(k)
+    k = pairs_per_sample(est.objective, est.lambdarank_pair_method,
+                         est.lambdarank_num_pair_per_sample)
     flag = {True: "1", False: "0"}
-    return {"name": est.objective, "lambdarank_param": {
+    name = "rank:ndcg" if est.objective == "lambdarank" else est.objective
+    return {"name": name, "lambdarank_param": {
         "lambdarank_pair_method": est.lambdarank_pair_method,
         "lambdarank_num_pair_per_sample": str(k),
         "lambdarank_normalization": flag[bool(est.lambdarank_normalization)],
@@ -182,7 +187,7 @@ def _boosting_objective(est) -> tuple[dict, str, float]:
                 "softmax", 1.0)
     if loss == "exponential":
         return logistic, "logit", 2.0
-    if isinstance(loss, str) and loss.startswith("rank:"):
+    if is_ranking(loss):
         return _ranking_objective(est), "identity", 1.0
     if loss == "survival:cox":
         return {"name": "survival:cox"}, "log", 1.0

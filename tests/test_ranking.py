@@ -60,6 +60,28 @@ def test_ndcg_lambdas_of_three_documents():
     np.testing.assert_allclose(h, want_h, rtol=1e-12)
 
 
+def test_lambdarank_is_lightgbm_pair_weights_of_ndcg():
+    # LightGBM's lambdarank, two documents with tied scores: s = 1/2, one pair with
+    # |dNDCG| = (1 - 0)(1 - 1/log2 3) / 1; lambda = -(1/2)|dZ|, weight (1/4)|dZ| (no
+    # factor 2), both scaled by log2(1 + S) / S, S = |dZ|
+    dz = 1.0 - 1.0 / math.log2(3)
+    want_g, want_h = _normalized([-0.5 * dz, 0.5 * dz], [0.25 * dz, 0.25 * dz], dz)
+    g, h = _lambdas("lambdarank", [1, 0])
+    np.testing.assert_allclose(g, want_g, rtol=1e-15)
+    np.testing.assert_allclose(h, want_h, rtol=1e-15)
+    rel, f = [3, 0, 1, 2, 2, 4, 0], [0.3, -1.0, 2.0, 0.0, 0.5, -0.2, 1.5]
+    g_lr, h_lr = _lambdas("lambdarank", rel, f, num_pair_per_sample=4)
+    g_xgb, h_xgb = _lambdas("rank:ndcg", rel, f, num_pair_per_sample=4)
+    assert np.array_equal(g_lr, g_xgb) and np.array_equal(h_lr, 0.5 * h_xgb)
+
+
+def test_lambdarank_defaults_to_lightgbm_truncation():
+    assert LambdaRankLoss("lambdarank").num_pair == 30  # lambdarank_truncation_level
+    assert LambdaRankLoss("rank:ndcg").num_pair == 32
+    assert LambdaRankLoss("lambdarank", "mean").num_pair == 1
+    assert LambdaRankLoss("lambdarank").metric_name == "ndcg@30"
+
+
 def test_map_lambdas_of_three_documents():
     # rel [1, 0, 1]: AP = (1 + 2/3) / 2; swapping places 0 and 1 gives (1/2 + 2/3) / 2
     # (|dAP| = 1/4), places 1 and 2 gives 1 (|dAP| = 1/6); places 0 and 2 tie in relevance
@@ -196,7 +218,7 @@ def ranking_data():
     return X, rel, qid
 
 
-@pytest.mark.parametrize("objective", ["rank:ndcg", "rank:pairwise", "rank:map"])
+@pytest.mark.parametrize("objective", ["rank:ndcg", "rank:pairwise", "rank:map", "lambdarank"])
 def test_partitions_give_the_same_model(ranking_data, objective):
     X, rel, qid = ranking_data
     y = (rel >= 3).astype(float) if objective == "rank:map" else rel
@@ -299,29 +321,69 @@ def test_ndcg_at_10_close_to_xgboost():
     assert abs(ndcg_ours - ndcg_theirs) < 0.005, (ndcg_ours, ndcg_theirs)
 
 
-def test_xgboost_export_predicts_the_scores(ranking_data, tmp_path):
+def test_lambdarank_steps_twice_rank_ndcg():
+    X, rel, qid = make_ranking(n_queries=100, min_docs=20, max_docs=40, n_features=8, seed=3)
+    shape = {"n_estimators": 1, "max_depth": 3, "learning_rate": 1.0, "reg_lambda": 0.0,
+             "min_child_weight": 0.0}
+    lr = GradientBoostingRanker(objective="lambdarank", lambdarank_num_pair_per_sample=32,
+                                **shape).fit(X, rel, qid=qid)
+    xgb_like = GradientBoostingRanker(objective="rank:ndcg", **shape).fit(X, rel, qid=qid)
+    # the same tree (without lambda the gain's ranking of splits is scale free),
+    # each leaf -G/H with H halved: twice the step
+    np.testing.assert_allclose(lr.predict(X), 2.0 * xgb_like.predict(X), rtol=1e-12)
+
+
+@pytest.mark.parametrize("rounds,leaves", [(1, 2), (3, 2), (3, 4)])
+def test_lambdarank_is_lightgbms(rounds, leaves):
+    # integer features of 8 values: both systems bin every value apart, so the trees
+    # can agree; LightGBM's float32 gradients and tabled sigmoid leave ~1e-6
+    lgb = pytest.importorskip("lightgbm")
+    rng = np.random.default_rng(0)
+    n_queries, n_docs = 60, 20
+    X = rng.integers(0, 8, (n_queries * n_docs, 4)).astype(float)
+    rel = np.clip(np.round(X[:, 0] / 2 + X[:, 1] / 4 + rng.normal(0, 1, len(X))), 0, 4)
+    qid = np.repeat(np.arange(n_queries), n_docs)
+    ours = GradientBoostingRanker(objective="lambdarank", n_estimators=rounds,
+                                  max_depth=1 if leaves == 2 else None, max_leaf_nodes=leaves,
+                                  learning_rate=1.0, reg_lambda=0.0, min_child_weight=0.0)
+    ours.fit(X, rel, qid=qid)
+    theirs = lgb.LGBMRanker(objective="lambdarank", n_estimators=rounds, num_leaves=leaves,
+                            learning_rate=1.0, reg_lambda=0.0, min_child_samples=1,
+                            min_child_weight=1e-12, min_data_in_bin=1, n_jobs=1, verbose=-1)
+    theirs.fit(X, rel, group=np.full(n_queries, n_docs))
+    np.testing.assert_allclose(ours.predict(X), theirs.predict(X), rtol=0, atol=1e-5)
+
+
+@pytest.mark.parametrize("objective,exported", [("rank:pairwise", "rank:pairwise"),
+                                                ("lambdarank", "rank:ndcg")])
+def test_xgboost_export_predicts_the_scores(ranking_data, tmp_path, objective, exported):
     xgb = pytest.importorskip("xgboost")
     import json
 
     X, rel, qid = ranking_data
-    model = GradientBoostingRanker(objective="rank:pairwise", **SMALL).fit(X, rel, qid=qid)
+    model = GradientBoostingRanker(objective=objective, **SMALL).fit(X, rel, qid=qid)
     path = tmp_path / "ranker.json"
     model.save_model(path, format="xgboost")
     booster = xgb.Booster(model_file=str(path))
-    assert json.loads(booster.save_config())["learner"]["objective"]["name"] == "rank:pairwise"
+    config = json.loads(booster.save_config())["learner"]["objective"]
+    assert config["name"] == exported
+    k = config["lambdarank_param"]["lambdarank_num_pair_per_sample"]
+    assert k == ("30" if objective == "lambdarank" else "32")
     np.testing.assert_allclose(booster.predict(xgb.DMatrix(X), output_margin=True),
                                model.predict(X), rtol=1e-5, atol=1e-5)
 
 
-def test_saved_ranker_loads_and_predicts_the_same(ranking_data, tmp_path):
+@pytest.mark.parametrize("objective", ["rank:ndcg", "lambdarank"])
+def test_saved_ranker_loads_and_predicts_the_same(ranking_data, tmp_path, objective):
     from distboost import load_model
 
     X, rel, qid = ranking_data
-    model = GradientBoostingRanker(lambdarank_pair_method="mean", **SMALL).fit(X, rel, qid=qid)
+    model = GradientBoostingRanker(objective=objective, lambdarank_pair_method="mean", **SMALL)
+    model.fit(X, rel, qid=qid)
     model.save_model(tmp_path / "ranker.json")
     loaded = load_model(tmp_path / "ranker.json")
     assert isinstance(loaded, GradientBoostingRanker)
-    assert loaded.lambdarank_pair_method == "mean"
+    assert loaded.lambdarank_pair_method == "mean" and loaded.objective == objective
     assert np.array_equal(loaded.predict(X), model.predict(X))
 
 

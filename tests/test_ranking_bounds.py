@@ -31,7 +31,8 @@ def _queries(seed):
 
 
 @pytest.mark.parametrize("objective,method,normalization,score_norm", list(itertools.product(
-    ["rank:ndcg", "rank:pairwise", "rank:map"], ["topk", "mean"], [True, False], [True, False])))
+    ["rank:ndcg", "rank:pairwise", "rank:map", "lambdarank"], ["topk", "mean"], [True, False],
+    [True, False])))
 def test_lambdas_stay_within_the_query_bounds(objective, method, normalization, score_norm):
     worst_g = worst_h = 0.0
     for seed in range(4):

@@ -38,17 +38,21 @@ class GradientBoostingRanker(_ObjectiveBoosting):
 
     Parameters
     ----------
-    objective : {"rank:ndcg", "rank:pairwise", "rank:map"}, default "rank:ndcg"
+    objective : {"rank:ndcg", "rank:pairwise", "rank:map", "lambdarank"}, default "rank:ndcg"
         "rank:pairwise": RankNet (every pair counts alike); "rank:ndcg":
         LambdaRank weighted by |dNDCG| (graded relevance 0..31 with exponential
-        gain 2^rel - 1); "rank:map": weighted by |dAP| (relevance 0 or 1).
+        gain 2^rel - 1); "rank:map": weighted by |dAP| (relevance 0 or 1);
+        "lambdarank": LightGBM's objective of that name, "rank:ndcg" whose
+        pair weights (the hessians) are half XGBoost's, so each tree's
+        Newton leaves are twice as large.
     lambdarank_pair_method : {"topk", "mean"}, default "topk"
         "topk": the first k documents by score each paired with every lower
         document, about k n pairs for a query of n documents; "mean": k
         documents of another relevance drawn for each document, k n pairs
         spread over the list.
     lambdarank_num_pair_per_sample : int, optional
-        k; None: 32 for "topk" (NDCG's ideal DCG truncated there too), 1 for
+        k; None: 32 for "topk" (NDCG's ideal DCG truncated there too; 30 for
+        "lambdarank", LightGBM's ``lambdarank_truncation_level``), 1 for
         "mean" (XGBoost's defaults).
     ndcg_exp_gain : bool, default True
         NDCG's gain 2^rel - 1; False: rel.

@@ -135,7 +135,7 @@ def relevance_limit(objective: str, exp_gain: bool) -> float:
     """The largest relevance an objective's gain table holds (inf: no table)."""
     if objective == "rank:map":
         return 1.0
-    if objective == "rank:ndcg" and exp_gain:
+    if objective in ("rank:ndcg", "lambdarank") and exp_gain:
         return float(MAX_EXP_RELEVANCE)
     return np.inf
 

@@ -1,7 +1,9 @@
 """LambdaMART's objectives as losses (Burges 2010, "From RankNet to LambdaRank
 to LambdaMART: An Overview"): ``rank:pairwise`` (RankNet), ``rank:ndcg``
 (LambdaRank weighted by |dNDCG|, graded relevance, exponential gain
-2^rel - 1) and ``rank:map`` (weighted by |dAP|, binary relevance).
+2^rel - 1), ``rank:map`` (weighted by |dAP|, binary relevance) and
+``lambdarank`` (LightGBM's LambdaRank: ``rank:ndcg``'s lambdas with half its
+pair weights, top 30 by default).
 
 A ranking loss reads each row's relevance with its query id
 (``QueryTarget``); its gradients are the lambdas of ``kernels.ranking``, a
@@ -27,10 +29,24 @@ import numpy as np
 from ..kernels import ranking
 from .losses import Loss
 
-OBJECTIVES = ("rank:pairwise", "rank:ndcg", "rank:map")
+OBJECTIVES = ("rank:pairwise", "rank:ndcg", "rank:map", "lambdarank")
 PAIR_METHODS = ("topk", "mean")
-DEFAULT_TOP_K = 32
-"""Pairs per document with ``lambdarank_pair_method="topk"`` unless given (XGBoost's)."""
+DEFAULT_TOP_K = {"lambdarank": 30}
+"""Pairs per document with ``lambdarank_pair_method="topk"`` unless given:
+LightGBM's ``lambdarank_truncation_level`` for its objective, else XGBoost's 32."""
+
+
+def is_ranking(name) -> bool:
+    """Whether a loss or objective name is a ranking objective."""
+    return name in OBJECTIVES
+
+
+def pairs_per_sample(objective: str, pair_method: str, given: int | None) -> int:
+    """k of ``lambdarank_num_pair_per_sample``: ``given``, else the objective's default
+    (``DEFAULT_TOP_K`` for "topk", 1 for "mean": XGBoost's)."""
+    if given is not None:
+        return int(given)
+    return DEFAULT_TOP_K.get(objective, 32) if pair_method == "topk" else 1
 
 
 class QueryTarget(NamedTuple):
@@ -46,15 +62,20 @@ class LambdaRankLoss(Loss):
 
     Parameters
     ----------
-    objective : {"rank:pairwise", "rank:ndcg", "rank:map"}
+    objective : {"rank:pairwise", "rank:ndcg", "rank:map", "lambdarank"}
+        "lambdarank" is LightGBM's: the lambdas of "rank:ndcg", each pair's
+        weight s (1 - s) |dZ| where XGBoost's is twice that (LightGBM's
+        ``lambdarank`` objective with ``sigmoid=1``), so its Newton leaves
+        are twice as large.
     pair_method : {"topk", "mean"}
         "topk": each of the first ``num_pair_per_sample`` documents by score
         against every lower one, O(k n) pairs per query of n documents;
         "mean": ``num_pair_per_sample`` documents of another relevance drawn
         for each document, O(k n) too, but spread over the whole list.
     num_pair_per_sample : int or None
-        k above; None: 32 for "topk", 1 for "mean" (XGBoost's defaults). With
-        "topk", NDCG's ideal DCG is truncated at k as well.
+        k above; None: 32 for "topk" (30 for "lambdarank", LightGBM's
+        ``lambdarank_truncation_level``), 1 for "mean" (XGBoost's defaults).
+        With "topk", NDCG's ideal DCG is truncated at k as well.
     exp_gain : bool
         NDCG's gain 2^rel - 1 (relevance at most 31), else rel.
     normalization, score_normalization : bool
@@ -79,14 +100,14 @@ class LambdaRankLoss(Loss):
                              f"{pair_method!r}")
         self.name = objective
         self.pair_method = pair_method
-        default = DEFAULT_TOP_K if pair_method == "topk" else 1
-        self.num_pair = int(default if num_pair_per_sample is None else num_pair_per_sample)
+        self.num_pair = pairs_per_sample(objective, pair_method, num_pair_per_sample)
         self.exp_gain = bool(exp_gain)
         self.normalization = bool(normalization)
         self.score_normalization = bool(score_normalization)
         self.seed = int(seed)
         self.kind = {"rank:pairwise": ranking.PAIRWISE, "rank:ndcg": ranking.NDCG,
-                     "rank:map": ranking.MAP}[objective]
+                     "rank:map": ranking.MAP, "lambdarank": ranking.NDCG}[objective]
+        self.hessian_scale = 0.5 if objective == "lambdarank" else 1.0
         metric = "map" if objective == "rank:map" else "ndcg"
         self.metric_name = f"{metric}@{self.num_pair}" if pair_method == "topk" else metric
 
@@ -112,7 +133,7 @@ class LambdaRankLoss(Loss):
         (at most min(k, n) n for n rows). Unnormalized, a row has at most
         n - 1 pairs ("topk") or k n ("mean": its own k draws and the others'
         that hit it), each adding at most |dZ| to |g| and |dZ| / 2 to h;
-        "mean"'s normalization divides by k.
+        "mean"'s normalization divides by k. "lambdarank"'s h is half of these.
         """
         n = max(int(max_query_rows), 1)
         dz = 100.0 if self.score_normalization else 1.0
@@ -127,7 +148,7 @@ class LambdaRankLoss(Loss):
         else:
             per = 1.0 / k if self.normalization else 1.0
             g, h = dz * row_pairs * per, 0.5 * dz * row_pairs * per
-        return w_max * g, w_max * h
+        return w_max * g, w_max * h * self.hessian_scale
 
     def gradients(self, y: QueryTarget, raw, w, where: str = "", row_offset: int = 0):
         """The rows' lambdas g and weights h, each of shape (1, n_rows), times ``w``."""
@@ -139,6 +160,8 @@ class LambdaRankLoss(Loss):
                         ranking.query_starts(qid), self.exp_gain, self.num_pair, self.num_pair,
                         self.pair_method == "mean", self.normalization, self.score_normalization,
                         np.uint64(self.seed % 2**64), g[0], h[0])
+        if self.hessian_scale != 1.0:
+            h *= self.hessian_scale  # exact: a power of two
         return g, h
 
     def pointwise(self, y, raw):
