@@ -153,3 +153,67 @@ def test_node_values_are_clipped_to_their_bounds():
     assert crit.node_value(totals) == 3.0 == crit.bound_value(totals)
     assert crit.node_value(totals, -1.0, 2.5) == 2.5
     assert crit.node_value(totals, 3.5, np.inf) == 3.5
+
+
+def _reference_scan(hist_f, n_bins, lam, mcw, min_count):
+    """The scan written out: every "bin <= b" (b < n_bins - 1; an empty bin
+    b > 0 skipped), missing right then left, the first of the largest gains
+    (Chen & Guestrin 2016, eq. 7, in the kernel's operation order)."""
+    total, miss = hist_f.sum(axis=0), hist_f[MISSING_BIN]
+    score = lambda g, h: g * g / (h + lam)
+    parent = score(float(total[0]), float(total[1]))
+    best = (-np.inf, -1, False)
+    for b in range(n_bins - 1):
+        if b > 0 and hist_f[b, 2] == 0:
+            continue
+        for missing_left in (False, True) if miss[2] else (False,):
+            left = hist_f[: b + 1].sum(axis=0) + (miss if missing_left else 0)
+            right = total - left
+            if min(left[2], right[2]) < min_count or min(left[1], right[1]) < mcw:
+                continue
+            gain = 0.5 * (score(float(left[0]), float(left[1]))
+                          + score(float(right[0]), float(right[1])) - parent)
+            if gain > best[0]:
+                larger_left = left[2] >= right[2]
+                best = (gain, b, missing_left if miss[2] else larger_left)
+    return best
+
+
+@pytest.mark.parametrize("case", [
+    # a tie: "bin <= 0" and "bin <= 1" both leave (-3, 1) alone on one side; the first wins
+    {"bins": [0, 1, 2], "g": [-3, 3, -3], "h": [1, 1, 1], "n_bins": 3},
+    # all gains equal: a flat node (g = 0), the first candidate
+    {"bins": [0, 1, 2, 3], "g": [0, 0, 0, 0], "h": [1, 1, 1, 1], "n_bins": 4},
+    # missing rows, tried on both sides; empty bins 1 and 3 skipped
+    {"bins": [0, 2, 2, 4, MISSING_BIN, MISSING_BIN], "g": [-5, 2, 1, 4, -3, -1],
+         "h": [1, 2, 1, 1, 1, 1], "n_bins": 5},
+    # missing left and right giving the same gain: right (tried first) wins
+    {"bins": [0, 1, MISSING_BIN], "g": [-2, 2, 0], "h": [1, 1, 1], "n_bins": 2},
+    # min_child_weight refuses the outer candidates, min_count the first
+    {"bins": [0, 1, 2, 3, 4, 5], "g": [-9, -1, 2, 3, -4, 9], "h": [1, 2, 1, 3, 1, 1], "n_bins": 6,
+         "mcw": 3, "min_count": 2},
+    # nothing passes min_child_weight: -inf, no split
+    {"bins": [0, 1, MISSING_BIN], "g": [-1, 1, 5], "h": [1, 1, 1], "n_bins": 2, "mcw": 2},
+])
+@pytest.mark.parametrize("lam", [0.0, 1.0, 0.3])
+def test_the_scan_is_the_candidate_by_candidate_evaluation(case, lam):
+    hist = _hist(case["bins"], case["g"], case["h"])
+    mcw, min_count = case.get("mcw", 0.0), case.get("min_count", 1)
+    gain, _, split_bin, missing_left = _best(hist, lam=lam, mcw=mcw, min_count=min_count,
+                                             n_bins=case["n_bins"])
+    want = _reference_scan(hist[0, 0], case["n_bins"], lam, mcw, min_count)
+    assert (gain[0], split_bin[0], missing_left[0]) == want  # the same gain, to the bit
+
+
+def test_the_scan_matches_the_written_out_one_on_random_histograms():
+    rng = np.random.default_rng(39)
+    for _ in range(200):
+        n = int(rng.integers(2, 40))
+        bins = rng.choice([0, 1, 2, 3, 5, 8, 9, MISSING_BIN], n)
+        g, h = rng.integers(-50, 50, n), rng.integers(1, 4, n)
+        hist = _hist(bins, g, h)
+        lam, mcw, min_count = rng.choice([0.0, 1.0, 0.7]), rng.choice([0.0, 2.0, 5.0]), 1
+        gain, _, split_bin, missing_left = _best(hist, lam=lam, mcw=mcw, min_count=min_count,
+                                                 n_bins=10)
+        want = _reference_scan(hist[0, 0], 10, lam, mcw, min_count)
+        assert (gain[0], split_bin[0], missing_left[0]) == want
