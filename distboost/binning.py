@@ -21,6 +21,7 @@ from .inputs.sparse import as_csr, is_scipy_sparse
 from .kernels.common import MAX_BINS, MISSING_BIN, X_BINNED_DTYPE
 from .kernels.rng import row_content_hashes
 from .kernels.sparse import csr_row_hashes
+from .kernels.sparse_codes import SparseCodes
 
 __all__ = [
     "SAMPLE_ROWS",
@@ -404,6 +405,15 @@ def _map_csr_to_bins(indptr, indices, data, edges, is_categorical, n_categories,
             out[i, j] = _code_of(np.float64(data[k]), edges[j], is_categorical[j], n_categories[j])
 
 
+@numba.njit(parallel=True, cache=True)
+def _map_entries_to_bins(indptr, indices, data, edges, is_categorical, n_categories, out):
+    """The code of every stored entry of a CSR matrix (``out[k]`` for ``data[k]``)."""
+    for i in numba.prange(len(indptr) - 1):
+        for k in range(indptr[i], indptr[i + 1]):
+            j = indices[k]
+            out[k] = _code_of(np.float64(data[k]), edges[j], is_categorical[j], n_categories[j])
+
+
 class BinMapper:
     """Per-feature bin edges (numeric) or category lists (categorical).
 
@@ -570,6 +580,15 @@ class BinMapper:
             X, self._edges_padded, self.is_categorical_, self._n_categories, out
         )
         return out
+
+    def transform_sparse(self, X) -> SparseCodes:
+        """Codes of a scipy CSR matrix's stored entries only (``kernels.sparse_codes``):
+        memory in proportion to them; entries not stored are missing."""
+        codes = np.empty(X.nnz, dtype=X_BINNED_DTYPE)
+        _map_entries_to_bins(X.indptr, X.indices, X.data, self._edges_padded,
+                             self.is_categorical_, self._n_categories, codes)
+        return SparseCodes(np.asarray(X.indptr, np.int64), np.asarray(X.indices, np.int32), codes,
+                           X.shape[1])
 
     def bin_threshold_value(self, feature: int, bin_index: int) -> float:
         """Raw threshold of the split "bin <= bin_index" on a numeric feature."""

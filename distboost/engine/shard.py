@@ -33,7 +33,7 @@ from .buffers import Buffers, DiskBuffers, local_directory
 class Shard:
     """One partition of training data, as kept on its worker."""
 
-    X_binned: np.ndarray  # (n_rows, n_features) uint8, row-major
+    X_binned: np.ndarray  # (n_rows, n_features) uint8, row-major; or sparse rows' SparseCodes
     y: np.ndarray  # (n_rows,) float64; class codes for classifiers
     w: np.ndarray  # (n_rows,) float64
     first_row: int
@@ -168,6 +168,19 @@ def _bin_rows(X, schema, partition, mapper, start, stop, out):
     return out
 
 
+SPARSE_CODES_MAX_DENSITY = 0.2
+"""Sparse rows keep only their stored entries' codes (``kernels.sparse_codes``)
+up to this share of stored entries: 5 bytes an entry, where dense codes take a
+byte a cell, twice (row- and feature-major), and a histogram adds two values
+an entry where it adds one a cell."""
+
+
+def sparse_codes_pay(X) -> bool:
+    """Whether a CSR partition's codes are kept sparse (``SPARSE_CODES_MAX_DENSITY``)."""
+    cells = X.shape[0] * X.shape[1]
+    return cells > 0 and X.nnz <= SPARSE_CODES_MAX_DENSITY * cells
+
+
 def encode_target(y: np.ndarray, classes: np.ndarray | None, partition: int, what: str):
     """Class labels -> codes 0..K-1 (float64); regression targets -> float64."""
     if classes is None:
@@ -195,6 +208,9 @@ def make_shard(X, y, w, schema: Schema, mapper: BinMapper, classes, first_row: i
     """
     X, y, w, qid, upper = _as_inputs(X, y, w, schema, partition, classes is None, qid, upper)
     y = encode_target(y, classes, partition, what)
+    if is_scipy_sparse(X) and sparse_codes_pay(X):  # in memory, the stored entries' codes
+        return Shard(mapper.transform_sparse(X), y, w, first_row, partition, qid=qid,
+                     upper=upper)
     if placement is not None and placement.on_disk() and qid is None and upper is None:
         rows = placement.rows_per_block(schema.n_features)
         return disk_blocks(lambda a, b, out: _bin_rows(X, schema, partition, mapper, a, b, out),

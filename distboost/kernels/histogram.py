@@ -30,9 +30,19 @@ from dataclasses import dataclass
 
 import numba
 import numpy as np
+from numba.extending import overload
 
 from .common import MAX_BINS, STAT_DTYPE
 from .intrinsics import add_2, add_4, add_8, add_pair, prefetch
+from .sparse_codes import (
+    add_sparse_row,
+    at,
+    column,
+    finish_missing,
+    is_sparse_codes,
+    is_sparse_type,
+    prefetch_code,
+)
 
 CHUNK_ROWS = 16384
 """Rows per unit of work: small enough to balance threads, large enough that
@@ -350,6 +360,50 @@ def _accumulate(X, stats, order, owner_tree, owner_slot, owner, clo, chi, block_
 
 
 @numba.njit(parallel=True, cache=True)
+def _accumulate_sparse(X, stats, order, owner_tree, owner_slot, owner, clo, chi, block_start,
+                       features, out, private, shared, zero):
+    """``_accumulate`` of sparse codes (``sparse_codes.SparseCodes``): each row's
+    stored entries (``sparse_codes.add_sparse_row``)."""
+    stride = out.shape[2]
+    for blk in numba.prange(len(block_start) - 1):
+        c0, c1 = block_start[blk], block_start[blk + 1]
+        if c0 == c1:
+            continue
+        first, last = owner[c0], owner[c1 - 1]
+        for o in range(first, last + 1):
+            if shared[o]:
+                _zero(private[blk, 0 if o == first else 1].reshape(-1))
+            elif zero:
+                _zero(out[owner_slot[o]].reshape(-1))
+        for c in range(c0, c1):
+            o = owner[c]
+            if shared[o]:
+                hs = private[blk, 0 if o == first else 1].reshape(-1)
+            else:
+                hs = out[owner_slot[o]].reshape(-1)
+            st, rows = stats[owner_tree[o]], order[owner_tree[o]]
+            for k in range(clo[c], chi[c]):
+                add_sparse_row(X, rows[k], features, st, hs, stride)
+
+
+def accumulate(X, stats, order, owner_tree, owner_slot, owner, clo, chi, block_start, features,
+               out, private, shared, zero):
+    """``_accumulate``, or ``_accumulate_sparse`` for sparse codes (chosen when compiled)."""
+
+
+@overload(accumulate)
+def _accumulate_of(X, stats, order, owner_tree, owner_slot, owner, clo, chi, block_start,
+                   features, out, private, shared, zero):
+    kernel = _accumulate_sparse if is_sparse_type(X) else _accumulate
+
+    def impl(X, stats, order, owner_tree, owner_slot, owner, clo, chi, block_start, features,
+             out, private, shared, zero):
+        kernel(X, stats, order, owner_tree, owner_slot, owner, clo, chi, block_start, features,
+               out, private, shared, zero)
+    return impl
+
+
+@numba.njit(parallel=True, cache=True)
 def _reduce_shared(out, private, owner, owner_slot, block_start, shared, first_block, last_block,
                    zero):
     """out[slot] (+)= the block buffers of every shared owner, one (owner,
@@ -386,16 +440,16 @@ def _route(X_columns, order, tmp, owner, clo, chi, block_start, tree, feature, g
         for c in range(block_start[blk], block_start[blk + 1]):
             s = owner[c]
             t, gl = tree[s], goes_left[s]
-            codes = X_columns[feature[s]]
+            codes = column(X_columns, feature[s])
             rows, buf = order[t], tmp[t]
             lo, hi = clo[c], chi[c]
             nl = 0
             nr = 0
             for k in range(lo, hi):
                 if k + ROUTE_PREFETCH_AHEAD < hi:
-                    prefetch(codes, rows[k + ROUTE_PREFETCH_AHEAD])
+                    prefetch_code(codes, rows[k + ROUTE_PREFETCH_AHEAD])
                 r = rows[k]
-                left = np.int64(gl[codes[r]])
+                left = np.int64(gl[at(codes, r)])
                 buf[lo + nl] = r
                 buf[hi - 1 - nr] = r
                 nl += left
@@ -513,11 +567,12 @@ def fill_histograms(X_binned, stats, order, tree, slot, lo, hi, features, out, z
     n_private = n_blocks if shared.any() else 0
     if len(private) < n_private:
         private = np.empty((n_private, 2) + out.shape[1:], out.dtype)
-    _accumulate(X_binned, stats, order, tree, slot, owner, clo, chi, block_start, features, out,
-                private, shared, zero)
+    accumulate(X_binned, stats, order, tree, slot, owner, clo, chi, block_start, features, out,
+               private, shared, zero)
     if n_private:
         _reduce_shared(out, private, owner, slot, block_start, shared, first_block, last_block,
                        zero)
+    finish_missing(X_binned, out, stats, order, tree, slot, lo, hi, features)
 
 
 def _histograms(X_binned, stats, order, tree, slot, lo, hi, n_slots, features, out=None):
@@ -525,7 +580,7 @@ def _histograms(X_binned, stats, order, tree, slot, lo, hi, n_slots, features, o
     added to ``out`` when given (the histograms of a worker's other partitions),
     which is then returned. Every slot is written (a slot no range names is zero)."""
     shape = (n_slots, X_binned.shape[1], MAX_BINS, stats.shape[2])
-    features = np.asarray(features, np.int64)
+    features = np.sort(np.asarray(features, np.int64))  # ascending: sparse rows look them up
     if len(features) == X_binned.shape[1] and (features == np.arange(len(features))).all():
         features = features[:0]  # every feature: the kernel's unrolled case
     zero = out is None
@@ -627,7 +682,10 @@ def replay(X_columns, partition: RowPartition, split_history) -> RowPartition:
 
 def columns(X_binned, buffers=None) -> np.ndarray:
     """The binned matrix feature-major, shape (n_features, n_rows): what
-    routing reads. Made once per shard when ``buffers`` keeps it."""
+    routing reads. Made once per shard when ``buffers`` keeps it. Sparse codes
+    (``sparse_codes.SparseCodes``) serve as they are."""
+    if is_sparse_codes(X_binned):
+        return X_binned
     if buffers is not None:
         out = buffers.get("columns", X_binned.shape[::-1], X_binned.dtype)
         if getattr(buffers, "columns_of", None) is not X_binned:

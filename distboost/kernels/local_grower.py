@@ -81,6 +81,7 @@ from .node_search import (
     splittable,
 )
 from .sampling import node_key
+from .sparse_codes import column, n_code_features
 
 DENSE_MIN_ROWS = 64
 """Nodes of this many rows or more are searched from histograms of every
@@ -213,7 +214,7 @@ def _search_dense(nodes, ni, tot, pool, masks, n_bins, is_cat, fp, ip, res_gain,
 def _search_sparse(nodes, ni, tot, Xc, order, stats, masks, n_bins, is_cat, fp, ip, sampling,
                    res_gain, res_f, res_bin, res_ml, n_blocks):
     """Every node's best split from its rows, nodes shared among blocks by rows."""
-    n_features = Xc.shape[0]
+    n_features = n_code_features(Xc, True)
     max_features, seed, first_tree = sampling
     bounds = _balanced(nodes, ni, n_blocks)
     for blk in numba.prange(n_blocks):
@@ -273,7 +274,7 @@ def _evaluate(nodes, ni, gains, tot, ltot, cat, n_cat, pool, Xc, order, stats, m
               is_cat, fp, ip, sampling, n_threads):
     """Best split of each node of ``nodes`` (splittable ones), kept in the
     node table when its gain is positive. Returns (cat, n_cat)."""
-    n_features = Xc.shape[0]
+    n_features = n_code_features(Xc, True)
     has_hist = _column(ni, nodes, HIST) >= 0
     dense, sparse = _where(nodes, has_hist), _where(nodes, ~has_hist)
     cat = _cat_room(cat, n_cat + len(nodes))
@@ -312,7 +313,7 @@ def _evaluate(nodes, ni, gains, tot, ltot, cat, n_cat, pool, Xc, order, stats, m
             if np.isfinite(best) and best > 0:
                 f = res_f[i]
                 t = ni[g, TREE]
-                n_listed = gather(Xc[f], order[t, ni[g, LO]:ni[g, HI]], stats[t], sc)
+                n_listed = gather(column(Xc, f), order[t, ni[g, LO]:ni[g, HI]], stats[t], sc)
                 n_cat = _set_split(g, best, f, res_bin[i], res_ml[i], sc[0][0], ni, gains, tot,
                                    ltot, cat, n_cat, is_cat, fp, ip, goes_left)
                 release(sc, n_listed)
@@ -453,7 +454,7 @@ def _histograms(batch, ni, tot, pool, private, free, n_free, X, stats, order, fe
             work += build_hi[i] - build_lo[i]
         fill_histograms(X, stats, order, build_tree[:n_build], build_slot[:n_build],
                         build_lo[:n_build], build_hi[:n_build], features, pool, True,
-                        _threads_for(work * X.shape[1], n_threads), private)
+                        _threads_for(work * n_code_features(X, False), n_threads), private)
     if n_sub:
         _subtract(pool, sub[:n_sub])
     for g in batch:
@@ -516,7 +517,7 @@ def _grow(X, Xc, stats, order, tmp, root_lo, root_hi, masks, features, n_bins, i
     rows = 0
     for t in range(n_trees):
         rows += root_hi[t] - root_lo[t]
-    set_threads(_threads_for(rows * X.shape[1], n_threads))
+    set_threads(_threads_for(rows * n_code_features(X, False), n_threads))
     for t in range(n_trees):
         _new_node(ni, gains, tot, t, t, 0, -1, 0)
         ni[t, LO], ni[t, HI] = root_lo[t], root_hi[t]
@@ -621,7 +622,7 @@ def _root_histograms(ni, tot, pool, private, free, n_free, X, stats, order, feat
         b = built[:n]
         fill_histograms(X, stats, order, _column(ni, b, TREE), _column(ni, b, HIST),
                         _column(ni, b, LO), _column(ni, b, HI), features, pool, True,
-                        _threads_for(work * X.shape[1], n_threads), private)
+                        _threads_for(work * n_code_features(X, False), n_threads), private)
     f0 = features[0] if len(features) else 0
     for t in built[:n]:
         for k in range(stats.shape[2]):
@@ -644,7 +645,7 @@ def _expand(batch, ni, gains, tot, ltot, cat, n_cat, n_nodes, next_id, pool, pri
     work = 0
     for g in batch:
         work += ni[g, HI] - ni[g, LO]
-    nt = _threads_for(work * X.shape[1], n_threads)
+    nt = _threads_for(work * n_code_features(X, False), n_threads)
     set_threads(nt)
     first = n_nodes
     n_nodes = _children(batch, ni, gains, tot, ltot, n_nodes, next_id, fp, ip, max_depth)
@@ -747,7 +748,7 @@ def grow(X_binned, X_columns, stats, partition, criterion, mapper, masks, featur
     fp, ip = pack_criterion(criterion)
     n_trees, n_rows, n_stats = stats.shape
     n_features = X_binned.shape[1]
-    features = np.asarray(features, np.int64)
+    features = np.sort(np.asarray(features, np.int64))  # ascending: sparse rows look them up
     if len(features) == n_features and (features == np.arange(n_features)).all():
         features = features[:0]
     dense_rows = -1 if sampling is not None else DENSE_MIN_ROWS

@@ -32,6 +32,7 @@ from .criteria import _scan as _impurity_scan
 from .histogram import PAD_BINS
 from .intrinsics import trailing_zeros
 from .sampling import node_permutation
+from .sparse_codes import at, column
 from .splitting import G, GradientCriterion, H, _scan_order, _score, category_order
 from .vector_splits import _scan as _vector_scan
 from .vector_splits import vector_score
@@ -227,7 +228,7 @@ def gather(codes, rows, stats, sc):
     n_listed = 0
     for i in range(len(rows)):
         r = rows[i]
-        c = codes[r]
+        c = at(codes, r)
         if not seen[c]:
             seen[c] = 1
             listed[n_listed] = c
@@ -286,9 +287,9 @@ def _non_constant(codes, rows):
     """Whether the rows take more than one code (missing counts as one)."""
     if len(rows) == 0:
         return False
-    first = codes[rows[0]]
+    first = at(codes, rows[0])
     for r in rows:
-        if codes[r] != first:
+        if at(codes, r) != first:
             return True
     return False
 
@@ -304,7 +305,7 @@ def search_rows(Xc, rows, stats, tot, allowed, n_bins, is_cat, fp, ip, sc, featu
     for f in features:
         if not allowed[f]:
             continue
-        n_listed = gather(Xc[f], rows, stats, sc)
+        n_listed = gather(column(Xc, f), rows, stats, sc)
         n_order = 0 if is_cat[f] else _bin_order(sc[3], n_bins[f], order)
         gain, b, ml = scan_feature(hist_f, order, n_order, False, is_cat[f], n_bins[f], tot, fp,
                                    ip, parent, majority)
@@ -328,7 +329,7 @@ def drawn_features(Xc, rows, allowed, key, max_features, perm):
         if n >= max_features:
             break
         f = perm[j]
-        if allowed[f] and _non_constant(Xc[f], rows):
+        if allowed[f] and _non_constant(column(Xc, f), rows):
             taken[n] = f
             n += 1
     for i in range(1, n):  # insertion sort: a handful of features

@@ -14,7 +14,7 @@ import numpy as np
 
 from .common import MISSING_BIN, N_BITSET_WORDS, NODE_DTYPE
 from .histogram import ROUTE_PREFETCH_AHEAD
-from .intrinsics import prefetch
+from .sparse_codes import column, is_sparse_codes, n_code_rows, prefetch_code, row_code, rows_view
 
 
 def bitset_from_mask(goes_left: np.ndarray) -> np.ndarray:
@@ -130,7 +130,7 @@ def _step(X, i, raw, k, table, thresholds, bitsets, cat_index, has_categorical):
     false, then the flag decides); a categorical split tests the category's
     bit, and codes outside the known categories are missing too.
     """
-    x = X[i, table[k, 0]]
+    x = row_code(X, i, table[k, 0])
     flags = table[k, 4]
     if raw:
         left = np.int64(x <= thresholds[k])
@@ -188,7 +188,7 @@ def _walk_links(X, raw, nodes, roots, bitsets, kind, tree_output, leaf_values, t
     ``value`` to out[tree_output[t], i]; 1 add tree_weight[t] *
     leaf_values[leaf] to out[i]; 2 store the packed leaf index in out[t, i];
     3 store the leaf's index within its tree."""
-    n = X.shape[0]
+    n = n_code_rows(X)
     table, thresholds, depths = _walk_table(nodes, roots)
     cat_index = nodes["cat_index"].astype(np.int64)
     has_categorical = (nodes["is_categorical"] != 0).any()
@@ -403,8 +403,9 @@ def _walk_heap(X, raw, nodes, roots, depth, kind, tree_output, leaf_values, tree
 
 
 def _walk(X, raw, nodes, roots, bitsets, kind, tree_output, leaf_values, tree_weight, out):
-    """Every traversal: in heap order where the trees allow it, else by links."""
-    if len(roots) and not (nodes["is_categorical"] != 0).any():
+    """Every traversal: in heap order where the trees allow it (and the codes
+    are dense), else by links."""
+    if len(roots) and not (nodes["is_categorical"] != 0).any() and not is_sparse_codes(X):
         depth = _max_depth(nodes, roots)
         if depth <= HEAP_MAX_DEPTH:
             _walk_heap(X, raw, nodes, roots, max(depth, 1), kind, tree_output, leaf_values,
@@ -620,7 +621,7 @@ def _add_routed(X_columns, nodes, roots, bitsets, tree_output, order, lo, hi, ra
     table, thresholds, _ = _walk_table(nodes, roots)
     cat_index = nodes["cat_index"].astype(np.int64)
     has_categorical = (nodes["is_categorical"] != 0).any()
-    X = X_columns.T
+    X = rows_view(X_columns)
     for t in range(len(roots)):
         o = tree_output[t]
         n_chunks = (hi[t] - lo[t] + ROUTED_CHUNK - 1) // ROUTED_CHUNK
@@ -637,10 +638,10 @@ def _add_routed(X_columns, nodes, roots, bitsets, tree_output, order, lo, hi, ra
                     for j in range(p, q):
                         out[o, order[t, j]] += value
                 else:
-                    codes = X_columns[table[k0, 0]]
+                    codes = column(X_columns, table[k0, 0])
                     for j in range(p, q):
                         if j + ROUTE_PREFETCH_AHEAD < q:
-                            prefetch(codes, order[t, j + ROUTE_PREFETCH_AHEAD])
+                            prefetch_code(codes, order[t, j + ROUTE_PREFETCH_AHEAD])
                         i, k = order[t, j], k0
                         while table[k, 2] != k:
                             k = _step(X, i, False, k, table, thresholds, bitsets, cat_index,
@@ -668,7 +669,8 @@ def add_routed(X_columns, nodes, roots, bitsets, tree_output, partition, held, p
         The rows of each grower node after the round's last level.
     held, place : from ``routed_places``
     """
-    n_trees, n_rows = len(roots), X_columns.shape[1]
+    n_trees = len(roots)
+    n_rows = X_columns.shape[0] if is_sparse_codes(X_columns) else X_columns.shape[1]
     lo, hi = partition.start[:, 0].copy(), partition.stop[:, 0].copy()
     if partition.order.shape[0] != n_trees or ((hi - lo) != n_rows).any():
         return False
