@@ -25,6 +25,10 @@ from distboost.kernels.sparse import csr_row_hashes
 N, D = 600, 12
 
 
+DENSITIES = [0.3, 0.08]
+"""Above and below ``shard.SPARSE_CODES_MAX_DENSITY``: dense codes, then sparse codes."""
+
+
 def _data(seed=0, density=0.3, dtype=np.float64):
     """A CSR matrix with explicit zeros among its stored entries, its dense form
     with NaN where nothing is stored, and a target that needs both."""
@@ -76,8 +80,9 @@ def test_bins_by_hand():
 
 @pytest.mark.parametrize("make", [sp.csr_matrix, sp.csc_matrix, sp.csr_array, sp.csc_array,
                                   sp.coo_matrix])
-def test_sparse_formats_train_the_dense_with_nan_model(make):
-    X, dense, y = _data()
+@pytest.mark.parametrize("density", DENSITIES)
+def test_sparse_formats_train_the_dense_with_nan_model(make, density):
+    X, dense, y = _data(density=density)
     ref = GradientBoostingRegressor(n_estimators=8, max_depth=3, random_state=0).fit(dense, y)
     model = GradientBoostingRegressor(n_estimators=8, max_depth=3, random_state=0).fit(make(X), y)
     assert _same_model(ref, model)
@@ -98,8 +103,9 @@ def test_explicit_zeros_differ_from_missing():
     assert a.predict(stored_zeros).tolist() != a.predict(nothing).tolist()
 
 
-def test_classifier_float32_predict_apply_shap_and_partial_dependence(monkeypatch):
-    X, dense, y = _data(seed=1, dtype=np.float32)
+@pytest.mark.parametrize("density", DENSITIES)
+def test_classifier_float32_predict_apply_shap_and_partial_dependence(monkeypatch, density):
+    X, dense, y = _data(seed=1, density=density, dtype=np.float32)
     labels = (y > np.median(y)).astype(int) + (y > np.quantile(y, 0.8))
     ref = GradientBoostingClassifier(n_estimators=5, max_depth=3, random_state=0).fit(dense, labels)
     model = GradientBoostingClassifier(n_estimators=5, max_depth=3, random_state=0).fit(
@@ -121,8 +127,9 @@ def test_classifier_float32_predict_apply_shap_and_partial_dependence(monkeypatc
     lambda: RandomForestClassifier(n_estimators=4, max_depth=4, random_state=0),
     lambda: AdaBoostClassifier(n_estimators=4, random_state=0),
 ])
-def test_forest_and_adaboost_take_sparse(make, monkeypatch):
-    X, dense, y = _data(seed=2)
+@pytest.mark.parametrize("density", DENSITIES)
+def test_forest_and_adaboost_take_sparse(make, monkeypatch, density):
+    X, dense, y = _data(seed=2, density=density)
     labels = (y > 0).astype(int)
     ref, model = make().fit(dense, labels), make().fit(X.tocsc(), labels)
     assert _same_model(ref, model)
@@ -131,8 +138,9 @@ def test_forest_and_adaboost_take_sparse(make, monkeypatch):
     assert np.array_equal(model.predict(X), ref.predict(dense))
 
 
-def test_bagging_takes_sparse(partitioned, monkeypatch):
-    X, dense, y = _data(seed=3)
+@pytest.mark.parametrize("density", DENSITIES)
+def test_bagging_takes_sparse(partitioned, monkeypatch, density):
+    X, dense, y = _data(seed=3, density=density)
     partitioned(3)
     ref = BaggingRegressor(n_estimators=3, random_state=0).fit(dense, y)
     model = BaggingRegressor(n_estimators=3, random_state=0).fit(X, y)
@@ -141,9 +149,10 @@ def test_bagging_takes_sparse(partitioned, monkeypatch):
     assert np.array_equal(model.predict(X), ref.predict(dense))
 
 
-def test_dask_sparse_chunks_equal_in_process(dask_client):
+@pytest.mark.parametrize("density", DENSITIES)
+def test_dask_sparse_chunks_equal_in_process(dask_client, density):
     da = pytest.importorskip("dask.array")
-    X, dense, y = _data(seed=4)
+    X, dense, y = _data(seed=4, density=density)
     ref = GradientBoostingRegressor(n_estimators=6, max_depth=3, random_state=0).fit(
         dense, y, eval_set=[(dense[:200], y[:200])])
     chunks = (N // 3, D)
@@ -198,8 +207,9 @@ def test_sparse_pandas_frame_is_refused_naming_the_way_out():
         GradientBoostingRegressor(n_estimators=2).fit(frame, [0.0, 1.0, 2.0])
 
 
-def test_early_stopping_holds_out_the_rows_of_the_dense_form():
-    X, dense, y = _data(seed=5)
+@pytest.mark.parametrize("density", DENSITIES)
+def test_early_stopping_holds_out_the_rows_of_the_dense_form(density):
+    X, dense, y = _data(seed=5, density=density)
     params = {"n_estimators": 30, "early_stopping": True, "validation_fraction": 0.2,
                   "n_iter_no_change": 3, "random_state": 0}
     ref = GradientBoostingRegressor(**params).fit(dense, y)
@@ -207,10 +217,11 @@ def test_early_stopping_holds_out_the_rows_of_the_dense_form():
     assert _same_model(ref, model) and model.evals_result_ == ref.evals_result_
 
 
-def test_ranker_takes_sparse():
+@pytest.mark.parametrize("density", DENSITIES)
+def test_ranker_takes_sparse(density):
     from distboost import GradientBoostingRanker
 
-    X, dense, y = _data(seed=6)
+    X, dense, y = _data(seed=6, density=density)
     qid = np.repeat(np.arange(N // 10), 10)
     rel = np.clip(np.round(y - y.min()), 0, 4)
     ref = GradientBoostingRanker(n_estimators=4, max_depth=3).fit(dense, rel, qid=qid)

@@ -170,15 +170,17 @@ def _bin_rows(X, schema, partition, mapper, start, stop, out):
 
 SPARSE_CODES_MAX_DENSITY = 0.2
 """Sparse rows keep only their stored entries' codes (``kernels.sparse_codes``)
-up to this share of stored entries: 5 bytes an entry, where dense codes take a
-byte a cell, twice (row- and feature-major), and a histogram adds two values
-an entry where it adds one a cell."""
+up to this share of stored entries, where a histogram's two additions an entry
+cost less than the dense codes' one a cell."""
 
 
 def sparse_codes_pay(X) -> bool:
-    """Whether a CSR partition's codes are kept sparse (``SPARSE_CODES_MAX_DENSITY``)."""
+    """Whether a CSR partition's codes are kept sparse: at most
+    ``SPARSE_CODES_MAX_DENSITY`` of its cells stored, and fewer bytes (8 a row
+    and 5 an entry) than the dense codes (a byte a cell, row- and feature-major)."""
     cells = X.shape[0] * X.shape[1]
-    return cells > 0 and X.nnz <= SPARSE_CODES_MAX_DENSITY * cells
+    sparse_bytes = 8 * (X.shape[0] + 1) + 5 * X.nnz
+    return cells > 0 and X.nnz <= SPARSE_CODES_MAX_DENSITY * cells and sparse_bytes < 2 * cells
 
 
 def encode_target(y: np.ndarray, classes: np.ndarray | None, partition: int, what: str):
