@@ -121,3 +121,25 @@ def test_sparse_codes_pickle():
     sparse, _ = _codes()
     again = pickle.loads(pickle.dumps(sparse))
     assert isinstance(again, SparseCodes) and np.array_equal(again.to_dense(), sparse.to_dense())
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_search_from_stored_entries_equals_the_search_of_dense_codes(seed):
+    from distboost.kernels import node_search
+    from distboost.kernels.splitting import GradientCriterion, SplitParams
+
+    sparse, dense = _codes(seed=seed, density=0.15)
+    rng = np.random.default_rng(seed)
+    stats = np.stack([rng.integers(-50, 50, N), rng.integers(1, 20, N), np.ones(N, int)], 1)
+    fp, ip = node_search.pack_criterion(
+        GradientCriterion(SplitParams(reg_lambda=0.5), (1.0, 1.0), True))
+    n_bins = np.full(D, 17, np.int64)
+    for rows in (np.arange(N), np.sort(rng.choice(N, 40, replace=False))):
+        tot = stats[rows].sum(axis=0)
+        allowed = rng.random(D) < 0.8
+        for features in (np.arange(D), np.array([0, 2, 3, 8])):
+            args = (rows, stats, tot, allowed, n_bins, np.zeros(D, bool), fp, ip,
+                    node_search.scratch(3), features)
+            want = node_search.search_rows(np.ascontiguousarray(dense.T), *args)
+            assert node_search.search_sparse_rows(sparse, *args) == want
+            assert want[1] >= 0

@@ -76,7 +76,7 @@ from .node_search import (
     release,
     scan_feature,
     scratch,
-    search_rows,
+    search_node_rows,
     split_directions,
     splittable,
 )
@@ -229,7 +229,7 @@ def _search_sparse(nodes, ni, tot, Xc, order, stats, masks, n_bins, is_cat, fp, 
             if max_features >= 0:
                 key = node_key(seed, first_tree + t, ni[g, ID])
                 features = drawn_features(Xc, rows, masks[t], key, max_features, perm)
-            res_gain[i], res_f[i], res_bin[i], res_ml[i] = search_rows(
+            res_gain[i], res_f[i], res_bin[i], res_ml[i] = search_node_rows(
                 Xc, rows, stats[t], tot[g], masks[t], n_bins, is_cat, fp, ip, sc, features)
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numba
 import numpy as np
+from numba.extending import overload
 
 from .common import MAX_BINS, MISSING_BIN
 from .criteria import (
@@ -32,7 +33,7 @@ from .criteria import _scan as _impurity_scan
 from .histogram import PAD_BINS
 from .intrinsics import trailing_zeros
 from .sampling import node_permutation
-from .sparse_codes import at, column
+from .sparse_codes import at, column, is_sparse_type
 from .splitting import G, GradientCriterion, H, _scan_order, _score, category_order
 from .vector_splits import _scan as _vector_scan
 from .vector_splits import vector_score
@@ -301,20 +302,113 @@ def search_rows(Xc, rows, stats, tot, allowed, n_bins, is_cat, fp, ip, sc, featu
     ``scratch``'s buffers."""
     parent, majority, _ = node_terms(tot, fp, ip)
     best, best_f, best_b, best_m = -np.inf, -1, -1, False
-    hist_f, order = sc[0][0], sc[4]
     for f in features:
         if not allowed[f]:
             continue
         n_listed = gather(column(Xc, f), rows, stats, sc)
-        n_order = 0 if is_cat[f] else _bin_order(sc[3], n_bins[f], order)
-        gain, b, ml = scan_feature(hist_f, order, n_order, False, is_cat[f], n_bins[f], tot, fp,
-                                   ip, parent, majority)
-        release(sc, n_listed)
-        if ip[KIND] != IMPURITY:
-            gain -= fp[GAMMA]
+        gain, b, ml = _scan_gathered(f, n_listed, sc, n_bins, is_cat, tot, fp, ip, parent,
+                                     majority)
         if gain > best:
             best, best_f, best_b, best_m = gain, f, b, ml
     return best, best_f, best_b, best_m
+
+
+@numba.njit(cache=True, inline="always")
+def _scan_gathered(f, n_listed, sc, n_bins, is_cat, tot, fp, ip, parent, majority):
+    """Feature f's best split from what ``gather`` put in ``sc`` (then released),
+    gamma subtracted."""
+    order = sc[4]
+    n_order = 0 if is_cat[f] else _bin_order(sc[3], n_bins[f], order)
+    gain, b, ml = scan_feature(sc[0][0], order, n_order, False, is_cat[f], n_bins[f], tot, fp,
+                               ip, parent, majority)
+    release(sc, n_listed)
+    if ip[KIND] != IMPURITY:
+        gain -= fp[GAMMA]
+    return gain, b, ml
+
+
+@numba.njit(cache=True)
+def search_sparse_rows(X, rows, stats, tot, allowed, n_bins, is_cat, fp, ip, sc, features):
+    """``search_rows`` of sparse codes (``sparse_codes.SparseCodes``): the rows'
+    stored entries bucketed by feature, each feature gathered from its own
+    (``gather_entries``), so a node costs its stored entries, not rows x
+    features; a feature no row stores is missing in every row (constant)."""
+    n_features = X.n_features
+    start = np.zeros(n_features + 1, np.int64)
+    for r in rows:
+        for k in range(X.indptr[r], X.indptr[r + 1]):
+            start[X.indices[k] + 1] += 1
+    for f in range(n_features):
+        start[f + 1] += start[f]
+    fill = start[:-1].copy()
+    entry_rows = np.empty(start[-1], np.int64)
+    entry_codes = np.empty(start[-1], np.uint8)
+    for r in rows:
+        for k in range(X.indptr[r], X.indptr[r + 1]):
+            f = X.indices[k]
+            entry_rows[fill[f]], entry_codes[fill[f]] = r, X.codes[k]
+            fill[f] += 1
+    parent, majority, _ = node_terms(tot, fp, ip)
+    best, best_f, best_b, best_m = -np.inf, -1, -1, False
+    for f in features:
+        if not allowed[f] or start[f] == start[f + 1]:
+            continue
+        n_listed = gather_entries(entry_rows, entry_codes, start[f], start[f + 1], len(rows),
+                                  stats, tot, sc)
+        gain, b, ml = _scan_gathered(f, n_listed, sc, n_bins, is_cat, tot, fp, ip, parent,
+                                     majority)
+        if gain > best:
+            best, best_f, best_b, best_m = gain, f, b, ml
+    return best, best_f, best_b, best_m
+
+
+@numba.njit(cache=True)
+def gather_entries(entry_rows, entry_codes, a, b, n_rows, stats, tot, sc):
+    """``gather`` of one feature's stored entries a:b among a node's ``n_rows``
+    rows: the rows storing nothing go to ``MISSING_BIN`` with the node's
+    total ``tot`` less the stored entries' sums (exact: fixed point)."""
+    lanes, seen, listed, present, _ = sc
+    n_stats = stats.shape[1]
+    n_listed = 0
+    for e in range(a, b):
+        r, c = entry_rows[e], entry_codes[e]
+        if not seen[c]:
+            seen[c] = 1
+            listed[n_listed] = c
+            n_listed += 1
+        for k in range(n_stats):
+            lanes[0, c, k] += stats[r, k]
+    if b - a < n_rows:
+        stored = np.zeros(n_stats, np.int64)
+        for j in range(n_listed):
+            for k in range(n_stats):
+                stored[k] += lanes[0, listed[j], k]
+        c = MISSING_BIN
+        if not seen[c]:
+            seen[c] = 1
+            listed[n_listed] = c
+            n_listed += 1
+        for k in range(n_stats):
+            lanes[0, c, k] += tot[k] - stored[k]
+    for w in range(4):
+        present[w] = 0
+    for j in range(n_listed):
+        c = listed[j]
+        present[c >> 6] |= np.uint64(1) << np.uint64(c & 63)
+    return n_listed
+
+
+def search_node_rows(Xc, rows, stats, tot, allowed, n_bins, is_cat, fp, ip, sc, features):
+    """``search_rows``, or ``search_sparse_rows`` of sparse codes (chosen when compiled)."""
+
+
+@overload(search_node_rows)
+def _search_node_rows(Xc, rows, stats, tot, allowed, n_bins, is_cat, fp, ip, sc, features):
+    kernel = search_sparse_rows if is_sparse_type(Xc) else search_rows
+
+    def impl(Xc, rows, stats, tot, allowed, n_bins, is_cat, fp, ip, sc, features):
+        return kernel(Xc, rows, stats, tot, allowed, n_bins, is_cat, fp, ip, sc, features)
+    return impl
 
 
 @numba.njit(cache=True)
