@@ -33,6 +33,28 @@ def test_content_hashes_follow_values():
     assert h[0] == h[1] != h[2]
 
 
+def test_content_hashes_mix_each_run_of_missing_values_once():
+    from distboost.kernels.rng import ROW_HASH_SEED, gap_word, splitmix64
+
+    def chain(*words):
+        h = ROW_HASH_SEED
+        for w in words:
+            h = splitmix64(np.uint64(h) ^ np.uint64(w))
+        return h
+
+    def bits(x):
+        return np.float64(x).view(np.uint64)
+
+    nan = np.nan
+    X = np.array([[1.0, 2.0, 3.0], [nan, nan, 1.0], [1.0, nan, nan], [nan, 1.0, nan],
+                  [1.0, nan, 2.0], [nan, nan, nan]])
+    assert row_content_hashes(X).tolist() == [
+        chain(bits(1), bits(2), bits(3)), chain(gap_word(2), bits(1)),
+        chain(bits(1), gap_word(2)), chain(gap_word(1), bits(1), gap_word(1)),
+        chain(bits(1), gap_word(1), bits(2)), chain(gap_word(3))]
+    assert len(set(row_content_hashes(X).tolist())) == len(X)
+
+
 def test_random_seed():
     assert random_seed(None) == 0 and random_seed(5) == 5
     assert isinstance(random_seed(np.random.default_rng(1)), int)

@@ -66,12 +66,27 @@ def sample_positions(w, seed, stream, first_row, subsample, out):
             out[t, i] = 0 if keep else -1
 
 
+ROW_HASH_SEED = np.uint64(0x243F6A8885A308D3)
+"""The starting word of every row's hash."""
+_GAP = np.uint64(0x9E3779B97F4A7C15)
+
+
+@numba.njit(cache=True, inline="always")
+def gap_word(n_missing):
+    """The word a run of ``n_missing`` missing values adds to a row's hash."""
+    return splitmix64(_GAP + np.uint64(n_missing))
+
+
 @numba.njit(cache=True)
 def row_content_hashes(X):
     """Hash each row of a float matrix by its values (as float64 bit patterns).
 
     Used to choose the binning sample independently of row order and of the
     partitioning. float32 and float64 forms of the same values hash alike.
+    Each value is mixed in (``splitmix64``) in column order; a run of missing
+    values (NaN) is mixed in once, as its length (``gap_word``): a sparse
+    row's hash costs its stored entries (``sparse.csr_row_hashes``), and a row
+    without missing values hashes as its values alone.
 
     Parameters
     ----------
@@ -86,11 +101,17 @@ def row_content_hashes(X):
     bits = buf.view(np.uint64)
     out = np.empty(n, dtype=np.uint64)
     for i in range(n):
-        h = np.uint64(0x243F6A8885A308D3)
+        h, gap = ROW_HASH_SEED, 0
         for j in range(d):
+            if np.isnan(X[i, j]):
+                gap += 1
+                continue
+            if gap:
+                h = splitmix64(h ^ gap_word(gap))
+                gap = 0
             buf[0] = X[i, j]
             h = splitmix64(h ^ bits[0])
-        out[i] = h
+        out[i] = splitmix64(h ^ gap_word(gap)) if gap else h
     return out
 
 

@@ -8,9 +8,7 @@ gives them.
 import numba
 import numpy as np
 
-from .rng import splitmix64
-
-_SEED = np.uint64(0x243F6A8885A308D3)  # row_content_hashes' starting word
+from .rng import ROW_HASH_SEED, gap_word, splitmix64
 
 
 @numba.njit(cache=True)
@@ -30,27 +28,23 @@ def csr_row_hashes(indptr, indices, data, n_features):
 
     Notes
     -----
-    The hash chains every feature of a row in order, so a row costs
-    ``n_features`` mixing steps whatever it stores (no memory beyond the
-    output).
+    The hash mixes a row's values in column order and each run of missing
+    values once, as its length, so a row costs its stored entries.
     """
     n = len(indptr) - 1
     buf = np.empty(1, np.float64)
     bits = buf.view(np.uint64)
-    buf[0] = np.nan
-    nan_bits = bits[0]
     out = np.empty(n, dtype=np.uint64)
     for i in range(n):
-        h = _SEED
-        k, end = indptr[i], indptr[i + 1]
-        for j in range(n_features):
-            if k < end and indices[k] == j:
-                buf[0] = data[k]
-                k += 1
-                h = splitmix64(h ^ bits[0])
-            else:
-                h = splitmix64(h ^ nan_bits)
-        out[i] = h
+        h, after = ROW_HASH_SEED, 0  # after: the column after the last stored entry
+        for k in range(indptr[i], indptr[i + 1]):
+            j = indices[k]
+            if j > after:
+                h = splitmix64(h ^ gap_word(j - after))
+            buf[0] = data[k]
+            h = splitmix64(h ^ bits[0])
+            after = j + 1
+        out[i] = splitmix64(h ^ gap_word(n_features - after)) if n_features > after else h
     return out
 
 
