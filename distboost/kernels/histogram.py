@@ -313,93 +313,88 @@ def _zero(a):
         a[i] = 0
 
 
+@numba.njit(cache=True, inline="always")
+def _open_block(blk, block_start, owner, shared, private, out, owner_slot, zero):
+    """Block blk's first owner (-1: no chunk), the block's buffers of its shared
+    owners zeroed (and, with ``zero``, its other owners' histograms)."""
+    c0, c1 = block_start[blk], block_start[blk + 1]
+    if c0 == c1:
+        return -1
+    first, last = owner[c0], owner[c1 - 1]
+    for o in range(first, last + 1):
+        if shared[o]:
+            _zero(private[blk, 0 if o == first else 1].reshape(-1))
+        elif zero:
+            _zero(out[owner_slot[o]].reshape(-1))
+    return first
+
+
+@numba.njit(cache=True, inline="always")
+def _owner_histogram(o, first, blk, shared, private, out, owner_slot):
+    """Where owner o's sums go in block blk, flattened: its buffer when shared."""
+    if shared[o]:
+        return private[blk, 0 if o == first else 1].reshape(-1)
+    return out[owner_slot[o]].reshape(-1)
+
+
 @numba.njit(parallel=True, cache=True)
 def _accumulate(X, stats, order, owner_tree, owner_slot, owner, clo, chi, block_start, features,
                 out, private, shared, zero):
     """out[slot] += the statistics of every row of each chunk; a shared
     owner's sums go to its block's buffer ``private[block, 0]`` (the block's
     first owner) or ``private[block, 1]`` (its last) instead. With ``zero``
-    every histogram a block writes starts from zero.
-
-    Rows are read ``PREFETCH_AHEAD`` iterations after asking for them, except
-    in chunks of consecutive rows, which stream.
+    every histogram a block writes starts from zero. Dense codes or sparse
+    codes (``sparse_codes.SparseCodes``): ``add_chunk`` is chosen when compiled.
     """
-    n_features, n_stats, stride = X.shape[1], stats.shape[2], out.shape[2]
-    flat_X = X.reshape(-1)
-    for blk in numba.prange(len(block_start) - 1):
-        c0, c1 = block_start[blk], block_start[blk + 1]
-        if c0 == c1:
-            continue
-        first, last = owner[c0], owner[c1 - 1]
-        for o in range(first, last + 1):
-            if shared[o]:
-                _zero(private[blk, 0 if o == first else 1].reshape(-1))
-            elif zero:
-                _zero(out[owner_slot[o]].reshape(-1))
-        for c in range(c0, c1):
-            o = owner[c]
-            if shared[o]:
-                hs = private[blk, 0 if o == first else 1].reshape(-1)
-            else:
-                hs = out[owner_slot[o]].reshape(-1)
-            t = owner_tree[o]
-            st, rows = stats[t], order[t]
-            flat_st = st.reshape(-1)
-            lo, hi = clo[c], chi[c]
-            if rows[hi - 1] - rows[lo] == hi - 1 - lo:  # consecutive rows (a root): stream them
-                for r in range(rows[lo], rows[hi - 1] + 1):
-                    _add_row(X, r, features, st, flat_st, hs, stride)
-                continue
-            for k in range(lo, hi):
-                if k + PREFETCH_AHEAD < hi:
-                    ahead = rows[k + PREFETCH_AHEAD]
-                    prefetch(flat_X, ahead * n_features)
-                    prefetch(flat_X, ahead * n_features + n_features - 1)
-                    prefetch(flat_st, ahead * n_stats)
-                _add_row(X, rows[k], features, st, flat_st, hs, stride)
-
-
-@numba.njit(parallel=True, cache=True)
-def _accumulate_sparse(X, stats, order, owner_tree, owner_slot, owner, clo, chi, block_start,
-                       features, out, private, shared, zero):
-    """``_accumulate`` of sparse codes (``sparse_codes.SparseCodes``): each row's
-    stored entries (``sparse_codes.add_sparse_row``)."""
     stride = out.shape[2]
     for blk in numba.prange(len(block_start) - 1):
-        c0, c1 = block_start[blk], block_start[blk + 1]
-        if c0 == c1:
+        first = _open_block(blk, block_start, owner, shared, private, out, owner_slot, zero)
+        if first < 0:
             continue
-        first, last = owner[c0], owner[c1 - 1]
-        for o in range(first, last + 1):
-            if shared[o]:
-                _zero(private[blk, 0 if o == first else 1].reshape(-1))
-            elif zero:
-                _zero(out[owner_slot[o]].reshape(-1))
-        for c in range(c0, c1):
+        for c in range(block_start[blk], block_start[blk + 1]):
             o = owner[c]
-            if shared[o]:
-                hs = private[blk, 0 if o == first else 1].reshape(-1)
-            else:
-                hs = out[owner_slot[o]].reshape(-1)
-            st, rows = stats[owner_tree[o]], order[owner_tree[o]]
-            for k in range(clo[c], chi[c]):
-                add_sparse_row(X, rows[k], features, st, hs, stride)
+            hs = _owner_histogram(o, first, blk, shared, private, out, owner_slot)
+            add_chunk(X, stats[owner_tree[o]], order[owner_tree[o]], clo[c], chi[c], features,
+                      hs, stride)
 
 
-def accumulate(X, stats, order, owner_tree, owner_slot, owner, clo, chi, block_start, features,
-               out, private, shared, zero):
-    """``_accumulate``, or ``_accumulate_sparse`` for sparse codes (chosen when compiled)."""
+@numba.njit(cache=True, inline="always")
+def _add_dense_chunk(X, st, rows, lo, hi, features, hs, stride):
+    """hs += the statistics of rows[lo:hi] (dense codes). Rows are read
+    ``PREFETCH_AHEAD`` iterations after asking for them, except in chunks of
+    consecutive rows, which stream."""
+    n_features, n_stats = X.shape[1], st.shape[1]
+    flat_X, flat_st = X.reshape(-1), st.reshape(-1)
+    if rows[hi - 1] - rows[lo] == hi - 1 - lo:  # consecutive rows (a root): stream them
+        for r in range(rows[lo], rows[hi - 1] + 1):
+            _add_row(X, r, features, st, flat_st, hs, stride)
+        return
+    for k in range(lo, hi):
+        if k + PREFETCH_AHEAD < hi:
+            ahead = rows[k + PREFETCH_AHEAD]
+            prefetch(flat_X, ahead * n_features)
+            prefetch(flat_X, ahead * n_features + n_features - 1)
+            prefetch(flat_st, ahead * n_stats)
+        _add_row(X, rows[k], features, st, flat_st, hs, stride)
 
 
-@overload(accumulate)
-def _accumulate_of(X, stats, order, owner_tree, owner_slot, owner, clo, chi, block_start,
-                   features, out, private, shared, zero):
-    kernel = _accumulate_sparse if is_sparse_type(X) else _accumulate
+@numba.njit(cache=True, inline="always")
+def _add_sparse_chunk(X, st, rows, lo, hi, features, hs, stride):
+    """hs += the statistics of rows[lo:hi] (sparse codes: ``add_sparse_row``)."""
+    for k in range(lo, hi):
+        add_sparse_row(X, rows[k], features, st, hs, stride)
 
-    def impl(X, stats, order, owner_tree, owner_slot, owner, clo, chi, block_start, features,
-             out, private, shared, zero):
-        kernel(X, stats, order, owner_tree, owner_slot, owner, clo, chi, block_start, features,
-               out, private, shared, zero)
+
+def add_chunk(X, st, rows, lo, hi, features, hs, stride):
+    """``_add_dense_chunk`` or ``_add_sparse_chunk``, by the codes' type."""
+
+
+@overload(add_chunk)
+def _add_chunk_of(X, st, rows, lo, hi, features, hs, stride):
+    kernel = _add_sparse_chunk if is_sparse_type(X) else _add_dense_chunk
+
+    def impl(X, st, rows, lo, hi, features, hs, stride):
+        kernel(X, st, rows, lo, hi, features, hs, stride)
     return impl
 
 
@@ -567,8 +562,8 @@ def fill_histograms(X_binned, stats, order, tree, slot, lo, hi, features, out, z
     n_private = n_blocks if shared.any() else 0
     if len(private) < n_private:
         private = np.empty((n_private, 2) + out.shape[1:], out.dtype)
-    accumulate(X_binned, stats, order, tree, slot, owner, clo, chi, block_start, features, out,
-               private, shared, zero)
+    _accumulate(X_binned, stats, order, tree, slot, owner, clo, chi, block_start, features, out,
+                private, shared, zero)
     if n_private:
         _reduce_shared(out, private, owner, slot, block_start, shared, first_block, last_block,
                        zero)
