@@ -54,12 +54,6 @@ class SparseCodes(NamedTuple):
         out[rows, self.indices] = self.codes
         return out
 
-    def row_slice(self, start: int, stop: int) -> SparseCodes:
-        """Rows ``start:stop`` (copies)."""
-        a, b = self.indptr[start], self.indptr[stop]
-        return SparseCodes(self.indptr[start:stop + 1] - a, self.indices[a:b].copy(),
-                           self.codes[a:b].copy(), self.n_features)
-
 
 class SparseColumn(NamedTuple):
     """One feature of ``SparseCodes`` (``column``)."""
