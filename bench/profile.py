@@ -16,6 +16,11 @@ machine distorts the figures less.
     python bench/profile.py                       # 1M rows, 20 rounds, 1 thread, depth 6
     python bench/profile.py --rows 200000 --rounds 10 --threads 2 --clock wall
     python bench/profile.py --rows 500000 --depth 3 --waves   # a Dask holder's shallow rounds
+    python bench/profile.py --threads 16 --cprofile 40   # and the Python functions' wall time
+
+``--cprofile N`` adds, after the steps, the N Python functions (and compiled
+calls made from Python) with the most own wall time in the whole fit, binning
+included, and the N with the most cumulative time.
 """
 
 from __future__ import annotations
@@ -24,6 +29,12 @@ import argparse
 import collections
 import resource
 import sys
+
+_bench = sys.path.pop(0)  # this file is profile.py: cProfile must find the standard library's
+import cProfile  # noqa: E402
+import pstats  # noqa: E402
+
+sys.path.insert(0, _bench)
 import time
 from pathlib import Path
 
@@ -107,14 +118,23 @@ def load(rows: int, partitions: int):
     return X, table.column("label").to_numpy()
 
 
-def profile_distboost(X, y, rounds, threads, depth, waves):
+def profile_distboost(X, y, rounds, threads, depth, waves, top=0):
     params = {"learning_rate": 0.1, "max_depth": depth, "reg_lambda": 1.0, "n_jobs": threads}
     with dask.config.set({"distboost.local-grower": not waves}):
         db.GradientBoostingClassifier(n_estimators=2, **params).fit(X[:5000], y[:5000])  # compile
         instrument()
+        profiler = cProfile.Profile(time.perf_counter) if top else None
         t0 = time.perf_counter()
+        if profiler:
+            profiler.enable()
         model = db.GradientBoostingClassifier(n_estimators=rounds, **params).fit(X, y)
+        if profiler:
+            profiler.disable()
         wall = time.perf_counter() - t0
+    if profiler:
+        for key in ("tottime", "cumulative"):
+            print(f"cProfile of the whole fit, by {key} (wall seconds):")
+            pstats.Stats(profiler).sort_stats(key).print_stats(top)
     return model, wall
 
 
@@ -137,7 +157,9 @@ def report(rows, rounds, threads, n_features, model, wall, xgb, depth, waves):
     how = "wave by wave (as on Dask)" if waves else "in one compiled call"
     print(f"W1 {rows:,} rows x {n_features} features, {rounds} rounds, depth {depth}, "
           f"{threads} thread(s), trees grown {how}")
-    print(f"distboost: train wall {model.fit_timings_['train'] * per:.1f} ms/round\n")
+    timings = ", ".join(f"{k} {v:.2f} s" for k, v in model.fit_timings_.items())
+    print(f"distboost: train wall {model.fit_timings_['train'] * per:.1f} ms/round; "
+          f"whole fit {wall:.2f} s ({timings})\n")
     unit = "CPU" if CLOCK[0] is time.thread_time else "wall"
     print(f"| step | {unit} ms per round |\n|---|---|")
     for label, seconds in sorted(STEPS.items(), key=lambda kv: -kv[1]):
@@ -180,11 +202,14 @@ def main():
     parser.add_argument("--clock", choices=["cpu", "wall"], default="cpu",
                         help="time steps by this thread's CPU time (default) or by wall time "
                              "(use with --threads > 1 to see what does not run in parallel)")
+    parser.add_argument("--cprofile", type=int, default=0, metavar="N",
+                        help="also print the N functions with the most wall time (cProfile)")
     args = parser.parse_args()
     if args.clock == "wall":
         CLOCK[0] = time.perf_counter
     X, y = load(args.rows, args.partitions)
-    model, wall = profile_distboost(X, y, args.rounds, args.threads, args.depth, args.waves)
+    model, wall = profile_distboost(X, y, args.rounds, args.threads, args.depth, args.waves,
+                                    args.cprofile)
     xgb = profile_xgboost(X, y, args.rounds, args.threads, args.depth)
     report(args.rows, args.rounds, args.threads, X.shape[1], model, wall, xgb, args.depth,
            args.waves)

@@ -84,9 +84,24 @@ def prior_bound(n_samples: int, n_parts: int, n_rows: int) -> int | None:
 def block_candidates(matrix_of, w: np.ndarray, n_samples: int, below=None, above=None):
     """``sample_candidates`` of rows given block by block: ``matrix_of(start,
     stop)`` is the float matrix of rows ``start:stop`` (``row_blocks``). The
-    same rows as from the whole matrix at once (``merge_candidates``)."""
-    parts = [sample_candidates(matrix_of(a, b), w[a:b], n_samples, below, above)
-             for a, b in row_blocks(len(w)) or [(0, 0)]]  # no rows: an empty sample
+    same rows as from the whole matrix at once (``merge_candidates``).
+
+    Once the blocks read hold ``n_samples`` candidates, the ``n_samples``-th
+    smallest hash among them bounds the later blocks' (no larger one can
+    enter), so that most rows of a large partition are neither sorted nor
+    copied."""
+    parts, held, bound, bounded_at = [], 0, below, 0
+    for a, b in row_blocks(len(w)) or [(0, 0)]:  # no rows: an empty sample
+        parts.append(sample_candidates(matrix_of(a, b), w[a:b], n_samples, bound, above))
+        held += len(parts[-1][0])
+        if held >= 2 * n_samples > 0:  # the rows held stay under twice the sample
+            parts = [merge_candidates(parts, n_samples)]
+            held = bounded_at = len(parts[0][0])
+            bound = int(parts[0][0][-1])
+        elif held >= n_samples > 0 and 4 * (held - bounded_at) >= n_samples:
+            hashes = np.concatenate([p[0] for p in parts])
+            bound = int(np.partition(hashes, n_samples - 1)[n_samples - 1])
+            bounded_at = held
     return parts[0] if len(parts) == 1 else merge_candidates(parts, n_samples)
 
 
@@ -169,24 +184,35 @@ def sample_candidates(X: np.ndarray, w: np.ndarray, n_samples: int, below=None, 
         if above is not None:
             keep &= hashes > np.uint64(above)
         hashes, X, w = hashes[keep], X[keep], w[keep]
-    if len(hashes) > n_samples:
-        keep = np.argpartition(hashes, n_samples - 1)[:n_samples]
-        order = keep[np.argsort(hashes[keep], kind="stable")]
-    else:
-        order = np.argsort(hashes, kind="stable")
+    order = _smallest(hashes, w, n_samples)
     return hashes[order], X[order], w[order]  # float32 input stays float32 (exact in float64)
+
+
+def _smallest(hashes: np.ndarray, weights: np.ndarray, n: int) -> np.ndarray:
+    """Indices of the ``n`` rows with the smallest hashes, ascending; equal
+    hashes (equal rows) by weight, so that which copies of a repeated row of
+    different weights enter does not depend on where the rows are."""
+    if len(hashes) > n:
+        keep = np.flatnonzero(hashes <= np.partition(hashes, n - 1)[n - 1])
+    else:
+        keep = np.arange(len(hashes))
+    order = keep[np.argsort(hashes[keep], kind="stable")]
+    sorted_hashes = hashes[order]
+    if (sorted_hashes[1:] == sorted_hashes[:-1]).any():
+        order = keep[np.lexsort((weights[keep], hashes[keep]))]
+    return order[:n]
 
 
 def merge_candidates(parts: list, n_samples: int):
     """Merge several ``sample_candidates`` results, keeping the smallest hashes.
 
-    The result is the same multiset of rows whatever the grouping of inputs
-    (rows with equal hashes have equal content, so ties may break either way).
+    The result is the same rows and weights whatever the grouping of inputs
+    (rows with equal hashes have equal content; they are ordered by weight).
     Only the kept rows are copied (a worker merging its partitions' candidates
     never holds them all twice). Sparse rows (CSR) stay sparse.
     """
     hashes = np.concatenate([p[0] for p in parts])
-    order = np.argsort(hashes, kind="stable")[:n_samples]
+    order = _smallest(hashes, np.concatenate([p[2] for p in parts]), n_samples)
     if any(is_scipy_sparse(p[1]) for p in parts):
         import scipy.sparse as sp
 

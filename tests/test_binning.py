@@ -1,6 +1,7 @@
 import numpy as np
 import pytest
 
+from distboost import binning
 from distboost.binning import (
     SAMPLE_ROWS,
     BinMapper,
@@ -224,3 +225,32 @@ def test_candidates_between_above_and_below_complete_those_below_above():
     assert len(first[0]) == 201 and (rest[0] > np.uint64(bound)).all()
     for a, b in zip(whole, merge_candidates([first, rest], 500)):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("n_samples", [1, 300, 700, 1500, 5000])
+def test_blocks_bounded_by_the_sample_so_far_give_the_whole_sample(n_samples):
+    """``block_candidates`` bounds later blocks by the ``n_samples``-th smallest
+    hash read so far (and merges at twice the sample): still the rows with the
+    smallest hashes, equal hashes (a repeated row) by weight, under a threshold
+    or not, whatever the blocks and the rows' order."""
+    from distboost.binning import block_candidates
+    from distboost.kernels.rng import row_content_hashes
+
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(4000, 3))
+    X[::9] = X[4]  # equal rows: equal hashes, different weights
+    w = rng.choice([0.0, 1.0, 2.5], len(X))
+    perm = rng.permutation(len(X))
+    for below in (None, int(sample_candidates(X, w, 800)[0][-1])):
+        Xk, wk = X[w > 0], w[w > 0]
+        h = row_content_hashes(Xk)
+        first = np.flatnonzero(h <= np.uint64(below if below is not None else 2**64 - 1))
+        first = first[np.lexsort((wk[first], h[first]))][:n_samples]
+        blocks = block_candidates(lambda a, b: X[a:b], w, n_samples, below)
+        with pytest.MonkeyPatch.context() as patch:  # blocks of 256 rows: many bounds
+            patch.setattr(binning, "row_blocks", lambda n, blocks=binning.row_blocks: blocks(n, 256))
+            small = block_candidates(lambda a, b: X[perm][a:b], w[perm], n_samples, below)
+        for got in (blocks, small):
+            np.testing.assert_array_equal(got[0], h[first])
+            np.testing.assert_array_equal(got[1], Xk[first])
+            np.testing.assert_array_equal(got[2], wk[first])

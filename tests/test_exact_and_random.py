@@ -17,6 +17,18 @@ def test_exact_sum_is_exact_and_order_free():
     assert exact_sum(np.array([])) == 0
 
 
+def test_exact_sum_of_many_blocks_is_their_sum():
+    """Blocks of ``SUM_BLOCK`` values are added in parallel, each apart: the
+    total is that of the blocks summed one by one."""
+    from distboost.kernels.exact import SUM_BLOCK
+
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=3 * SUM_BLOCK + 17) * 10.0 ** rng.integers(-8, 8, 3 * SUM_BLOCK + 17)
+    by_block = sum(exact_sum(x[a:a + SUM_BLOCK]) for a in range(0, len(x), SUM_BLOCK))
+    assert exact_sum(x) == by_block
+    assert to_float(exact_sum(x)) == math.fsum(x)
+
+
 def test_row_uniforms_depend_only_on_global_row_ids():
     whole = row_uniforms(7, 3, 0, 1000)
     pieces = np.concatenate([row_uniforms(7, 3, s, 250) for s in range(0, 1000, 250)])
@@ -53,6 +65,22 @@ def test_content_hashes_mix_each_run_of_missing_values_once():
         chain(bits(1), gap_word(2)), chain(gap_word(1), bits(1), gap_word(1)),
         chain(bits(1), gap_word(1), bits(2)), chain(gap_word(3))]
     assert len(set(row_content_hashes(X).tolist())) == len(X)
+
+
+def test_content_hashes_in_blocks_are_each_rows_own():
+    """Rows are hashed in parallel blocks of ``HASH_BLOCK``: every row's hash
+    is still the hash of that row alone."""
+    from distboost.kernels.rng import HASH_BLOCK
+
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(2 * HASH_BLOCK + 5, 4))
+    X[rng.random(X.shape) < 0.3] = np.nan
+    whole = row_content_hashes(X)
+    alone = [row_content_hashes(X[i:i + 1])[0] for i in (0, HASH_BLOCK - 1, HASH_BLOCK,
+                                                        2 * HASH_BLOCK + 4)]
+    assert whole[[0, HASH_BLOCK - 1, HASH_BLOCK, 2 * HASH_BLOCK + 4]].tolist() == alone
+    np.testing.assert_array_equal(row_content_hashes(X.astype(np.float32)),
+                                  row_content_hashes(X.astype(np.float32).astype(np.float64)))
 
 
 def test_random_seed():

@@ -23,18 +23,27 @@ _N_EXPONENTS = 2200  # frexp exponents of finite float64 values lie in [-1073, 1
 _EXPONENT_BASE = 1100
 
 
-@numba.njit(cache=True)
+SUM_BLOCK = 1 << 16
+"""Values a thread adds at a time; each block has its own rows of sums, added
+as integers afterwards (exact, so in any order)."""
+
+
+@numba.njit(parallel=True, cache=True)
 def _mantissa_sums(values, hi, lo):
     """Add each value's 53-bit integer mantissa, split in two halves, to its
-    exponent's row: no sort and no temporary arrays."""
+    exponent's column, blocks of values in parallel (``hi``, ``lo``: one row
+    a block); no sort."""
     mask = (1 << _HALF) - 1
-    for v in values:
-        if v != 0.0:
-            mantissa, exponent = math.frexp(v)
-            m = np.int64(mantissa * 2.0**53)
-            k = exponent + _EXPONENT_BASE
-            hi[k] += m >> _HALF
-            lo[k] += m & mask
+    n = len(values)
+    for block in numba.prange(hi.shape[0]):
+        for i in range(block * SUM_BLOCK, min(n, (block + 1) * SUM_BLOCK)):
+            v = values[i]
+            if v != 0.0:
+                mantissa, exponent = math.frexp(v)
+                m = np.int64(mantissa * 2.0**53)
+                k = exponent + _EXPONENT_BASE
+                hi[block, k] += m >> _HALF
+                lo[block, k] += m & mask
 
 
 def exact_sum(values: np.ndarray) -> int:
@@ -50,9 +59,11 @@ def exact_sum(values: np.ndarray) -> int:
         ``sum(values) == total * 2**-_OFFSET`` exactly.
     """
     values = np.ascontiguousarray(values, dtype=np.float64).ravel()
-    hi = np.zeros(_N_EXPONENTS, np.int64)
-    lo = np.zeros(_N_EXPONENTS, np.int64)
+    n_blocks = max(1, -(-len(values) // SUM_BLOCK))
+    hi = np.zeros((n_blocks, _N_EXPONENTS), np.int64)
+    lo = np.zeros((n_blocks, _N_EXPONENTS), np.int64)
     _mantissa_sums(values, hi, lo)
+    hi, lo = hi.sum(axis=0), lo.sum(axis=0)  # < 2**27 a value: no int64 overflow
     total = 0
     for k in np.flatnonzero(hi | lo):
         shift = int(k) - _EXPONENT_BASE - 53 + _OFFSET

@@ -684,7 +684,25 @@ def columns(X_binned, buffers=None) -> np.ndarray:
     if buffers is not None:
         out = buffers.get("columns", X_binned.shape[::-1], X_binned.dtype)
         if getattr(buffers, "columns_of", None) is not X_binned:
-            out[...] = X_binned.T
+            _transpose(np.ascontiguousarray(X_binned), out)
             buffers.columns_of = X_binned
         return out
-    return np.ascontiguousarray(X_binned.T)
+    out = np.empty(X_binned.shape[::-1], X_binned.dtype)
+    _transpose(np.ascontiguousarray(X_binned), out)
+    return out
+
+
+TRANSPOSE_ROWS = 4096
+"""Rows a thread turns feature-major at a time (their codes stay in cache)."""
+
+
+@numba.njit(parallel=True, cache=True)
+def _transpose(X, out):
+    """``out[:] = X.T`` for a C-contiguous ``X``, blocks of rows in parallel."""
+    n_rows, n_features = X.shape
+    for block in numba.prange((n_rows + TRANSPOSE_ROWS - 1) // TRANSPOSE_ROWS):
+        lo = block * TRANSPOSE_ROWS
+        hi = min(n_rows, lo + TRANSPOSE_ROWS)
+        for f in range(n_features):
+            for i in range(lo, hi):
+                out[f, i] = X[i, f]

@@ -77,7 +77,11 @@ def gap_word(n_missing):
     return splitmix64(_GAP + np.uint64(n_missing))
 
 
-@numba.njit(cache=True)
+HASH_BLOCK = 4096
+"""Rows hashed by one thread at a time."""
+
+
+@numba.njit(parallel=True, cache=True)
 def row_content_hashes(X):
     """Hash each row of a float matrix by its values (as float64 bit patterns).
 
@@ -86,7 +90,8 @@ def row_content_hashes(X):
     Each value is mixed in (``splitmix64``) in column order; a run of missing
     values (NaN) is mixed in once, as its length (``gap_word``): a sparse
     row's hash costs its stored entries (``sparse.csr_row_hashes``), and a row
-    without missing values hashes as its values alone.
+    without missing values hashes as its values alone. Blocks of
+    ``HASH_BLOCK`` rows are hashed in parallel.
 
     Parameters
     ----------
@@ -97,21 +102,22 @@ def row_content_hashes(X):
     h : ndarray of shape (n_rows,), uint64
     """
     n, d = X.shape
-    buf = np.empty(1, np.float64)
-    bits = buf.view(np.uint64)
     out = np.empty(n, dtype=np.uint64)
-    for i in range(n):
-        h, gap = ROW_HASH_SEED, 0
-        for j in range(d):
-            if np.isnan(X[i, j]):
-                gap += 1
-                continue
-            if gap:
-                h = splitmix64(h ^ gap_word(gap))
-                gap = 0
-            buf[0] = X[i, j]
-            h = splitmix64(h ^ bits[0])
-        out[i] = splitmix64(h ^ gap_word(gap)) if gap else h
+    for block in numba.prange((n + HASH_BLOCK - 1) // HASH_BLOCK):
+        buf = np.empty(1, np.float64)
+        bits = buf.view(np.uint64)
+        for i in range(block * HASH_BLOCK, min(n, (block + 1) * HASH_BLOCK)):
+            h, gap = ROW_HASH_SEED, 0
+            for j in range(d):
+                if np.isnan(X[i, j]):
+                    gap += 1
+                    continue
+                if gap:
+                    h = splitmix64(h ^ gap_word(gap))
+                    gap = 0
+                buf[0] = X[i, j]
+                h = splitmix64(h ^ bits[0])
+            out[i] = splitmix64(h ^ gap_word(gap)) if gap else h
     return out
 
 

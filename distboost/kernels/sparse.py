@@ -11,7 +11,7 @@ import numpy as np
 from .rng import ROW_HASH_SEED, gap_word, splitmix64
 
 
-@numba.njit(cache=True)
+@numba.njit(parallel=True, cache=True)
 def csr_row_hashes(indptr, indices, data, n_features):
     """``rng.row_content_hashes`` of the dense rows with NaN where nothing is stored.
 
@@ -32,19 +32,20 @@ def csr_row_hashes(indptr, indices, data, n_features):
     values once, as its length, so a row costs its stored entries.
     """
     n = len(indptr) - 1
-    buf = np.empty(1, np.float64)
-    bits = buf.view(np.uint64)
     out = np.empty(n, dtype=np.uint64)
-    for i in range(n):
-        h, after = ROW_HASH_SEED, 0  # after: the column after the last stored entry
-        for k in range(indptr[i], indptr[i + 1]):
-            j = indices[k]
-            if j > after:
-                h = splitmix64(h ^ gap_word(j - after))
-            buf[0] = data[k]
-            h = splitmix64(h ^ bits[0])
-            after = j + 1
-        out[i] = splitmix64(h ^ gap_word(n_features - after)) if n_features > after else h
+    for block in numba.prange((n + HASH_BLOCK - 1) // HASH_BLOCK):
+        buf = np.empty(1, np.float64)
+        bits = buf.view(np.uint64)
+        for i in range(block * HASH_BLOCK, min(n, (block + 1) * HASH_BLOCK)):
+            h, after = ROW_HASH_SEED, 0  # after: the column after the last stored entry
+            for k in range(indptr[i], indptr[i + 1]):
+                j = indices[k]
+                if j > after:
+                    h = splitmix64(h ^ gap_word(j - after))
+                buf[0] = data[k]
+                h = splitmix64(h ^ bits[0])
+                after = j + 1
+            out[i] = splitmix64(h ^ gap_word(n_features - after)) if n_features > after else h
     return out
 
 
