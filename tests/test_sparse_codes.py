@@ -142,3 +142,46 @@ def test_search_from_stored_entries_equals_the_search_of_dense_codes(seed):
             want = node_search.search_rows(np.ascontiguousarray(dense.T), *args)
             assert node_search.search_sparse_rows(sparse, *args) == want
             assert want[1] >= 0
+
+
+def test_sparse_nodes_go_dense_by_their_stored_entries():
+    """``local_grower.dense_min_rows``: 64 rows for dense codes; for sparse
+    codes the rows whose entries number one per histogram bin, here 9
+    features x 260 bins at 0.1 x 9 entries a row: 2,600 rows."""
+    from distboost.kernels import local_grower
+    from distboost.kernels.common import MAX_BINS
+    from distboost.kernels.histogram import PAD_BINS
+
+    sparse, dense = _codes()
+    assert local_grower.dense_min_rows(dense) == local_grower.DENSE_MIN_ROWS == 64
+    per_row = len(sparse.indices) / N
+    assert per_row == pytest.approx(0.9)
+    assert MAX_BINS + PAD_BINS == 260
+    assert local_grower.dense_min_rows(sparse) == int(9 * 260 / per_row)
+
+
+@pytest.mark.parametrize("entries", [0.0, 0.15, 1.0], ids=["every node dense", "mixed", "rows"])
+def test_the_trees_of_sparse_codes_whatever_nodes_go_dense(monkeypatch, entries):
+    """Nodes searched from histograms or from their stored entries (by
+    ``SPARSE_DENSE_ENTRIES``) grow the dense codes' trees, to the bit."""
+    from distboost.kernels import local_grower
+    from distboost.kernels.splitting import GradientCriterion, SplitParams
+    from distboost.trees.params import GrowthParams
+    from distboost.trees.tree import tree_from_table
+
+    rng = np.random.default_rng(3)
+    X = sp.random(N, D, density=0.2, random_state=3, format="csr")
+    X.data = rng.normal(size=X.nnz)
+    mapper = BinMapper(max_bins=16).fit(X, np.zeros(D, bool), {})
+    stats = np.stack([rng.integers(-1000, 1000, N), rng.integers(1, 100, N), np.ones(N, int)],
+                     axis=1).astype(np.int64)[None]
+    criterion = GradientCriterion(SplitParams(reg_lambda=1.0), (1.0, 1.0), True)
+    growth = GrowthParams(max_depth=5, learning_rate=0.3)
+    monkeypatch.setattr(local_grower, "SPARSE_DENSE_ENTRIES", entries)
+    trees = []
+    for codes in (mapper.transform_sparse(X), mapper.transform(X)):
+        part = RowPartition.from_positions(np.zeros((1, N), np.int32))
+        grown = local_grower.grow(codes, columns(codes), stats, part, criterion, mapper,
+                                  np.ones((1, D), bool), np.arange(D), growth)
+        trees.append(tree_from_table(grown.tables[0], criterion, mapper, 0.3))
+    assert trees[0] == trees[1] and len(trees[0].nodes) > 15

@@ -8,7 +8,7 @@ gives them.
 import numba
 import numpy as np
 
-from .rng import ROW_HASH_SEED, gap_word, splitmix64
+from .rng import HASH_BLOCK, ROW_HASH_SEED, gap_word, splitmix64
 
 
 @numba.njit(parallel=True, cache=True)
