@@ -8,6 +8,7 @@ target from a few columns with missing as its own effect.
 
     python bench/sparse_memory.py --rows 200000 --features 2000 --density 0.005
     python bench/sparse_memory.py --rows 2000 --features 200 --system xgboost
+    python bench/sparse_memory.py --system dask    # distboost and xgboost.dask, LocalCluster(2x1)
 
 Prints one JSON line per system: peak RSS before and after the fit (MiB),
 the CSR's bytes, the binned codes' bytes (rows x features, uint8) and the
@@ -50,7 +51,48 @@ def _peak_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
+def on_dask(system: str, X, y, rounds: int, workers: int = 2) -> tuple[float, np.ndarray]:
+    """Fit on ``LocalCluster(workers x 1 thread)``, X as row chunks of CSR
+    (one per worker, persisted there first); the fit's wall time and the
+    first 1,000 rows' predictions."""
+    import dask.array as da
+    from distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=workers, threads_per_worker=1, dashboard_address=":0") as cluster, \
+            Client(cluster) as client:
+        chunk = -(-X.shape[0] // workers)
+        Xd = da.from_array(X, chunks=(chunk, X.shape[1]), asarray=False).persist()
+        yd = da.from_array(y, chunks=chunk).persist()
+        client.wait_for_workers(workers)
+        from distributed import wait
+
+        wait([Xd, yd])
+        t0 = time.perf_counter()
+        if system == "distboost.dask":
+            from distboost import GradientBoostingRegressor
+
+            model = GradientBoostingRegressor(n_estimators=rounds, max_depth=6, learning_rate=0.3,
+                                              random_state=0, client=client).fit(Xd, yd)
+            seconds = time.perf_counter() - t0
+            return seconds, model.predict(X[:1000])
+        import xgboost.dask
+
+        model = xgboost.dask.DaskXGBRegressor(n_estimators=rounds, max_depth=6, learning_rate=0.3,
+                                              tree_method="hist", max_bin=256)
+        model.client = client
+        model.fit(Xd, yd)
+        seconds = time.perf_counter() - t0
+        return seconds, model.get_booster().inplace_predict(X[:1000])
+
+
 def one(system: str, n_rows: int, n_features: int, density: float, rounds: int) -> dict:
+    if system.endswith(".dask"):
+        X, y = make_csr(n_rows, n_features, density)
+        seconds, pred = on_dask(system, X, y, rounds)
+        rmse = float(np.sqrt(np.mean((pred - y[:1000]) ** 2)))
+        return {"system": system, "rows": n_rows, "features": n_features, "density": density,
+                "stored": int(X.nnz), "cluster": "LocalCluster(2 x 1)",
+                "train_rmse_first_1000": round(rmse, 4), "seconds": round(seconds, 2)}
     if system == "distboost":
         from distboost import GradientBoostingRegressor
     else:
@@ -84,13 +126,16 @@ def main() -> None:
     parser.add_argument("--features", type=int, default=2000)
     parser.add_argument("--density", type=float, default=0.005)
     parser.add_argument("--rounds", type=int, default=10)
-    parser.add_argument("--system", choices=["distboost", "xgboost", "both"], default="both")
+    parser.add_argument("--system", default="both",
+                        choices=["distboost", "xgboost", "both", "distboost.dask", "xgboost.dask",
+                                 "dask"], help="both: in process; dask: the two on LocalCluster(2x1)")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         print(json.dumps(one(args.system, args.rows, args.features, args.density, args.rounds)))
         return
-    systems = ["distboost", "xgboost"] if args.system == "both" else [args.system]
+    systems = {"both": ["distboost", "xgboost"], "dask": ["distboost.dask", "xgboost.dask"]}.get(
+        args.system, [args.system])
     for system in systems:
         cmd = [sys.executable, __file__, "--child", "--system", system, "--rows", str(args.rows),
                "--features", str(args.features), "--density", str(args.density),
