@@ -31,8 +31,8 @@ import resource
 import sys
 
 _bench = sys.path.pop(0)  # this file is profile.py: cProfile must find the standard library's
-import cProfile  # noqa: E402
-import pstats  # noqa: E402
+import cProfile
+import pstats
 
 sys.path.insert(0, _bench)
 import time
