@@ -101,24 +101,19 @@ busy process with every level on both threads (2^16 here), 0.39 s and
 0.48-0.64 s with this threshold (every level on one thread)."""
 
 SPARSE_DENSE_ENTRIES = 1.0
-"""Stored entries per histogram bin from which a node of sparse codes is
-searched from histograms (``dense_min_rows``). 1M rows x 10,000 features at
-0.1 %, 10 rounds of depth 6: 22.6 s with every node of 64 rows or more dense,
-9.0, 8.3 and 8.7 s at 0.5, 1 and 2 entries a bin (200k x 2,000 at 0.5 %: 2.2
-s, and 1.7 s at each of 0.5, 1 and 2)."""
+"""Entries a histogram bin from which a sparse node goes dense (``dense_min_rows``): 1M x
+10,000 at 0.1 %, 10 rounds of depth 6: 22.6 s at 64 rows, 8.3 s at 1, 8.7-9.0 s at 2 and 0.5."""
 
 HISTOGRAM_BUDGET = 256 * 2**20
 """Bytes of node histograms held at once; a node that finds no room is
 searched from its rows (the same split)."""
 
 
-
 # ------------------------------------------------------------------- nodes
-# (rows are copied and filled by loops: numba compiles array expressions and
-# slice assignments through its general broadcasting code, slowly)
 @numba.njit(cache=True)
 def _take(values, rows):
-    """values[rows] of a 1-D array."""
+    """values[rows] of a 1-D array (rows are copied and filled by loops: numba compiles
+    array expressions and slice assignments through its general broadcasting code, slowly)."""
     out = np.empty(len(rows), values.dtype)
     for i in range(len(rows)):
         out[i] = values[rows[i]]
@@ -708,15 +703,11 @@ def _best_first(t, ni, gains, tot, ltot, cat, n_cat, n_nodes, next_id, pool, pri
 
 # ------------------------------------------------------------------ python
 def dense_min_rows(X_binned) -> int:
-    """Rows from which a node is searched from histograms of every feature:
-    ``DENSE_MIN_ROWS``; with sparse codes, also enough rows that their stored
-    entries number ``SPARSE_DENSE_ENTRIES`` per histogram bin (a node's
-    search from its rows costs its entries, its histograms every feature's
-    bins)."""
+    """Rows from which a node is searched from every feature's histograms: ``DENSE_MIN_ROWS``,
+    for sparse codes as many as store ``SPARSE_DENSE_ENTRIES`` entries a bin."""
     if not is_sparse_codes(X_binned):
         return DENSE_MIN_ROWS
-    n_rows = len(X_binned.indptr) - 1
-    per_row = max(len(X_binned.indices), 1) / max(n_rows, 1)
+    per_row = max(len(X_binned.indices), 1) / max(len(X_binned.indptr) - 1, 1)
     bins = X_binned.n_features * (MAX_BINS + PAD_BINS)
     return max(DENSE_MIN_ROWS, int(SPARSE_DENSE_ENTRIES * bins / per_row))
 
