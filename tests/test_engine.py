@@ -15,6 +15,7 @@ import pytest
 
 from distboost.engine import Engine, LocalExecutor, local_partitions, plan
 from distboost.engine.dask import DaskExecutor
+from distboost.kernels.compact_histograms import summed
 from distboost.kernels.fixed_point import fixed_point_scales
 from distboost.kernels.histogram import LevelSplits
 from distboost.learners import GradientLearner
@@ -30,6 +31,11 @@ def frame():
     X = np.where(rng.random((N, 4)) < 0.05, np.nan, rng.normal(size=(N, 4)))  # 5 % missing
     y = np.nan_to_num(X[:, 0]) - np.nan_to_num(X[:, 1]) ** 2 + rng.normal(0, 0.1, N)
     return pd.DataFrame(X, columns=list("abcd")).assign(y=y)
+
+
+def _dense_sum(parts):
+    """The holders' partial sums of a level (dense, or compact from a worker) added up."""
+    return summed(parts, np.empty(parts[0].shape, parts[0].dtype))
 
 
 def _waves(engine, given):
@@ -50,11 +56,11 @@ def _waves(engine, given):
     level1 = LevelSplits(ints([0]), ints([0]), ints([0]), goes_left, ints([1]), ints([2]),
                          np.array([True]), ints([0]))
     parts1, counts1 = engine.level(level1, 1)  # partial sums: one per holder answering
-    hist1 = np.sum(parts1, axis=0)
+    hist1 = _dense_sum(parts1)
     level2 = LevelSplits(ints([0, 0]), ints([1, 2]), ints([1, 1]), np.repeat(goes_left, 2, axis=0),
                          ints([3, 5]), ints([4, 6]), np.array([True, False]), ints([0, -1]))
     parts2, counts2 = engine.level(level2, 1)
-    hist2 = np.sum(parts2, axis=0)
+    hist2 = _dense_sum(parts2)
     return [base, root, root_counts, metric, hist1, counts1, hist2, counts2]
 
 

@@ -10,6 +10,7 @@ from distboost.binning import BinMapper
 from distboost.engine import group as _group
 from distboost.engine.shard import make_shard
 from distboost.inputs.frames import Schema
+from distboost.kernels.compact_histograms import is_compact
 from distboost.kernels.histogram import LevelSplits
 from distboost.learners import GradientLearner
 from distboost.learners.gradient import pack_rounds
@@ -208,3 +209,30 @@ def _grown_round(X, target, n_shards, max_depth, defer=False):
     grower = TreeGrower(start.histograms.copy(), finder=finder, build_level=build_level,
                         root_counts=start.root_counts, defer_counts=defer)
     return state, learner, grower, grower.grow(), history
+
+
+def test_waves_leaving_the_worker_send_compact_histograms_and_zeroed_memory():
+    """``wire``: a level's mostly empty histograms leave compact, the group's
+    memory is left zeroed (not zeroed again by the next wave) and every wave
+    still equals the one kept in process."""
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(200, 3))
+    schema = Schema(["a", "b", "c"], np.zeros(3, bool))
+    mapper = BinMapper(255).fit(X, schema.is_categorical, {})
+    shard = make_shard(X, X[:, 0], None, schema, mapper, None, 0, 0)
+    state = _group.set_rows(_group.bundle(shard), GradientLearner(SquaredError()), np.zeros(1), None)
+    learner = GradientLearner(SquaredError(), (2.0**40, 2.0**40))
+    state, root = _group.start_round(state, learner, None, False, 0, np.arange(3), wire=True)
+    assert not is_compact(root.histograms)  # 200 rows fill most of 255 bins: dense
+    ints = lambda v: np.array(v, np.int64)
+    for cut in (5, 40, 5, 200):  # built children of 5 to 40 rows: mostly empty
+        goes_left = np.zeros((1, 256), bool)
+        goes_left[0, :cut] = True
+        split = LevelSplits(ints([0]), ints([0]), ints([0]), goes_left, ints([1]), ints([2]),
+                            np.array([cut < 100]), ints([0]))
+        in_process = _group.level(state, (split,), 1, np.arange(3))[0].copy()
+        sent = _group.level(state, (split,), 1, np.arange(3), wire=True)[0]
+        assert is_compact(sent)
+        np.testing.assert_array_equal(sent.to_dense(), in_process)
+        memory = state.memory.buffers._arrays["level"]
+        assert not memory.any()  # compacting zeroed it: the next wave starts from zero

@@ -79,6 +79,24 @@ def test_zeros_reuses_its_memory_zeroed_and_grows_when_asked_for_more():
     assert not np.shares_memory(buffers.zeros("hist", (3, 2), np.int64), larger)  # other shape
 
 
+def test_zeros_skips_the_rows_marked_zero_once():
+    buffers = Buffers()
+    hist = buffers.zeros("hist", (3, 2), np.int64)
+    hist[:] = 5
+    hist[:2] = 0  # the caller zeroed rows 0 and 1 itself (compact(clear=True))
+    buffers.mark_zero("hist", 2)
+    hist[0] = 9  # a row wrongly marked shows which rows zeros skips
+    again = buffers.zeros("hist", (3, 2), np.int64)
+    assert np.shares_memory(again, hist)
+    assert again.tolist() == [[9, 9], [0, 0], [0, 0]]  # row 2 was not marked: zeroed
+    again[:] = 4
+    assert not buffers.zeros("hist", (3, 2), np.int64).any()  # the mark holds once
+    buffers.zeros("hist", (3, 2), np.int64)[:] = 1
+    buffers.mark_zero("hist", 3)
+    buffers.room("hist", (3, 2), np.int64)  # lent as is: the caller writes it
+    assert buffers.zeros("hist", (3, 2), np.int64).tolist() == [[0, 0]] * 3
+
+
 def test_room_reuses_its_memory_as_is_and_grows_when_asked_for_more():
     buffers = Buffers()
     first = buffers.room("sum", (2, 3), np.int64)

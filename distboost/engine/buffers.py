@@ -42,6 +42,7 @@ class Buffers:
 
     def __init__(self):
         self._arrays = {}
+        self._zero = {}  # per name: (n,) bool, rows along the first axis known all zeros
 
     def get(self, name: str, shape, dtype) -> np.ndarray:
         """An array of this shape and dtype (contents undefined), reused when possible."""
@@ -57,17 +58,34 @@ class Buffers:
         The memory grows along the first axis as needed and the result is a
         view of it, valid until the next call with the same ``name``.
         """
+        zero = self._zero.pop(name, None)
         if not self._fits(name, shape, dtype):
             array = self._arrays[name] = np.zeros(shape, dtype)
             return array
         view = self.room(name, shape, dtype)
-        view.fill(0)
+        if zero is None:
+            view.fill(0)
+            return view
+        for i in np.flatnonzero(~zero[:len(view)]):
+            view[i].fill(0)
+        zero[:len(view)] = False  # the caller writes them
+        self._zero[name] = zero
         return view
+
+    def mark_zero(self, name: str, n: int) -> None:
+        """The first ``n`` rows of ``name``'s memory (``zeros``) are all zeros
+        again (e.g. ``compact_histograms.compact(clear=True)`` left them so):
+        the next ``zeros`` need not zero them."""
+        zero = self._zero.get(name)
+        if zero is None:
+            zero = self._zero[name] = np.zeros(len(self._arrays[name]), bool)
+        zero[:n] = True
 
     def room(self, name: str, shape, dtype) -> np.ndarray:
         """An array of this shape and dtype (contents undefined), in memory
         reused as ``zeros``'s is (histograms of a changing number of nodes)."""
         shape = tuple(shape)
+        self._zero.pop(name, None)  # the caller writes it
         if not self._fits(name, shape, dtype):
             self._arrays[name] = np.empty(shape, dtype)
         return self._arrays[name][: shape[0]]

@@ -67,6 +67,8 @@ class DaskExecutor:
     max_recoveries = 8
     """Lost holders rebuilt within one wave before giving up."""
 
+    remote = True
+
     def __init__(self, client, public: bool | None = None):
         self.client = client
         if public is None:  # dask.config.set({"distboost.transport": "public"})

@@ -21,6 +21,9 @@ class Executor(Protocol):
     """
 
     groups: list
+    remote: bool
+    """Whether the holders' results leave their process (then histograms
+    travel compact where mostly empty: ``kernels.compact_histograms``)."""
 
     def map(self, fn, name: str, per_part, *common) -> list:
         """``fn(*args, *common)`` for each partition's ``args`` (results or futures)."""

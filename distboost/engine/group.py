@@ -20,6 +20,7 @@ import numpy as np
 
 from ..kernels import exact, local_grower
 from ..kernels.common import MAX_BINS, STAT_DTYPE
+from ..kernels.compact_histograms import compact, summed
 from ..kernels.histogram import RowPartition, columns, replay, root_histograms, split_level
 from ..kernels.threads import for_rows
 from .buffers import Buffers
@@ -84,6 +85,16 @@ def _histogram_memory(state: GroupState, name: str, n_slots: int, n_stats: int):
     """
     n_features = state.shards[0].X_binned.shape[1]
     return state.memory.buffers.zeros(name, (n_slots, n_features, MAX_BINS, n_stats), STAT_DTYPE)
+
+
+def _wired(state: GroupState, name: str, hist):
+    """``hist`` (in ``_histogram_memory`` ``name``) compact where mostly
+    empty, as it leaves the worker; compacting leaves the memory zeroed, so
+    the next wave's need not be zeroed again."""
+    out = compact(hist, clear=True)
+    if out is not hist:
+        state.memory.buffers.mark_zero(name, len(hist))
+    return out
 
 
 def bundle(*shards) -> GroupState:
@@ -228,6 +239,11 @@ class RoundStart(NamedTuple):
     """(n_splits, 2) int64: rows in each (left, right) child of the previous
     round's last level when this wave routed it (``start_round``'s ``pending``)."""
 
+    def wire(self):
+        """As it leaves the worker: histograms compact where mostly empty."""
+        return self if self.histograms is None else self._replace(
+            histograms=compact(self.histograms))
+
 
 class LevelResult(NamedTuple):
     """What a level returns from a group (and from several, combined)."""
@@ -239,9 +255,13 @@ class LevelResult(NamedTuple):
     seconds: float
     """Time spent in the task (of the slowest group, once combined)."""
 
+    def wire(self):
+        """As it leaves the worker: histograms compact where mostly empty."""
+        return self._replace(histograms=compact(self.histograms))
+
 
 def start_round(state: GroupState, learner, update, metric: bool, round_index, features,
-                pending=None, histograms=True):
+                pending=None, histograms=True, wire=False):
     """Add the previous round's trees, then start the next: stats, root histograms.
 
     Each partition goes through all of it before the next one starts, so that
@@ -251,7 +271,8 @@ def start_round(state: GroupState, learner, update, metric: bool, round_index, f
     routed yet (``Engine.start_round``); it is routed and counted first, as
     a ``level`` with no histogram, and the trees are added from there.
     ``histograms`` False: no root histograms (the round's trees grow here,
-    ``grow``, which makes its own); the result's are None.
+    ``grow``, which makes its own); the result's are None. ``wire``: the
+    result leaves the worker (``level``).
 
     Returns
     -------
@@ -277,6 +298,8 @@ def start_round(state: GroupState, learner, update, metric: bool, round_index, f
         positions.append(pos)
     new = replace(state, rows=tuple(rows), stats=tuple(stats), positions=tuple(positions))
     new.memory.remember(new, (), partitions)
+    if wire and hist is not None:
+        hist = _wired(state, "root", hist)
     return new, RoundStart(hist, merge_metrics(learner, sums) if metric else None,
                            time.perf_counter() - t0, counts, pending_counts)
 
@@ -293,13 +316,14 @@ def _partitions_before(state, split_history):
     ]
 
 
-def level(state: GroupState, split_history, n_slots, features):
+def level(state: GroupState, split_history, n_slots, features, wire=False):
     """Route rows through this level's splits and histogram the built children.
 
     ``state`` is the round-start state, and ``split_history`` holds the
     ``LevelSplits`` of every level of the round so far, the current one last.
     The task returns only the small result, so its output can be gathered
-    without another task to pick it out.
+    without another task to pick it out. ``wire``: the result leaves the
+    worker, its histograms compact where mostly empty (``_wired``).
 
     Returns a ``LevelResult``.
     """
@@ -315,6 +339,8 @@ def level(state: GroupState, split_history, n_slots, features):
                                splits, n_slots, features, hist)
         counts = counts + cc
     state.memory.remember(state, split_history, partitions)
+    if wire:
+        hist = _wired(state, "level", hist)
     return LevelResult(hist, counts, time.perf_counter() - t0)
 
 
@@ -379,12 +405,11 @@ def merge_metrics(learner, partials) -> list:
 
 # ------------------------------------------------- results summed among holders
 def _summed(arrays, buffers, name):
-    """The sum of ``arrays`` in reused memory (exact: integers); inputs unchanged."""
-    out = buffers.room(name, arrays[0].shape, arrays[0].dtype)
-    np.add(arrays[0], arrays[1], out=out)
-    for a in arrays[2:]:
-        out += a
-    return out
+    """The sum of ``arrays`` (dense, or compact as children deliver them) in
+    reused memory (exact: integers); inputs unchanged."""
+    if arrays[0] is None:
+        return None
+    return summed(arrays, buffers.room(name, arrays[0].shape, arrays[0].dtype))
 
 
 def combine_level(results, buffers):

@@ -151,7 +151,7 @@ class Holder:
             reports += await self.mailbox.collect(plan.wave, plan.attempt, plan.n_children,
                                                   CHILD_TIMEOUT)
         failed = next((r for r in reports if isinstance(r, Failed)), None)
-        sums = failed or combine_all(combines, reports, self.buffers)
+        sums = failed or _for_wire(combine_all(combines, reports, self.buffers))
         if plan.parent is None:
             return pack((direct, sums))
         sent = await self._deliver_up(plan, sums)
@@ -175,6 +175,12 @@ class Holder:
     async def abort(self, wave, attempt):
         """The driver gave up this attempt: stop waiting for children."""
         self.mailbox.abort(wave, attempt)
+
+
+def _for_wire(sums: dict) -> dict:
+    """Sums as they leave the worker: each in its ``wire()`` form where it has
+    one (``group.LevelResult``: histograms compact where mostly empty)."""
+    return {k: r.wire() if hasattr(r, "wire") else r for k, r in sums.items()}
 
 
 def pack(obj):
@@ -263,6 +269,8 @@ class History:
 
 class LocalExecutor:
     """Runs everything in this process: all partitions in one ``Holder``."""
+
+    remote = False
 
     def __init__(self, n_jobs: int | None = None):
         self.n_jobs = n_jobs

@@ -22,6 +22,7 @@ from ..binning import SAMPLE_ROWS, BinMapper, CandidatePool
 from ..inputs.frames import merge_categories
 from ..inputs.queries import check_queries_apart
 from ..kernels import exact, local_grower
+from ..kernels.compact_histograms import is_compact, summed
 from ..kernels.sampling import NodeFeatureSampler
 from ..trees.tree import tree_from_table
 from . import group as _group
@@ -260,7 +261,8 @@ class Engine:
         history = None if pending is None else (*self._split_history, pending)
         self._split_history, self._features = [], features
         op = Op(TRAIN, _group.start_round,
-                (learner, update, train_metric, round_index, features, history, histograms),
+                (learner, update, train_metric, round_index, features, history, histograms,
+                 self.ex.remote),
                 BOTH, _group.TreesAdded(learner, update, round_index),
                 _group.CombineRoundStart(learner))
         evals = self._evaluations(learner, update) if update is not None else []
@@ -279,7 +281,8 @@ class Engine:
         histograms of the built children over the round's features, as a
         tuple of partial sums (one per holder answering: the grower adds them
         while it subtracts; in process the holder's memory, valid until the
-        next level), and the rows in each split's (left, right) children,
+        next level; from a worker, compact where mostly empty:
+        ``kernels.compact_histograms``), and the rows in each split's (left, right) children,
         shape (n_splits, 2): the grower's ``build_level``.
 
         The group states stay those of the round start; every level call
@@ -288,7 +291,7 @@ class Engine:
         """
         t0 = time.perf_counter()
         self._split_history.append(splits)
-        args = (tuple(self._split_history), n_slots, self._features)
+        args = (tuple(self._split_history), n_slots, self._features, self.ex.remote)
         self.n_level_waves += 1
         (results,) = self.ex.run([Op(TRAIN, _group.level, args, combine=_group.combine_level)],
                                  "histogram")
@@ -451,14 +454,12 @@ def _summary(scan: dict) -> dict:
 
 
 def _sum_histograms(arrays):
-    """Sum of a list of histograms (exact: integers); a lone one as it is.
-    The arrays are left as they are (they may be a message's read-only memory)."""
-    if len(arrays) == 1:
+    """Sum of a list of histograms, dense or compact (exact: integers); a lone
+    dense one as it is. The arrays are left as they are (they may be a
+    message's read-only memory)."""
+    if len(arrays) == 1 and not is_compact(arrays[0]):
         return arrays[0]
-    total = np.add(arrays[0], arrays[1])
-    for a in arrays[2:]:
-        total += a
-    return total
+    return summed(arrays, np.empty(arrays[0].shape, arrays[0].dtype))
 
 
 def _finish_metric(partials, learner) -> list[float]:

@@ -33,6 +33,8 @@ import numpy as np
 from numba.extending import overload
 
 from .common import MAX_BINS, STAT_DTYPE
+from .compact_histograms import is_compact
+from .compact_histograms import siblings as compact_siblings
 from .intrinsics import add_2, add_4, add_8, add_pair, prefetch
 from .sparse_codes import (
     add_sparse_row,
@@ -526,12 +528,16 @@ def siblings(parts, slot, parent, built, other):
     Parameters
     ----------
     parts : sequence of ndarray of shape (n_slots, n_features, 256, n_stats)
-        Histograms whose sum is the built children's (one per answering holder).
+        Histograms whose sum is the built children's (one per answering
+        holder); some may be ``compact_histograms.CompactHistograms``.
     slot : int
     parent : ndarray of shape (n_features, 256, n_stats)
     built, other : ndarray of shape (n_features, 256, n_stats)
         Written.
     """
+    if any(is_compact(p) for p in parts):
+        compact_siblings(parts, slot, parent, built, other)
+        return
     if parent.size < PARALLEL_SIBLINGS:
         np.copyto(built, parts[0][slot])
         for p in parts[1:]:
