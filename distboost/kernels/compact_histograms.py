@@ -21,6 +21,11 @@ MAX_FILLED = 0.5
 compact bin costs a 4-byte position more than a dense one)."""
 
 
+SAMPLE_UNITS = 64
+"""(node, feature) units looked at first: histograms over half full by them
+travel dense without being read whole."""
+
+
 @dataclass(frozen=True)
 class CompactHistograms:
     """The non-empty bins of histograms of shape (n_slots, n_features, n_bins, n_stats).
@@ -69,6 +74,9 @@ def compact(hist: np.ndarray, max_filled: float = MAX_FILLED, clear: bool = Fals
     if clear and not hist.flags.c_contiguous:
         raise ValueError("compact(clear=True) needs C-contiguous histograms")
     units = np.ascontiguousarray(hist).reshape(n_slots * n_features, n_bins, n_stats)
+    step = max(1, len(units) // SAMPLE_UNITS)
+    if _filled_per_unit(units[::step]).sum() > max_filled * len(units[::step]) * n_bins:
+        return hist  # full, by a sample of its (node, feature) units: not read whole
     counts = _filled_per_unit(units)
     offsets = np.zeros(len(counts) + 1, np.int64)
     np.cumsum(counts, out=offsets[1:])
