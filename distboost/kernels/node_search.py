@@ -230,25 +230,40 @@ def gather(codes, rows, stats, sc):
     for i in range(len(rows)):
         r = rows[i]
         c = at(codes, r)
-        if not seen[c]:
-            seen[c] = 1
-            listed[n_listed] = c
-            n_listed += 1
+        n_listed = _list_code(seen, listed, n_listed, c)
         lane = i & mask
         lanes[lane, c, 0] += stats[r, 0]
         lanes[lane, c, 1] += stats[r, 1]
         for k in range(2, n_stats):
             lanes[lane, c, k] += stats[r, k]
-    for w in range(4):
-        present[w] = 0
+    _mark_present(present, listed, n_listed)
     for j in range(n_listed):
         c = listed[j]
-        present[c >> 6] |= np.uint64(1) << np.uint64(c & 63)
         for lane in range(1, mask + 1):
             for k in range(n_stats):
                 lanes[0, c, k] += lanes[lane, c, k]
                 lanes[lane, c, k] = 0
     return n_listed
+
+
+@numba.njit(cache=True, inline="always")
+def _list_code(seen, listed, n_listed, c):
+    """List code ``c`` the first time it is seen; returns how many are listed."""
+    if not seen[c]:
+        seen[c] = 1
+        listed[n_listed] = c
+        n_listed += 1
+    return n_listed
+
+
+@numba.njit(cache=True, inline="always")
+def _mark_present(present, listed, n_listed):
+    """``present``: the bitmap of the listed codes."""
+    for w in range(4):
+        present[w] = 0
+    for j in range(n_listed):
+        c = listed[j]
+        present[c >> 6] |= np.uint64(1) << np.uint64(c & 63)
 
 
 @numba.njit(cache=True)
@@ -372,10 +387,7 @@ def gather_entries(entry_rows, entry_codes, a, b, n_rows, stats, tot, sc):
     n_listed = 0
     for e in range(a, b):
         r, c = entry_rows[e], entry_codes[e]
-        if not seen[c]:
-            seen[c] = 1
-            listed[n_listed] = c
-            n_listed += 1
+        n_listed = _list_code(seen, listed, n_listed, c)
         for k in range(n_stats):
             lanes[0, c, k] += stats[r, k]
     if b - a < n_rows:
@@ -383,18 +395,10 @@ def gather_entries(entry_rows, entry_codes, a, b, n_rows, stats, tot, sc):
         for j in range(n_listed):
             for k in range(n_stats):
                 stored[k] += lanes[0, listed[j], k]
-        c = MISSING_BIN
-        if not seen[c]:
-            seen[c] = 1
-            listed[n_listed] = c
-            n_listed += 1
+        n_listed = _list_code(seen, listed, n_listed, MISSING_BIN)
         for k in range(n_stats):
-            lanes[0, c, k] += tot[k] - stored[k]
-    for w in range(4):
-        present[w] = 0
-    for j in range(n_listed):
-        c = listed[j]
-        present[c >> 6] |= np.uint64(1) << np.uint64(c & 63)
+            lanes[0, MISSING_BIN, k] += tot[k] - stored[k]
+    _mark_present(present, listed, n_listed)
     return n_listed
 
 
