@@ -152,30 +152,25 @@ def _add_all(starts, keys, values, out):
         _scatter(starts, keys, values, slot, out[slot])
 
 
-def summed(parts, out: np.ndarray) -> np.ndarray:
-    """The sum of ``parts`` (dense or compact histograms of one shape) into ``out``."""
-    dense = [p for p in parts if not is_compact(p)]
+def summed(parts, out: np.ndarray, slot=None) -> np.ndarray:
+    """The sum of ``parts`` (dense or compact histograms of one shape) into
+    ``out``; with ``slot``, the sum of their node ``slot`` only."""
+    dense = [p if slot is None else p[slot] for p in parts if not is_compact(p)]
     if dense:
         np.copyto(out, dense[0])
     else:
         out.fill(0)
-    for p in dense[1:] + [p for p in parts if is_compact(p)]:
-        add_into(out, p)
+    for d in dense[1:]:
+        out += d
+    for p in parts:
+        if is_compact(p) and slot is None:
+            add_into(out, p)
+        elif is_compact(p):
+            _scatter(p.starts, p.keys, p.values, slot, out.reshape(-1, out.shape[-1]))
     return out
 
 
 def siblings(parts, slot, parent, built, other) -> None:
     """``histogram.siblings`` where some parts are compact: ``built`` the sum
     of the parts' node ``slot``, ``other = parent - built``."""
-    flat = built.reshape(-1, built.shape[-1])
-    dense = [p for p in parts if not is_compact(p)]
-    if dense:
-        np.copyto(built, dense[0][slot])
-        for p in dense[1:]:
-            built += p[slot]
-    else:
-        built.fill(0)
-    for p in parts:
-        if is_compact(p):
-            _scatter(p.starts, p.keys, p.values, slot, flat)
-    np.subtract(parent, built, out=other)
+    np.subtract(parent, summed(parts, built, slot), out=other)
