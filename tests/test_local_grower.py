@@ -275,3 +275,4 @@ def test_threads_change_no_tree(monkeypatch):
     assert fits[0][1].estimators_ == fits[1][1].estimators_
     assert fits[0][2].trees_ == fits[1][2].trees_
     assert calls and all(n >= 2 for n in calls)  # at 2 threads only
+

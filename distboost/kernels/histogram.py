@@ -409,18 +409,15 @@ def _reduce_shared(out, private, owner, owner_slot, block_start, shared, first_b
     todo = np.flatnonzero(shared)
     for q in numba.prange(len(todo) * n_features):
         o, f = todo[q // n_features], q % n_features
-        dst = out[owner_slot[o], f]
+        dst = out[owner_slot[o], f].reshape(-1)  # flat loops: vectorized
         if zero:
-            for i in range(dst.shape[0]):
-                for s in range(dst.shape[1]):
-                    dst[i, s] = 0
+            _zero(dst)
         for b in range(max(first_block[o], 0), last_block[o] + 1):
             if block_start[b] == block_start[b + 1]:
                 continue  # an empty block wrote nothing
-            src = private[b, 0 if owner[block_start[b]] == o else 1, f]
-            for i in range(dst.shape[0]):
-                for s in range(dst.shape[1]):
-                    dst[i, s] += src[i, s]
+            src = private[b, 0 if owner[block_start[b]] == o else 1, f].reshape(-1)
+            for i in range(len(dst)):
+                dst[i] += src[i]
 
 
 @numba.njit(parallel=True, cache=True)
@@ -492,24 +489,57 @@ def _assemble(order, tmp, tree, owner, clo, chi, n_left, left_at, right_at):
             k += 1
 
 
+@numba.njit(cache=True)
+def subtract_pairs(pool, sub, parallel):
+    """pool[into] = pool[parent] - pool[built] for each (into, parent, built)
+    of ``sub`` (histogram subtraction). Flat loops over contiguous memory
+    (vectorized: 3065 rows x 57 features, 7 us a pair on one thread against
+    35 us as (bin, statistic) loops); with ``parallel`` one (pair, feature)
+    per work item on the threads, else each pair whole on this one."""
+    if parallel:
+        _subtract_parallel(pool, sub)
+        return
+    for i in range(len(sub)):
+        _difference(pool[sub[i, 0]].reshape(-1), pool[sub[i, 1]].reshape(-1),
+                    pool[sub[i, 2]].reshape(-1))
+
+
+@numba.njit(parallel=True, cache=True)
+def _subtract_parallel(pool, sub):
+    n_features = pool.shape[1]
+    for q in numba.prange(len(sub) * n_features):
+        i, f = q // n_features, q % n_features
+        _difference(pool[sub[i, 0], f].reshape(-1), pool[sub[i, 1], f].reshape(-1),
+                    pool[sub[i, 2], f].reshape(-1))
+
+
+@numba.njit(cache=True, inline="always")
+def _difference(dst, a, b):
+    """dst = a - b, flat arrays."""
+    for j in range(len(dst)):
+        dst[j] = a[j] - b[j]
+
+
 @numba.njit(parallel=True, cache=True)
 def _siblings_of_two(a, b, parent, built, other):
-    for f in numba.prange(a.shape[0]):  # features are independent
-        for i in range(a.shape[1]):
-            for s in range(a.shape[2]):
-                v = a[f, i, s] + b[f, i, s]
-                built[f, i, s] = v
-                other[f, i, s] = parent[f, i, s] - v
+    for f in numba.prange(a.shape[0]):  # features are independent; flat loops: vectorized
+        fa, fb, fp, fbuilt, fother = (a[f].reshape(-1), b[f].reshape(-1), parent[f].reshape(-1),
+                                      built[f].reshape(-1), other[f].reshape(-1))
+        for i in range(len(fa)):
+            v = fa[i] + fb[i]
+            fbuilt[i] = v
+            fother[i] = fp[i] - v
 
 
 @numba.njit(parallel=True, cache=True)
 def _siblings_of_one(a, parent, built, other):
     for f in numba.prange(a.shape[0]):
-        for i in range(a.shape[1]):
-            for s in range(a.shape[2]):
-                v = a[f, i, s]
-                built[f, i, s] = v
-                other[f, i, s] = parent[f, i, s] - v
+        fa, fp, fbuilt, fother = (a[f].reshape(-1), parent[f].reshape(-1), built[f].reshape(-1),
+                                  other[f].reshape(-1))
+        for i in range(len(fa)):
+            v = fa[i]
+            fbuilt[i] = v
+            fother[i] = fp[i] - v
 
 
 PARALLEL_SIBLINGS = 1 << 17

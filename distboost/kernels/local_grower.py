@@ -37,7 +37,7 @@ import numpy as np
 from numba.typed import List
 
 from .common import MAX_BINS, MISSING_BIN
-from .histogram import PAD_BINS, fill_histograms, route_rows
+from .histogram import PAD_BINS, fill_histograms, route_rows, subtract_pairs
 from .intrinsics import launch_threads, set_threads
 from .node_records import (
     BIN,
@@ -458,7 +458,7 @@ def _histograms(batch, ni, tot, pool, private, free, n_free, X, stats, order, fe
                         build_lo[:n_build], build_hi[:n_build], features, pool, True,
                         _threads_for(work * n_code_features(X, False), n_threads), private)
     if n_sub:
-        _subtract(pool, sub[:n_sub])
+        subtract_pairs(pool, sub[:n_sub], _threads_for(n_sub * pool[0].size, n_threads) > 1)
     for g in batch:
         if ni[g, HIST] >= 0:
             free[n_free] = ni[g, HIST]
@@ -474,19 +474,6 @@ def _histograms(batch, ni, tot, pool, private, free, n_free, X, stats, order, fe
 def _wants_dense(c, ni, tot, fp, ip, max_depth, dense_rows):
     return (dense_rows >= 0 and ni[c, HI] - ni[c, LO] >= dense_rows
             and (max_depth < 0 or ni[c, DEPTH] < max_depth) and splittable(tot[c], fp, ip))
-
-
-@numba.njit(parallel=True, cache=True)
-def _subtract(pool, sub):
-    """pool[into] = pool[parent] - pool[built], one (pair, feature) per work item."""
-    n_features = pool.shape[1]
-    for q in numba.prange(len(sub) * n_features):
-        i, f = q // n_features, q % n_features
-        into, parent, built = sub[i]
-        dst, a, b = pool[into, f], pool[parent, f], pool[built, f]
-        for j in range(MAX_BINS):
-            for s in range(dst.shape[1]):
-                dst[j, s] = a[j, s] - b[j, s]
 
 
 @numba.njit(cache=True)
