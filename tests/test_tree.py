@@ -1,6 +1,7 @@
 import json
 
 import numpy as np
+import pytest
 
 from distboost.kernels.common import MISSING_BIN, NODE_DTYPE
 from distboost.kernels.tree import bitset_from_mask, pack_trees, predict_binned, predict_raw
@@ -213,3 +214,16 @@ def test_rows_outside_the_round_or_other_trees_are_left_to_the_walk():
     other = pack_trees([Tree(packed.nodes.copy(), packed.bitsets)])
     other.nodes["feature"][other.nodes["is_leaf"] == 0] = 2  # another split feature
     assert routed_places(other.nodes, other.roots, history) is None
+
+
+@pytest.mark.parametrize("n_rows", [3065, 200_000])
+def test_margins_are_copied_whole_on_one_thread_and_on_many(n_rows):
+    """``copy_margins``: below ``COPY_PARALLEL_MIN`` numpy's copy, above it rows
+    in parallel; either way every margin of every output."""
+    from distboost.kernels.tree import COPY_PARALLEL_MIN, copy_margins
+
+    src = np.random.default_rng(0).normal(size=(2, n_rows))
+    dst = np.zeros_like(src)
+    assert (src.size >= COPY_PARALLEL_MIN) == (n_rows == 200_000)
+    copy_margins(src, dst)
+    np.testing.assert_array_equal(dst, src)

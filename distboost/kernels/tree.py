@@ -518,10 +518,23 @@ def leaf_indices(X, nodes, roots, bitsets, out):
           np.zeros(0), out)
 
 
-@numba.njit(parallel=True, cache=True)
+COPY_PARALLEL_MIN = 1 << 18
+"""Margins (outputs x rows) from which ``copy_margins`` copies on the threads;
+below, one copy on this thread costs less than waking them (spam's 3,065
+margins: 10 us on the threads)."""
+
+
 def copy_margins(src, dst):
-    """dst[...] = src for (n_outputs, n_rows) arrays, rows in parallel (the
-    margins a round's trees are then added to)."""
+    """dst[...] = src for (n_outputs, n_rows) arrays (the margins a round's
+    trees are then added to), rows in parallel from ``COPY_PARALLEL_MIN``."""
+    if src.size < COPY_PARALLEL_MIN:
+        np.copyto(dst, src)
+    else:
+        _copy_margins(src, dst)
+
+
+@numba.njit(parallel=True, cache=True)
+def _copy_margins(src, dst):
     for i in numba.prange(src.shape[1]):
         for o in range(src.shape[0]):
             dst[o, i] = src[o, i]
