@@ -663,6 +663,36 @@ def _add_routed(X_columns, nodes, roots, bitsets, tree_output, order, lo, hi, ra
                 p = q
 
 
+@numba.njit(cache=True)
+def _ranges(start, stop, held, place, bounds):
+    """Per tree t, the non-empty row ranges of its held nodes
+    ``held[bounds[t]:bounds[t + 1]]`` sorted by start (they tile the tree's
+    rows), with their packed places; unused entries start and stop at the
+    largest int64."""
+    n_trees = len(bounds) - 1
+    width = 0
+    for t in range(n_trees):
+        width = max(width, bounds[t + 1] - bounds[t])
+    big = np.iinfo(np.int64).max
+    range_start = np.full((n_trees, width), big, np.int64)
+    range_stop = np.full((n_trees, width), big, np.int64)
+    range_place = np.zeros((n_trees, width), np.int64)
+    for t in range(n_trees):
+        nodes = held[bounds[t]:bounds[t + 1]]
+        starts = np.empty(len(nodes), np.int64)
+        for j in range(len(nodes)):  # an empty range sorts last and is dropped
+            empty = stop[t, nodes[j]] <= start[t, nodes[j]]
+            starts[j] = big if empty else start[t, nodes[j]]
+        by_start = np.argsort(starts, kind="mergesort")
+        for m in range(len(by_start)):
+            j = by_start[m]
+            if starts[j] == big:
+                break
+            range_start[t, m], range_stop[t, m] = starts[j], stop[t, nodes[j]]
+            range_place[t, m] = place[bounds[t] + j]
+    return range_start, range_stop, range_place
+
+
 def add_routed(X_columns, nodes, roots, bitsets, tree_output, partition, held, place,
                out) -> bool:
     """``predict_binned`` for rows a round's levels routed: each row continues
@@ -687,18 +717,11 @@ def add_routed(X_columns, nodes, roots, bitsets, tree_output, partition, held, p
     lo, hi = partition.start[:, 0].copy(), partition.stop[:, 0].copy()
     if partition.order.shape[0] != n_trees or ((hi - lo) != n_rows).any():
         return False
-    width = max(len(h) for h in held) if n_trees else 0
-    range_start = np.full((n_trees, width), np.iinfo(np.int64).max, np.int64)
-    range_stop = np.full((n_trees, width), np.iinfo(np.int64).max, np.int64)
-    range_place = np.zeros((n_trees, width), np.int64)
-    for t in range(n_trees):  # the non-empty ranges, by start: they tile lo..hi
-        starts, stops = partition.start[t, held[t]], partition.stop[t, held[t]]
-        rows = stops > starts
-        by_start = np.argsort(starts[rows])
-        m = len(by_start)
-        range_start[t, :m] = starts[rows][by_start]
-        range_stop[t, :m] = stops[rows][by_start]
-        range_place[t, :m] = place[t][rows][by_start]
+    bounds = np.zeros(n_trees + 1, np.int64)
+    np.cumsum([len(h) for h in held], out=bounds[1:])
+    range_start, range_stop, range_place = _ranges(
+        partition.start, partition.stop, np.concatenate(held).astype(np.int64, copy=False),
+        np.concatenate(place).astype(np.int64, copy=False), bounds)
     _add_routed(X_columns, nodes, roots, bitsets, np.asarray(tree_output, np.int64),
                 partition.order, lo, hi, range_start, range_stop, range_place, out)
     return True
