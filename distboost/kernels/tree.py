@@ -518,6 +518,36 @@ def leaf_indices(X, nodes, roots, bitsets, out):
           np.zeros(0), out)
 
 
+@numba.njit(cache=True)
+def node_records(out, value, cover, count, depth, split, gain, missing_left, feature, left,
+                 right, split_bin, is_categorical, edges):
+    """Fill ``out`` (``NODE_DTYPE``), one record per node of a grown tree's
+    node table: the given values and covers; for a split, its feature, gain,
+    children, missing direction and, numeric, its bin and threshold
+    ``edges[feature, bin]`` (the mapper's padded edges), categorical, the
+    index of its bitset (categorical splits in node order); a leaf's split
+    fields zero (-1 for its feature, children and bitset)."""
+    n_cat = 0
+    for i in range(len(out)):
+        s = split[i]
+        f = feature[i] if s else -1
+        cat = s and is_categorical[max(f, 0)]
+        numeric = s and not cat
+        node = out[i]
+        node["value"], node["cover"] = value[i], cover[i]
+        node["count"], node["depth"] = count[i], depth[i]
+        node["is_leaf"], node["feature"] = not s, f
+        node["gain"] = gain[i] if s else 0.0
+        node["missing_left"] = s and missing_left[i]
+        node["left"] = left[i] if s else -1
+        node["right"] = right[i] if s else -1
+        node["is_categorical"] = cat
+        node["cat_index"] = n_cat if cat else -1
+        n_cat += cat
+        node["bin_threshold"] = split_bin[i] if numeric else 0
+        node["threshold"] = edges[f, split_bin[i]] if numeric else 0.0
+
+
 COPY_PARALLEL_MIN = 1 << 18
 """Margins (outputs x rows) from which ``copy_margins`` copies on the threads;
 below, one copy on this thread costs less than waking them (spam's 3,065

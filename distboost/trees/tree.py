@@ -13,7 +13,7 @@ import numpy as np
 
 from ..kernels.common import N_BITSET_WORDS, NODE_DTYPE
 from ..kernels.node_records import NodeTable
-from ..kernels.tree import bitset_from_mask, pack_trees, predict_raw
+from ..kernels.tree import bitset_from_mask, node_records, pack_trees, predict_raw
 
 
 class Tree:
@@ -98,29 +98,14 @@ def tree_from_table(table: NodeTable, criterion, mapper, learning_rate: float) -
     and vectors from the criterion; thresholds from the bins. Fields a node
     has no use for are zero (or -1 for its feature, children and categories)."""
     bounds = (table.lower, table.upper)
-    split = table.split
-    rec = np.empty(len(split), NODE_DTYPE)
-    rec["value"] = learning_rate * criterion.node_values(table.totals, *bounds)
-    rec["count"] = table.count
-    rec["cover"] = criterion.covers(table.totals)
-    rec["depth"] = table.depth
-    rec["is_leaf"] = ~split
-    rec["gain"] = np.where(split, table.gain, 0.0)
-    rec["missing_left"] = split & table.missing_left
-    feature = np.where(split, table.feature, -1)
-    rec["feature"] = feature
-    rec["left"] = np.where(split, table.left, -1)
-    rec["right"] = np.where(split, table.right, -1)
-    is_cat = split & mapper.is_categorical_[np.maximum(feature, 0)]
-    numeric = split & ~is_cat
-    rec["is_categorical"] = is_cat
-    rec["cat_index"] = np.where(is_cat, np.cumsum(is_cat) - 1, -1)
-    split_bin = np.where(numeric, table.split_bin, 0)
-    rec["bin_threshold"] = split_bin
-    rec["threshold"] = np.where(numeric, mapper.bin_threshold_values(np.maximum(feature, 0),
-                                                                     split_bin), 0.0)
-    bits = np.array([bitset_from_mask(table.directions[table.categories[k]])
-                     for k in np.flatnonzero(is_cat)], np.uint64).reshape(-1, N_BITSET_WORDS)
+    rec = np.empty(len(table.split), NODE_DTYPE)
+    node_records(rec, learning_rate * criterion.node_values(table.totals, *bounds),
+                 criterion.covers(table.totals), table.count, table.depth, table.split,
+                 table.gain, table.missing_left, table.feature, table.left, table.right,
+                 table.split_bin, mapper.is_categorical_, mapper._edges_padded)
+    is_cat = np.flatnonzero(rec["is_categorical"])
+    bits = np.array([bitset_from_mask(table.directions[table.categories[k]]) for k in is_cat],
+                    np.uint64).reshape(-1, N_BITSET_WORDS)
     vectors = criterion.node_vectors(table.totals, *bounds) \
         if hasattr(criterion, "node_vectors") else None
     tree = Tree(rec, bits, vectors)
