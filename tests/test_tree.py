@@ -42,6 +42,10 @@ def test_categorical_node_uses_its_bitset():
     tree = Tree(nodes, bitset_from_mask(mask)[None, :])
     X = np.array([[0.0], [1.0], [70.0], [2.0], [np.nan], [300.0]])
     np.testing.assert_array_equal(tree.predict(X), [7, 5, 5, 7, 7, 7])
+    alone, first = pack_trees([tree]), pack_trees([tree, three_node_tree()])
+    assert (alone.nodes == first.nodes[:3]).all() and alone.roots.tolist() == [0]
+    np.testing.assert_array_equal(alone.bitsets, first.bitsets)
+    assert alone.nodes is not tree.nodes and alone.bitsets is not tree.cat_bitsets
 
 
 def test_packed_trees_add_up_per_output():

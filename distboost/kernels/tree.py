@@ -54,6 +54,9 @@ def pack_trees(trees: list) -> PackedTrees:
     -------
     PackedTrees (nodes, roots, bitsets)
     """
+    if len(trees) == 1:  # ids and bitset rows stay as they are (a boosting round's one tree)
+        return PackedTrees(trees[0].nodes.copy(), np.zeros(1, np.int64),
+                           trees[0].cat_bitsets.copy())
     nodes, roots, bitsets = [], [], []
     n_nodes = n_bits = 0
     for tree in trees:
