@@ -625,6 +625,12 @@ class BinMapper:
         """``bin_threshold_value`` of each (feature, bin) pair (arrays)."""
         return self._edges_padded[np.asarray(features, np.int64), np.asarray(bins, np.int64)]
 
+    @property
+    def threshold_table(self) -> np.ndarray:
+        """(n_features, 256) float64: ``bin_threshold_value(j, b)`` at [j, b], for
+        compiled code (read only)."""
+        return self._edges_padded
+
     def to_dict(self) -> dict:
         return {
             "max_bins": self.max_bins,

@@ -254,3 +254,16 @@ def test_blocks_bounded_by_the_sample_so_far_give_the_whole_sample(n_samples):
             np.testing.assert_array_equal(got[0], h[first])
             np.testing.assert_array_equal(got[1], Xk[first])
             np.testing.assert_array_equal(got[2], wk[first])
+
+
+def test_the_threshold_table_holds_every_bins_threshold():
+    """``threshold_table[j, b]`` is ``bin_threshold_value(j, b)``: the bin's
+    upper edge, +inf past a feature's edges."""
+    X = np.column_stack([np.arange(10.0), np.repeat([1.0, 5.0], 5)])
+    mapper = BinMapper().fit(X, [False, False], {})
+    table = mapper.threshold_table
+    assert table.shape == (2, 256) and table.dtype == np.float64
+    for j in range(2):
+        assert [table[j, b] for b in range(256)] == [mapper.bin_threshold_value(j, b)
+                                                    for b in range(256)]
+    assert table[1, 0] < np.inf and table[1, 2] == np.inf

@@ -102,7 +102,7 @@ def tree_from_table(table: NodeTable, criterion, mapper, learning_rate: float) -
     node_records(rec, learning_rate * criterion.node_values(table.totals, *bounds),
                  criterion.covers(table.totals), table.count, table.depth, table.split,
                  table.gain, table.missing_left, table.feature, table.left, table.right,
-                 table.split_bin, mapper.is_categorical_, mapper._edges_padded)
+                 table.split_bin, mapper.is_categorical_, mapper.threshold_table)
     is_cat = np.flatnonzero(rec["is_categorical"])
     bits = np.array([bitset_from_mask(table.directions[table.categories[k]]) for k in is_cat],
                     np.uint64).reshape(-1, N_BITSET_WORDS)
