@@ -15,7 +15,7 @@ from distboost.binning import BinMapper
 from distboost.engine.waves import Engine
 from distboost.kernels import local_grower, node_search
 from distboost.kernels.histogram import RowPartition, columns, root_histograms, split_level
-from distboost.kernels.splitting import GradientCriterion, SplitParams
+from distboost.kernels.splitting import GradientCriterion, SplitParams, scan_work
 from distboost.trees.evaluation import SplitFinder
 from distboost.trees.grower import TreeGrower
 from distboost.trees.params import GrowthParams
@@ -124,7 +124,7 @@ def test_a_split_with_missing_values_alone_on_the_left_by_hand():
     np.add.at(hist, codes, stats)
     parent = node_search.node_terms(tot, fp, ip)[0]
     dense = node_search.scan_feature(hist, np.arange(256), 3, True, False, 3, tot, fp, ip,
-                                     parent, 0)
+                                     parent, 0, scan_work())
     best = node_search.search_rows(codes[None, :], np.arange(6), stats, tot, np.ones(1, bool),
                                    np.array([3]), np.zeros(1, bool), fp, ip,
                                    node_search.scratch(2), np.arange(1))
@@ -275,4 +275,3 @@ def test_threads_change_no_tree(monkeypatch):
     assert fits[0][1].estimators_ == fits[1][1].estimators_
     assert fits[0][2].trees_ == fits[1][2].trees_
     assert calls and all(n >= 2 for n in calls)  # at 2 threads only
-

@@ -238,7 +238,6 @@ def test_node_records_of_a_hand_table():
     its left child split on categorical feature 0 (bitset 0), three leaves:
     split fields only where a node splits, -1 for a leaf's feature, children
     and bitset."""
-    from distboost.kernels.common import NODE_DTYPE
     from distboost.kernels.tree import node_records
 
     split = np.array([True, True, False, False, False])

@@ -82,6 +82,7 @@ from .node_search import (
 )
 from .sampling import node_key
 from .sparse_codes import column, is_sparse_codes, n_code_features
+from .splitting import scan_work
 
 DENSE_MIN_ROWS = 64
 """Nodes of this many rows or more are searched from histograms of every
@@ -195,21 +196,25 @@ def _cat_room(cat, need):
 # ------------------------------------------------------------- evaluation
 @numba.njit(parallel=True, cache=True)
 def _search_dense(nodes, ni, tot, pool, masks, n_bins, is_cat, fp, ip, res_gain, res_bin,
-                  res_ml):
-    """Every (node, feature) pair's best split, from the nodes' histograms."""
+                  res_ml, n_threads):
+    """Every (node, feature) pair's best split, from the nodes' histograms;
+    the pairs in a few runs per thread, each run with its own scan buffers."""
     n_features = pool.shape[1]
+    n_pairs = len(nodes) * n_features
+    n_runs = min(n_pairs, 4 * n_threads)
     bins = np.arange(MAX_BINS)
-    for q in numba.prange(len(nodes) * n_features):
-        i, f = q // n_features, q % n_features
-        g = nodes[i]
-        res_gain[q] = -np.inf
-        if not masks[ni[g, TREE], f]:
-            continue
-        parent, majority, _ = node_terms(tot[g], fp, ip)
-        hist_f = pool[ni[g, HIST], f]
-        gain, b, ml = scan_feature(hist_f, bins, n_bins[f], True, is_cat[f], n_bins[f], tot[g], fp, ip,
-                            parent, majority)
-        res_gain[q], res_bin[q], res_ml[q] = gain, b, ml
+    for run in numba.prange(n_runs):
+        work = scan_work()
+        for q in range(run * n_pairs // n_runs, (run + 1) * n_pairs // n_runs):
+            i, f = q // n_features, q % n_features
+            g = nodes[i]
+            res_gain[q] = -np.inf
+            if not masks[ni[g, TREE], f]:
+                continue
+            parent, majority, _ = node_terms(tot[g], fp, ip)
+            gain, b, ml = scan_feature(pool[ni[g, HIST], f], bins, n_bins[f], True, is_cat[f],
+                                       n_bins[f], tot[g], fp, ip, parent, majority, work)
+            res_gain[q], res_bin[q], res_ml[q] = gain, b, ml
 
 
 @numba.njit(parallel=True, cache=True)
@@ -287,7 +292,7 @@ def _evaluate(nodes, ni, gains, tot, ltot, cat, n_cat, pool, Xc, order, stats, m
         res_bin = np.empty(len(dense) * n_features, np.int64)
         res_ml = np.empty(len(dense) * n_features, np.bool_)
         _search_dense(dense, ni, tot, pool, masks, n_bins, is_cat, fp, ip, res_gain, res_bin,
-                      res_ml)
+                      res_ml, n_threads)
         for i in range(len(dense)):
             g = dense[i]
             best, best_q = -np.inf, -1

@@ -34,7 +34,7 @@ from .histogram import PAD_BINS
 from .intrinsics import trailing_zeros
 from .sampling import node_permutation
 from .sparse_codes import at, column, is_sparse_type
-from .splitting import G, GradientCriterion, H, _scan_order, _score, category_order
+from .splitting import G, GradientCriterion, H, _scan_order, _score, category_order, scan_work
 from .vector_splits import _scan as _vector_scan
 from .vector_splits import vector_score
 
@@ -122,7 +122,8 @@ _NO_BOUNDS = (-np.inf, np.inf, False)
 
 
 @numba.njit(cache=True)
-def scan_feature(hist_f, order, n_order, dense, is_cat, n_bins_f, tot, fp, ip, parent, majority):
+def scan_feature(hist_f, order, n_order, dense, is_cat, n_bins_f, tot, fp, ip, parent, majority,
+                 work):
     """One feature's best split: (gain before gamma, split bin, missing goes left).
 
     ``dense``: ``hist_f`` holds every bin and is scanned whole (``order`` is
@@ -130,6 +131,7 @@ def scan_feature(hist_f, order, n_order, dense, is_cat, n_bins_f, tot, fp, ip, p
     the non-empty ones, ascending, then one more) hold rows. The split bin is the last left bin (numeric)
     or the length of the left prefix of the sorted categories. Vector-leaf
     criteria (numeric only) scan ``hist_f`` whole, skipping its empty bins.
+    ``work``: ``splitting.scan_work()``, reused from feature to feature.
     """
     if ip[KIND] == VECTOR:
         return _vector_scan(hist_f, n_bins_f, tot, ip[N_CLASSES], 1.0 / fp[SCALE_G],
@@ -141,15 +143,15 @@ def scan_feature(hist_f, order, n_order, dense, is_cat, n_bins_f, tot, fp, ip, p
                                   ip[PRESENT])
             gain, k, ml = _scan_order(hist_f, cats, len(cats), tot, fp[SCALE_G], fp[SCALE_H],
                                       fp[LAMBDA], fp[MIN_CHILD_WEIGHT], ip[MIN_COUNT], parent,
-                                      ip[PRESENT], 0, _NO_BOUNDS)
+                                      ip[PRESENT], 0, _NO_BOUNDS, work)
             return gain, k + 1, ml
         if dense:
             return _scan_order(hist_f, None, n_bins_f, tot, fp[SCALE_G], fp[SCALE_H], fp[LAMBDA],
                                fp[MIN_CHILD_WEIGHT], ip[MIN_COUNT], parent, ip[PRESENT], 0,
-                               _NO_BOUNDS)
+                               _NO_BOUNDS, work)
         gain, k, ml = _scan_order(hist_f, order, n_order, tot, fp[SCALE_G], fp[SCALE_H],
                                   fp[LAMBDA], fp[MIN_CHILD_WEIGHT], ip[MIN_COUNT], parent,
-                                  ip[PRESENT], 0, _NO_BOUNDS)
+                                  ip[PRESENT], 0, _NO_BOUNDS, work)
         return gain, order[k] if k >= 0 else -1, ml
     if is_cat:
         cats = class_category_order(hist_f, n_bins_f, majority)
@@ -210,12 +212,13 @@ the one before; four bins in turn overlap four such chains."""
 
 @numba.njit(cache=True)
 def scratch(n_stats):
-    """What gathering a feature's rows needs: (lanes, seen, listed, present,
-    order); lanes padded as ``histogram``'s kernels pad (``PAD_BINS``), or
-    the same bin of each lane would be 4 KiB apart."""
+    """What gathering a feature's rows and scanning them needs: (lanes, seen,
+    listed, present, order, work); lanes padded as ``histogram``'s kernels pad
+    (``PAD_BINS``), or the same bin of each lane would be 4 KiB apart; work
+    ``splitting.scan_work()``."""
     return (np.zeros((LANES, MAX_BINS + PAD_BINS, n_stats), np.int64), np.zeros(MAX_BINS, np.uint8),
             np.empty(MAX_BINS, np.int64), np.zeros(4, np.uint64),
-            np.empty(MAX_BINS + 1, np.int64))
+            np.empty(MAX_BINS + 1, np.int64), scan_work())
 
 
 @numba.njit(cache=True)
@@ -223,7 +226,7 @@ def gather(codes, rows, stats, sc):
     """``sc``'s first lane becomes the histogram of the rows' ``codes``
     (statistics summed per code), its bitmap ``present`` marks the codes;
     returns how many codes are listed (for ``release``)."""
-    lanes, seen, listed, present, _ = sc
+    lanes, seen, listed, present, _, _ = sc
     mask = LANES - 1 if len(rows) >= 16 * LANES else 0  # lanes are a power of two
     n_stats = stats.shape[1]
     n_listed = 0
@@ -269,7 +272,7 @@ def _mark_present(present, listed, n_listed):
 @numba.njit(cache=True)
 def release(sc, n_listed):
     """Zero what ``gather`` wrote."""
-    lanes, seen, listed, _, _ = sc
+    lanes, seen, listed, _, _, _ = sc
     for j in range(n_listed):
         for k in range(lanes.shape[2]):
             lanes[0, listed[j], k] = 0
@@ -335,7 +338,7 @@ def _scan_gathered(f, n_listed, sc, n_bins, is_cat, tot, fp, ip, parent, majorit
     order = sc[4]
     n_order = 0 if is_cat[f] else _bin_order(sc[3], n_bins[f], order)
     gain, b, ml = scan_feature(sc[0][0], order, n_order, False, is_cat[f], n_bins[f], tot, fp,
-                               ip, parent, majority)
+                               ip, parent, majority, sc[5])
     release(sc, n_listed)
     if ip[KIND] != IMPURITY:
         gain -= fp[GAMMA]
@@ -382,7 +385,7 @@ def gather_entries(entry_rows, entry_codes, a, b, n_rows, stats, tot, sc):
     """``gather`` of one feature's stored entries a:b among a node's ``n_rows``
     rows: the rows storing nothing go to ``MISSING_BIN`` with the node's
     total ``tot`` less the stored entries' sums (exact: fixed point)."""
-    lanes, seen, listed, present, _ = sc
+    lanes, seen, listed, present, _, _ = sc
     n_stats = stats.shape[1]
     n_listed = 0
     for e in range(a, b):

@@ -103,15 +103,16 @@ def _candidate_gain(gl, hl, cl, miss, missing_left, total, scale_g, scale_h, lam
 
 @numba.njit(cache=True)
 def _scan_order(hist_f, order, n_order, total, scale_g, scale_h, lam, mcw, min_count,
-                parent_score, P, cst, bounds):
+                parent_score, P, cst, bounds, work):
     """Best split "first k bins of ``order`` left" (k >= 1), the missing bin
     tried on both sides; returns (gain, k - 1, missing_left). ``order`` None
-    is bins ``0 .. n_order - 1`` in turn (numeric: compiled apart, no array)."""
+    is bins ``0 .. n_order - 1`` in turn (numeric: compiled apart, no array).
+    ``work``: ``scan_work()``, reused from call to call."""
     best_gain, best_k, best_missing_left = -np.inf, -1, False
     miss = hist_f[MISSING_BIN]
     if miss[P] == 0 and not bounds[2]:
         return _scan_plain(hist_f, order, n_order, total, scale_g, scale_h, lam, mcw, min_count,
-                           parent_score, P)
+                           parent_score, P, work)
     gl = np.int64(0)
     hl = np.int64(0)
     cl = np.int64(0)
@@ -137,34 +138,60 @@ def _scan_order(hist_f, order, n_order, total, scale_g, scale_h, lam, mcw, min_c
 
 
 @numba.njit(cache=True)
+def scan_work():
+    """Room for ``_scan_plain``'s passes over at most ``MAX_BINS`` candidates:
+    (sums, gains); sums' rows the left sums of G, H and the presence statistic,
+    and 1 where a candidate is one."""
+    return np.empty((4, MAX_BINS), np.int64), np.empty(MAX_BINS)
+
+
+@numba.njit(cache=True, error_model="numpy")
 def _scan_plain(hist_f, order, n_order, total, scale_g, scale_h, lam, mcw, min_count,
-                parent_score, P):
+                parent_score, P, work):
     """``_scan_order`` for a node with no missing values and no bounds: the
-    same candidates, gains and choice, in a loop with nothing else in it."""
-    best_gain, best_k, best_missing_left = -np.inf, -1, False
+    same candidates, gains and choice, in three passes: the left sums, every
+    candidate's gain, the first largest. The gains' pass has no branch and no
+    loop-carried value, so it runs on vector registers (divisions included:
+    numpy's error model, where Python's would check each for zero); a bin
+    with no rows repeats the candidate before it, so it is only marked."""
+    sums, gains = work
+    gls, hls, cls, cand = sums[0], sums[1], sums[2], sums[3]
+    n = n_order - 1
+    _left_sums(hist_f, order, n, P, gls, hls, cls, cand)
     inv_g, inv_h = 1.0 / scale_g, 1.0 / scale_h
     total_g, total_h, total_p = total[G], total[H], total[P]
+    for k in range(n):
+        fh_l = hls[k] * inv_h
+        fh_r = (total_h - hls[k]) * inv_h
+        gain = 0.5 * (_score(gls[k] * inv_g, fh_l, lam)
+                      + _score((total_g - gls[k]) * inv_g, fh_r, lam) - parent_score)
+        ok = ((cand[k] != 0) & (cls[k] >= min_count) & (total_p - cls[k] >= min_count)
+              & (fh_l >= mcw) & (fh_r >= mcw) & (fh_l + lam > 0) & (fh_r + lam > 0))
+        gains[k] = gain if ok else -np.inf
+    best_gain, best_k = -np.inf, -1
+    for k in range(n):
+        if gains[k] > best_gain:
+            best_gain, best_k = gains[k], k
+    if best_k < 0:
+        return best_gain, best_k, False
+    return best_gain, best_k, cls[best_k] >= total_p - cls[best_k]
+
+
+@numba.njit(cache=True, inline="always")
+def _left_sums(hist_f, order, n, P, gls, hls, cls, cand):
+    """Running sums of G, H and statistic P over the first k + 1 bins of
+    ``order`` (bins ``0 .. n - 1`` when None), and which k are candidates:
+    the first, and each whose bin holds rows."""
     gl = np.int64(0)
     hl = np.int64(0)
     cl = np.int64(0)
-    for k in range(n_order - 1):
+    for k in range(n):
         b = k if order is None else order[k]
-        if k > 0 and hist_f[b, P] == 0:
-            continue
         gl += hist_f[b, G]
         hl += hist_f[b, H]
         cl += hist_f[b, P]
-        if cl < min_count or total_p - cl < min_count:
-            continue
-        fh_l = hl * inv_h
-        fh_r = (total_h - hl) * inv_h
-        if fh_l < mcw or fh_r < mcw:
-            continue
-        gain = 0.5 * (_score(gl * inv_g, fh_l, lam) + _score((total_g - gl) * inv_g, fh_r, lam)
-                      - parent_score)
-        if gain > best_gain:
-            best_gain, best_k, best_missing_left = gain, k, cl >= total_p - cl
-    return best_gain, best_k, best_missing_left
+        gls[k], hls[k], cls[k] = gl, hl, cl
+        cand[k] = (k == 0) | (hist_f[b, P] != 0)
 
 
 @numba.njit(cache=True)
@@ -205,16 +232,17 @@ def category_order(hist_f, n_categories, scale_g, scale_h, lam, P):
 
 @numba.njit(cache=True)
 def _scan_feature(hist_f, n_bins_f, is_cat, total, scale_g, scale_h, lam, mcw, min_count,
-                  parent_score, P, cst, bounds):
+                  parent_score, P, cst, bounds, work):
     """Best split of one feature: "bin <= b" (numeric; returns b) or a prefix of
     the sorted categories (categorical; returns its length); (gain, b, missing_left)."""
     if is_cat:
         order = category_order(hist_f, n_bins_f, scale_g, scale_h, lam, P)
         gain, k, missing_left = _scan_order(hist_f, order, len(order), total, scale_g, scale_h,
-                                            lam, mcw, min_count, parent_score, P, cst, bounds)
+                                            lam, mcw, min_count, parent_score, P, cst, bounds,
+                                            work)
         return gain, k + 1, missing_left
     return _scan_order(hist_f, None, n_bins_f, total, scale_g, scale_h, lam, mcw, min_count,
-                       parent_score, P, cst, bounds)
+                       parent_score, P, cst, bounds, work)
 
 
 @numba.njit(cache=True)
@@ -228,12 +256,14 @@ def _best_of_node(hist_n, total, features_n, n_bins, is_categorical, scale_g, sc
     else:
         parent_score = _score(total[G] / scale_g, total[H] / scale_h, lam)
     best = (-np.inf, -1, -1, False)
+    work = scan_work()
     for f in range(hist_n.shape[0]):
         if not features_n[f]:
             continue
         cst = monotonic[f] if len(monotonic) else 0
         g_, b_, m_ = _scan_feature(hist_n[f], n_bins[f], is_categorical[f], total, scale_g,
-                                   scale_h, lam, mcw, min_count, parent_score, P, cst, bounds)
+                                   scale_h, lam, mcw, min_count, parent_score, P, cst, bounds,
+                                   work)
         g_ -= gamma
         if g_ > best[0]:
             best = (g_, f, b_, m_)
