@@ -141,7 +141,7 @@ def _scan_order(hist_f, order, n_order, total, scale_g, scale_h, lam, mcw, min_c
 def scan_work():
     """Room for ``_scan_plain``'s passes over at most ``MAX_BINS`` candidates:
     (sums, gains); sums' rows the left sums of G, H and the presence statistic,
-    and 1 where a candidate is one."""
+    and the candidates' positions."""
     return np.empty((4, MAX_BINS), np.int64), np.empty(MAX_BINS)
 
 
@@ -149,49 +149,51 @@ def scan_work():
 def _scan_plain(hist_f, order, n_order, total, scale_g, scale_h, lam, mcw, min_count,
                 parent_score, P, work):
     """``_scan_order`` for a node with no missing values and no bounds: the
-    same candidates, gains and choice, in three passes: the left sums, every
-    candidate's gain, the first largest. The gains' pass has no branch and no
+    same candidates, gains and choice, in three passes: the candidates' left
+    sums, their gains, the first largest. The gains' pass has no branch and no
     loop-carried value, so it runs on vector registers (divisions included:
-    numpy's error model, where Python's would check each for zero); a bin
-    with no rows repeats the candidate before it, so it is only marked."""
+    numpy's error model, where Python's would check each for zero)."""
     sums, gains = work
-    gls, hls, cls, cand = sums[0], sums[1], sums[2], sums[3]
-    n = n_order - 1
-    _left_sums(hist_f, order, n, P, gls, hls, cls, cand)
+    gls, hls, cls, ks = sums[0], sums[1], sums[2], sums[3]
+    m = _candidates(hist_f, order, n_order - 1, P, gls, hls, cls, ks)
     inv_g, inv_h = 1.0 / scale_g, 1.0 / scale_h
     total_g, total_h, total_p = total[G], total[H], total[P]
-    for k in range(n):
-        fh_l = hls[k] * inv_h
-        fh_r = (total_h - hls[k]) * inv_h
-        gain = 0.5 * (_score(gls[k] * inv_g, fh_l, lam)
-                      + _score((total_g - gls[k]) * inv_g, fh_r, lam) - parent_score)
-        ok = ((cand[k] != 0) & (cls[k] >= min_count) & (total_p - cls[k] >= min_count)
+    for j in range(m):
+        fh_l = hls[j] * inv_h
+        fh_r = (total_h - hls[j]) * inv_h
+        gain = 0.5 * (_score(gls[j] * inv_g, fh_l, lam)
+                      + _score((total_g - gls[j]) * inv_g, fh_r, lam) - parent_score)
+        ok = ((cls[j] >= min_count) & (total_p - cls[j] >= min_count)
               & (fh_l >= mcw) & (fh_r >= mcw) & (fh_l + lam > 0) & (fh_r + lam > 0))
-        gains[k] = gain if ok else -np.inf
-    best_gain, best_k = -np.inf, -1
-    for k in range(n):
-        if gains[k] > best_gain:
-            best_gain, best_k = gains[k], k
-    if best_k < 0:
-        return best_gain, best_k, False
-    return best_gain, best_k, cls[best_k] >= total_p - cls[best_k]
+        gains[j] = gain if ok else -np.inf
+    best_gain, best_j = -np.inf, -1
+    for j in range(m):
+        if gains[j] > best_gain:
+            best_gain, best_j = gains[j], j
+    if best_j < 0:
+        return best_gain, -1, False
+    return best_gain, ks[best_j], cls[best_j] >= total_p - cls[best_j]
 
 
 @numba.njit(cache=True, inline="always")
-def _left_sums(hist_f, order, n, P, gls, hls, cls, cand):
-    """Running sums of G, H and statistic P over the first k + 1 bins of
-    ``order`` (bins ``0 .. n - 1`` when None), and which k are candidates:
-    the first, and each whose bin holds rows."""
+def _candidates(hist_f, order, n, P, gls, hls, cls, ks):
+    """The candidates k < n, "the first k + 1 bins of ``order`` (bins
+    ``0 .. n - 1`` when None) left": the first, and each whose bin holds rows
+    (a bin with none repeats the candidate before it). Listed in order, with
+    their left sums of G, H and statistic P, without a branch per bin;
+    returns how many."""
     gl = np.int64(0)
     hl = np.int64(0)
     cl = np.int64(0)
+    m = 0
     for k in range(n):
         b = k if order is None else order[k]
         gl += hist_f[b, G]
         hl += hist_f[b, H]
         cl += hist_f[b, P]
-        gls[k], hls[k], cls[k] = gl, hl, cl
-        cand[k] = (k == 0) | (hist_f[b, P] != 0)
+        gls[m], hls[m], cls[m], ks[m] = gl, hl, cl, k
+        m += (k == 0) | (hist_f[b, P] != 0)
+    return m
 
 
 @numba.njit(cache=True)
