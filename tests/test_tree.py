@@ -220,6 +220,67 @@ def test_rows_outside_the_round_or_other_trees_are_left_to_the_walk():
     assert routed_places(other.nodes, other.roots, history) is None
 
 
+def _whole_trees_here(outputs, in_bag=None):
+    """Two trees grown in one ``local_grower.grow`` call on ``_data``'s rows
+    (the second on other gradients), packed, with their partition and levels."""
+    from distboost.binning import BinMapper
+    from distboost.kernels import local_grower
+    from distboost.kernels.histogram import RowPartition, columns
+    from distboost.kernels.splitting import GradientCriterion, SplitParams
+    from distboost.trees.params import GrowthParams
+    from distboost.trees.tree import tree_from_table
+
+    X, g, is_cat = _data(seed=9)
+    n, n_features = X.shape
+    categories = {j: np.unique(X[~np.isnan(X[:, j]), j]) for j in np.flatnonzero(is_cat)}
+    mapper = BinMapper(256).fit(X, is_cat, categories)
+    binned = mapper.transform(X)
+    stats = np.stack([np.stack([g, np.ones(n)], axis=1),
+                      np.stack([np.roll(g, 7) * 3, np.ones(n) * 2], axis=1)]).astype(np.int64)
+    positions = np.zeros((2, n), np.int32)
+    if in_bag is not None:
+        positions[:, ~in_bag] = -1
+    part = RowPartition.from_positions(positions)
+    growth = GrowthParams(max_depth=4, learning_rate=0.3)
+    criterion = GradientCriterion(SplitParams(), (1.0, 1.0), False)
+    grown = local_grower.grow(binned, columns(binned), stats, part, criterion, mapper,
+                              np.ones((2, n_features), bool), np.arange(n_features), growth)
+    trees = [tree_from_table(t, criterion, mapper, growth.learning_rate) for t in grown.tables]
+    return binned, pack_trees(trees), part, [grown.splits]
+
+
+@pytest.mark.parametrize("parallel", [False, True], ids=["one-thread", "leaves-on-threads"])
+@pytest.mark.parametrize("outputs", [[0, 1], [0, 0]], ids=["two-outputs", "one-output"])
+def test_whole_trees_grown_here_add_each_leaf_to_its_rows(monkeypatch, parallel, outputs):
+    """Trees grown whole in one call: each leaf's value is added to the rows
+    the grower left in it, to the bit what a walk adds (two trees on one
+    output: in tree order); rows outside a root leave everything to the walk."""
+    from distboost.kernels import tree as tree_kernels
+    from distboost.kernels.histogram import columns
+
+    if parallel:
+        monkeypatch.setattr(tree_kernels, "COPY_PARALLEL_MIN", 0)
+    outputs = np.array(outputs, np.int64)
+    binned, packed, part, history = _whole_trees_here(outputs)
+    assert packed.nodes["is_leaf"].sum() > 20 and (packed.nodes["is_leaf"] == 0).sum() > 10
+    places = tree_kernels.routed_places(packed.nodes, packed.roots, history)
+    assert places == (None, None)
+    margin = np.random.default_rng(0).normal(size=(2, len(binned)))
+    walked, routed = margin.copy(), margin.copy()
+    predict_binned(binned, *packed, outputs, walked)
+    assert tree_kernels.add_routed(columns(binned), *packed, outputs, part, *places, routed)
+    np.testing.assert_array_equal(routed, walked)
+    assert (routed != margin).sum() == len(binned) * len(set(outputs.tolist()))
+
+    in_bag = np.random.default_rng(2).random(len(binned)) < 0.9
+    binned, packed, part, history = _whole_trees_here(outputs, in_bag)
+    untouched = margin.copy()
+    assert not tree_kernels.add_routed(columns(binned), *packed, outputs, part,
+                                       *tree_kernels.routed_places(packed.nodes, packed.roots,
+                                                                   history), untouched)
+    np.testing.assert_array_equal(untouched, margin)
+
+
 @pytest.mark.parametrize("n_rows", [3065, 200_000])
 def test_margins_are_copied_whole_on_one_thread_and_on_many(n_rows):
     """``copy_margins``: below ``COPY_PARALLEL_MIN`` numpy's copy, above it rows

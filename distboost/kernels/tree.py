@@ -599,16 +599,17 @@ def routed_places(nodes, roots, split_history):
     Returns
     -------
     None where a split the trees took is not the levels' (other trees), else:
-    held : list (per tree) of ndarray, int64
-        Grower ids of the nodes that hold rows after the last level.
-    place : list (per tree) of ndarray, int64
+    held : list (per tree) of ndarray, int64, or None
+        Grower ids of the nodes that hold rows after the last level. None for
+        whole trees grown in one call (``LevelSplits.whole_trees``): every
+        leaf holds its rows, and the grower's ids are the packed trees' own.
+    place : list (per tree) of ndarray, int64, or None (with ``held``)
         The packed node each of those nodes stands for; its rows continue
         from there to their leaf (``add_routed``).
     """
+    if len(split_history) == 1 and split_history[0].whole_trees:
+        return None, None  # each leaf holds its rows, at its own id
     sizes = np.diff(np.append(np.asarray(roots, np.int64), len(nodes)))
-    if len(split_history) == 1 and split_history[0].whole_trees:  # each leaf holds its rows
-        held = [np.flatnonzero(nodes["is_leaf"][r: r + n]) for r, n in zip(roots, sizes)]
-        return held, [r + ids for r, ids in zip(roots, held)]
     same = _same_ids(nodes, roots, sizes, split_history)
     if same is not None:
         return same
@@ -696,6 +697,36 @@ def _add_routed(X_columns, nodes, roots, bitsets, tree_output, order, lo, hi, ra
                 p = q
 
 
+@numba.njit(parallel=True, cache=True)
+def _add_leaves(nodes, roots, tree_output, order, start, stop, n_rows, out, parallel):
+    """``add_routed`` for whole trees grown here (``held`` None): the rows of
+    tree t's leaf k, order[t, start[t, k]:stop[t, k]], get its value, tree by
+    tree (``predict_binned``'s order); ``parallel``: a tree's leaves on the
+    threads (their rows are distinct). False, adding nothing, unless every
+    tree's root holds all ``n_rows`` rows."""
+    for t in range(len(roots)):
+        if stop[t, 0] - start[t, 0] != n_rows:
+            return False
+    for t in range(len(roots)):
+        o, r = tree_output[t], roots[t]
+        size = (roots[t + 1] if t + 1 < len(roots) else len(nodes)) - r
+        if parallel:
+            for k in numba.prange(size):
+                _add_leaf(nodes[r + k], order[t], start[t, k], stop[t, k], out[o])
+        else:
+            for k in range(size):
+                _add_leaf(nodes[r + k], order[t], start[t, k], stop[t, k], out[o])
+    return True
+
+
+@numba.njit(cache=True, inline="always")
+def _add_leaf(node, order, lo, hi, out):
+    if node["is_leaf"]:
+        value = node["value"]
+        for j in range(lo, hi):
+            out[order[j]] += value
+
+
 @numba.njit(cache=True)
 def _ranges(start, stop, held, place, bounds):
     """Per tree t, the non-empty row ranges of its held nodes
@@ -747,8 +778,14 @@ def add_routed(X_columns, nodes, roots, bitsets, tree_output, partition, held, p
     """
     n_trees = len(roots)
     n_rows = X_columns.shape[0] if is_sparse_codes(X_columns) else X_columns.shape[1]
+    if partition.order.shape[0] != n_trees:
+        return False
+    if held is None:
+        return _add_leaves(nodes, np.asarray(roots, np.int64), np.asarray(tree_output, np.int64),
+                           partition.order, partition.start, partition.stop, n_rows, out,
+                           out.size >= COPY_PARALLEL_MIN)
     lo, hi = partition.start[:, 0].copy(), partition.stop[:, 0].copy()
-    if partition.order.shape[0] != n_trees or ((hi - lo) != n_rows).any():
+    if ((hi - lo) != n_rows).any():
         return False
     bounds = np.zeros(n_trees + 1, np.int64)
     np.cumsum([len(h) for h in held], out=bounds[1:])
