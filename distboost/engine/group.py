@@ -22,6 +22,7 @@ from ..kernels import exact, local_grower
 from ..kernels.common import MAX_BINS, STAT_DTYPE
 from ..kernels.compact_histograms import compact, summed
 from ..kernels.histogram import RowPartition, columns, replay, root_histograms, split_level
+from ..kernels.mode_codes import mode_codes
 from ..kernels.threads import for_rows
 from .buffers import Buffers
 
@@ -361,7 +362,9 @@ def grow(state: GroupState, criterion, mapper, masks, features, growth, sampling
                               state.stats[0], partitions[0], criterion, mapper, masks, features,
                               growth, sampling,
                               memory=lambda shape: state.memory.buffers.room("grow", shape,
-                                                                             STAT_DTYPE))
+                                                                             STAT_DTYPE),
+                              X_modes=None if sampling else mode_codes(shard.X_binned,
+                                                                       shard.buffers))
     state.memory.remember(state, (grown.splits,), partitions)
     return state, grown
 

@@ -36,6 +36,7 @@ from .common import MAX_BINS, STAT_DTYPE
 from .compact_histograms import is_compact
 from .compact_histograms import siblings as compact_siblings
 from .intrinsics import add_2, add_4, add_8, add_pair, prefetch
+from .mode_codes import add_mode_rows, by_modes, finish_modes, is_mode_type
 from .sparse_codes import (
     add_sparse_row,
     at,
@@ -388,12 +389,19 @@ def _add_sparse_chunk(X, st, rows, lo, hi, features, hs, stride):
 
 
 def add_chunk(X, st, rows, lo, hi, features, hs, stride):
-    """``_add_dense_chunk`` or ``_add_sparse_chunk``, by the codes' type."""
+    """``_add_dense_chunk``, ``_add_sparse_chunk`` or ``_add_mode_chunk``, by the codes' type."""
+
+
+@numba.njit(cache=True, inline="always")
+def _add_mode_chunk(X, st, rows, lo, hi, features, hs, stride):
+    """hs += the statistics of rows[lo:hi]' stored entries (``mode_codes.ModeCodes``)."""
+    add_mode_rows(X, st, rows, lo, hi, features, hs, stride)
 
 
 @overload(add_chunk)
 def _add_chunk_of(X, st, rows, lo, hi, features, hs, stride):
-    kernel = _add_sparse_chunk if is_sparse_type(X) else _add_dense_chunk
+    kernel = (_add_mode_chunk if is_mode_type(X) else
+              _add_sparse_chunk if is_sparse_type(X) else _add_dense_chunk)
 
     def impl(X, st, rows, lo, hi, features, hs, stride):
         kernel(X, st, rows, lo, hi, features, hs, stride)
@@ -604,6 +612,21 @@ def fill_histograms(X_binned, stats, order, tree, slot, lo, hi, features, out, z
         _reduce_shared(out, private, owner, slot, block_start, shared, first_block, last_block,
                        zero)
     finish_missing(X_binned, out, stats, order, tree, slot, lo, hi, features)
+    finish_modes(X_binned, out, stats, order, tree, slot, lo, hi, features, zero)
+
+
+@numba.njit(cache=True)
+def fill_either(codes, stats, order, tree, slot, lo, hi, features, out, rows, n_blocks, private):
+    """``fill_histograms`` of nodes started from zero (``rows`` rows in all)
+    from ``codes``, a pair: the dense or sparse codes, and
+    ``mode_codes.ModeCodes`` or the same codes again; from the second where
+    ``mode_codes.by_modes`` finds them less work."""
+    if by_modes(codes[1], rows, len(slot)):
+        fill_histograms(codes[1], stats, order, tree, slot, lo, hi, features, out, True,
+                        n_blocks, private)
+    else:
+        fill_histograms(codes[0], stats, order, tree, slot, lo, hi, features, out, True,
+                        n_blocks, private)
 
 
 def _histograms(X_binned, stats, order, tree, slot, lo, hi, n_slots, features, out=None):

@@ -17,7 +17,8 @@ searched from a histogram of every feature, the smaller child's built from
 its rows and the larger one's subtracted from the parent's (the grower's
 way); a smaller node, and every node of a forest that draws features per
 node, from its rows: a node of a few rows costs a few rows, not 256 bins per
-feature, and a forest's node gathers only the features it drew.
+feature, and a forest's node gathers only the features it drew. Where the
+features mostly hold one code, large nodes' histograms skip it (``mode_codes``).
 
 Work is parallel over chunks of rows while nodes are few and large (routing,
 histograms, as ``histogram``'s kernels do), over (node, feature) pairs for
@@ -37,7 +38,7 @@ import numpy as np
 from numba.typed import List
 
 from .common import MAX_BINS, MISSING_BIN
-from .histogram import PAD_BINS, fill_histograms, route_rows, subtract_pairs
+from .histogram import PAD_BINS, fill_either, route_rows, subtract_pairs
 from .intrinsics import launch_threads, set_threads
 from .node_records import (
     BIN,
@@ -405,7 +406,7 @@ def _take_slot(free, n_free):
 
 
 @numba.njit(cache=True)
-def _histograms(batch, ni, tot, pool, private, free, n_free, X, stats, order, features, fp, ip,
+def _histograms(batch, ni, tot, pool, private, free, n_free, codes, stats, order, features, fp, ip,
                 max_depth, dense_rows, n_threads):
     """Histograms of the batch's children that are searched dense: the smaller
     of a pair built from its rows, the larger subtracted from the parent (or
@@ -459,9 +460,9 @@ def _histograms(batch, ni, tot, pool, private, free, n_free, X, stats, order, fe
         work = 0
         for i in range(n_build):
             work += build_hi[i] - build_lo[i]
-        fill_histograms(X, stats, order, build_tree[:n_build], build_slot[:n_build],
-                        build_lo[:n_build], build_hi[:n_build], features, pool, True,
-                        _threads_for(work * n_code_features(X, False), n_threads), private)
+        fill_either(codes, stats, order, build_tree[:n_build], build_slot[:n_build],
+                    build_lo[:n_build], build_hi[:n_build], features, pool, work,
+                    _threads_for(work * n_code_features(codes[0], False), n_threads), private)
     if n_sub:
         subtract_pairs(pool, sub[:n_sub], _threads_for(n_sub * pool[0].size, n_threads) > 1)
     for g in batch:
@@ -493,7 +494,7 @@ def _searchable(children, ni, tot, fp, ip, max_depth):
 
 # -------------------------------------------------------------------- loops
 @numba.njit(cache=True)
-def _grow(X, Xc, stats, order, tmp, root_lo, root_hi, masks, features, n_bins, is_cat, fp, ip,
+def _grow(codes, Xc, stats, order, tmp, root_lo, root_hi, masks, features, n_bins, is_cat, fp, ip,
           sampling, max_depth, max_leaves, n_threads, dense_rows, memory, n_slots):
     n_trees, n_stats = stats.shape[0], stats.shape[2]
     cap = 64 * n_trees
@@ -511,11 +512,11 @@ def _grow(X, Xc, stats, order, tmp, root_lo, root_hi, masks, features, n_bins, i
     rows = 0
     for t in range(n_trees):
         rows += root_hi[t] - root_lo[t]
-    set_threads(_threads_for(rows * n_code_features(X, False), n_threads))
+    set_threads(_threads_for(rows * n_code_features(codes[0], False), n_threads))
     for t in range(n_trees):
         _new_node(ni, gains, tot, t, t, 0, -1, 0)
         ni[t, LO], ni[t, HI] = root_lo[t], root_hi[t]
-    n_free = _root_histograms(ni, tot, pool, private, free, n_free, X, stats, order, features,
+    n_free = _root_histograms(ni, tot, pool, private, free, n_free, codes, stats, order, features,
                               max_depth, dense_rows, n_threads)
     for t in range(n_trees):
         ni[t, COUNT] = tot[t, ip[COUNT_STAT]] if ip[COUNT_STAT] >= 0 else root_hi[t] - root_lo[t]
@@ -532,7 +533,7 @@ def _grow(X, Xc, stats, order, tmp, root_lo, root_hi, masks, features, n_bins, i
         for t in range(n_trees):
             ni, gains, tot, ltot, cat, n_cat, n_nodes, n_free = _best_first(
                 t, ni, gains, tot, ltot, cat, n_cat, n_nodes, next_id, pool, private, free,
-                n_free, X, Xc, stats, order, tmp, masks, features, n_bins, is_cat, fp, ip,
+                n_free, codes, Xc, stats, order, tmp, masks, features, n_bins, is_cat, fp, ip,
                 sampling, max_depth, max_leaves, n_threads, dense_rows)
         return ni[:n_nodes], gains[:n_nodes], tot[:n_nodes], cat[:n_cat]
     batch = _positive(roots, gains)
@@ -540,7 +541,7 @@ def _grow(X, Xc, stats, order, tmp, root_lo, root_hi, masks, features, n_bins, i
         ni, gains, tot, ltot = _room(ni, gains, tot, ltot, n_nodes + 2 * len(batch))
         cat, n_cat, n_nodes, n_free, batch = _expand(
             batch, ni, gains, tot, ltot, cat, n_cat, n_nodes, next_id, pool, private, free, n_free,
-            X, Xc, stats, order, tmp, masks, features, n_bins, is_cat, fp, ip, sampling,
+            codes, Xc, stats, order, tmp, masks, features, n_bins, is_cat, fp, ip, sampling,
             max_depth, n_threads, dense_rows)
     return ni[:n_nodes], gains[:n_nodes], tot[:n_nodes], cat[:n_cat]
 
@@ -561,7 +562,7 @@ def _tables(n_trees, n_stats):
 
 
 @numba.njit(parallel=True, cache=True)
-def _grow_apart(X, Xc, stats, order, tmp, root_lo, root_hi, masks, features, n_bins, is_cat, fp,
+def _grow_apart(codes, Xc, stats, order, tmp, root_lo, root_hi, masks, features, n_bins, is_cat, fp,
                 ip, sampling, max_depth, max_leaves, memory):
     """A forest's trees grown each whole on one thread, threads taking the
     next tree as they finish one (``_grow`` of one tree: the same tree)."""
@@ -569,7 +570,7 @@ def _grow_apart(X, Xc, stats, order, tmp, root_lo, root_hi, masks, features, n_b
     tables, gains, totals, categories = _tables(n_trees, stats.shape[2])
     for t in numba.prange(n_trees):  # one tree a chunk (``grow`` sets the chunk size)
         tables[t], gains[t], totals[t], categories[t] = _grow(
-            X, Xc, stats[t:t + 1], order[t:t + 1], tmp[t:t + 1], root_lo[t:t + 1],
+            codes, Xc, stats[t:t + 1], order[t:t + 1], tmp[t:t + 1], root_lo[t:t + 1],
             root_hi[t:t + 1], masks[t:t + 1], features, n_bins, is_cat, fp, ip,
             (sampling[0], sampling[1], sampling[2] + t), max_depth, max_leaves, 1, -1, memory, 0)
     return joined(tables, gains, totals, categories)
@@ -593,7 +594,7 @@ def _tree_sums(order, stats, lo, hi, trees, tot):
 
 
 @numba.njit(cache=True)
-def _root_histograms(ni, tot, pool, private, free, n_free, X, stats, order, features, max_depth,
+def _root_histograms(ni, tot, pool, private, free, n_free, codes, stats, order, features, max_depth,
                      dense_rows, n_threads):
     """The roots' statistics, and histograms of those searched dense: a root
     of ``dense_rows`` rows or more gets one (room allowing), and its
@@ -614,9 +615,9 @@ def _root_histograms(ni, tot, pool, private, free, n_free, X, stats, order, feat
         for t in built[:n]:
             work += ni[t, HI] - ni[t, LO]
         b = built[:n]
-        fill_histograms(X, stats, order, _column(ni, b, TREE), _column(ni, b, HIST),
-                        _column(ni, b, LO), _column(ni, b, HI), features, pool, True,
-                        _threads_for(work * n_code_features(X, False), n_threads), private)
+        fill_either(codes, stats, order, _column(ni, b, TREE), _column(ni, b, HIST),
+                    _column(ni, b, LO), _column(ni, b, HI), features, pool, work,
+                    _threads_for(work * n_code_features(codes[0], False), n_threads), private)
     f0 = features[0] if len(features) else 0
     for t in built[:n]:
         for k in range(stats.shape[2]):
@@ -632,20 +633,20 @@ def _root_histograms(ni, tot, pool, private, free, n_free, X, stats, order, feat
 
 @numba.njit(cache=True)
 def _expand(batch, ni, gains, tot, ltot, cat, n_cat, n_nodes, next_id, pool, private, free,
-            n_free, X, Xc, stats, order, tmp, masks, features, n_bins, is_cat, fp, ip, sampling,
+            n_free, codes, Xc, stats, order, tmp, masks, features, n_bins, is_cat, fp, ip, sampling,
             max_depth, n_threads, dense_rows):
     """Split every node of ``batch``: children made, rows routed, histograms
     built, children searched. Returns the children with a positive gain."""
     work = 0
     for g in batch:
         work += ni[g, HI] - ni[g, LO]
-    nt = _threads_for(work * n_code_features(X, False), n_threads)
+    nt = _threads_for(work * n_code_features(codes[0], False), n_threads)
     set_threads(nt)
     first = n_nodes
     n_nodes = _children(batch, ni, gains, tot, ltot, n_nodes, next_id, fp, ip, max_depth)
     _route_batch(batch, ni, cat, Xc, order, tmp, nt)
     _settle_counts(batch, ni, tot, cat, ip)
-    n_free = _histograms(batch, ni, tot, pool, private, free, n_free, X, stats, order, features,
+    n_free = _histograms(batch, ni, tot, pool, private, free, n_free, codes, stats, order, features,
                          fp, ip, max_depth, dense_rows, nt)
     children = _searchable(np.arange(first, n_nodes), ni, tot, fp, ip, max_depth)
     cat, n_cat = _evaluate(children, ni, gains, tot, ltot, cat, n_cat, pool, Xc, order, stats,
@@ -655,7 +656,7 @@ def _expand(batch, ni, gains, tot, ltot, cat, n_cat, n_nodes, next_id, pool, pri
 
 @numba.njit(cache=True)
 def _best_first(t, ni, gains, tot, ltot, cat, n_cat, n_nodes, next_id, pool, private, free,
-                n_free, X, Xc, stats, order, tmp, masks, features, n_bins, is_cat, fp, ip,
+                n_free, codes, Xc, stats, order, tmp, masks, features, n_bins, is_cat, fp, ip,
                 sampling, max_depth, max_leaves, n_threads, dense_rows):
     """Tree t, best-first: split the leaf with the largest gain (then the
     smallest id) until ``max_leaves`` leaves or no positive gain."""
@@ -678,7 +679,7 @@ def _best_first(t, ni, gains, tot, ltot, cat, n_cat, n_nodes, next_id, pool, pri
         batch = np.array([best])
         cat, n_cat, n_nodes, n_free, children = _expand(
             batch, ni, gains, tot, ltot, cat, n_cat, n_nodes, next_id, pool, private, free, n_free,
-            X, Xc, stats, order, tmp, masks, features, n_bins, is_cat, fp, ip, sampling,
+            codes, Xc, stats, order, tmp, masks, features, n_bins, is_cat, fp, ip, sampling,
             max_depth, n_threads, dense_rows)
         n_leaves += 1
         for c in children:
@@ -718,7 +719,7 @@ def pool_slots(n_features, n_stats, n_trees, max_depth, max_leaves, n_rows, dens
 
 
 def grow(X_binned, X_columns, stats, partition, criterion, mapper, masks, features, growth,
-         sampling=None, n_threads=None, memory=None) -> Grown:
+         sampling=None, n_threads=None, memory=None, X_modes=None) -> Grown:
     """Grow a batch of trees on rows held here (see the module docstring).
 
     Parameters
@@ -746,6 +747,10 @@ def grow(X_binned, X_columns, stats, partition, criterion, mapper, masks, featur
         histograms and the threads' buffers: memory kept from round to round
         (``engine.buffers``) spares the operating system supplying fresh pages
         every round. By default a new array.
+    X_modes : mode_codes.ModeCodes, optional
+        ``X_binned`` without each feature's most frequent code: histograms of
+        nodes for which they are less work (``mode_codes.by_modes``) are built
+        from them, the same histograms to the bit.
     """
     from .histogram import LevelSplits
 
@@ -765,7 +770,8 @@ def grow(X_binned, X_columns, stats, partition, criterion, mapper, masks, featur
                          n_rows, dense_rows)
     shape = (n_slots + 2 * n_threads, n_features, MAX_BINS + PAD_BINS, n_stats)
     pool = np.empty(shape, np.int64) if memory is None else memory(shape)
-    args = (X_binned, X_columns, stats, partition.order, partition.scratch,
+    codes = (X_binned, X_binned if X_modes is None or sampling is not None else X_modes)
+    args = (codes, X_columns, stats, partition.order, partition.scratch,
             partition.start[:, 0].copy(), partition.stop[:, 0].copy(), masks, features,
             mapper.n_bins_non_missing_.astype(np.int64), mapper.is_categorical_,
             fp, ip, (-1, 0, 0) if sampling is None else tuple(int(v) for v in sampling),
