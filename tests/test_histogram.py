@@ -265,8 +265,9 @@ def test_blocks_write_their_own_nodes_and_sum_the_straddling_ones(n_blocks, zero
 
 @pytest.mark.parametrize("n_blocks", [1, 3, 16])
 def test_routing_in_parallel_keeps_each_side_in_ascending_order(n_blocks):
-    """Chunks written back at their running offsets: the left rows of each
-    range, then its right rows, both ascending, whatever the blocks."""
+    """Chunks written back at their running offsets (one block: each range
+    whole on this thread): the left rows of each range, then its right rows,
+    both ascending, whatever the blocks."""
     from distboost.kernels.histogram import route_rows
 
     rng = np.random.default_rng(9)

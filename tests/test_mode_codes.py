@@ -18,14 +18,14 @@ from distboost.trees.params import GrowthParams
 
 
 def test_entries_by_hand():
-    """Feature 0's mode is code 0 (three rows of four), feature 1's code 7;
-    feature 2 has two codes twice each: the smaller is its mode. Stored:
-    feature x 256 + code of every other entry, row by row."""
-    X = np.array([[0, 7, 1], [0, 7, 2], [3, 7, 1], [0, 5, 2]], np.uint8)
+    """Feature 0's mode is code 0, feature 1's code 7, feature 2's code 1 (five
+    rows of six each). Stored: feature x 256 + code of every other entry, row
+    by row: 3 of 18 entries."""
+    X = np.array([[0, 7, 1], [0, 7, 1], [0, 7, 2], [3, 7, 1], [0, 5, 1], [0, 7, 1]], np.uint8)
     m = mode_codes(X)
     assert m.mode.tolist() == [0, 7, 1] and m.n_features == 3
-    assert m.indptr.tolist() == [0, 0, 1, 2, 4]
-    assert m.entries.tolist() == [2 * 256 + 2, 3, 256 + 5, 2 * 256 + 2]
+    assert m.indptr.tolist() == [0, 0, 0, 1, 2, 3, 3]
+    assert m.entries.tolist() == [2 * 256 + 2, 3, 256 + 5]
     assert m.entries.dtype == np.uint16
 
 

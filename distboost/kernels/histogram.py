@@ -441,22 +441,25 @@ def _route(X_columns, order, tmp, owner, clo, chi, block_start, tree, feature, g
     for blk in numba.prange(len(block_start) - 1):
         for c in range(block_start[blk], block_start[blk + 1]):
             s = owner[c]
-            t, gl = tree[s], goes_left[s]
-            codes = column(X_columns, feature[s])
-            rows, buf = order[t], tmp[t]
-            lo, hi = clo[c], chi[c]
-            nl = 0
-            nr = 0
-            for k in range(lo, hi):
-                if k + ROUTE_PREFETCH_AHEAD < hi:
-                    prefetch_code(codes, rows[k + ROUTE_PREFETCH_AHEAD])
-                r = rows[k]
-                left = np.int64(gl[at(codes, r)])
-                buf[lo + nl] = r
-                buf[hi - 1 - nr] = r
-                nl += left
-                nr += 1 - left
-            n_left[c] = nl
+            n_left[c] = _split_chunk(column(X_columns, feature[s]), order[tree[s]],
+                                     tmp[tree[s]], goes_left[s], clo[c], chi[c])
+
+
+@numba.njit(cache=True, inline="always")
+def _split_chunk(codes, rows, buf, gl, lo, hi):
+    """``_route``'s partition of rows[lo:hi] into buf[lo:hi]; returns the left rows."""
+    nl = 0
+    nr = 0
+    for k in range(lo, hi):
+        if k + ROUTE_PREFETCH_AHEAD < hi:
+            prefetch_code(codes, rows[k + ROUTE_PREFETCH_AHEAD])
+        r = rows[k]
+        left = np.int64(gl[at(codes, r)])
+        buf[lo + nl] = r
+        buf[hi - 1 - nr] = r
+        nl += left
+        nr += 1 - left
+    return nl
 
 
 @numba.njit(cache=True)
@@ -486,15 +489,34 @@ def _assemble(order, tmp, tree, owner, clo, chi, n_left, left_at, right_at):
     ``left_at``, its right rows (stored from its end down) at ``right_at``."""
     for c in numba.prange(len(owner)):
         t = tree[owner[c]]
-        rows, buf = order[t], tmp[t]
-        k = left_at[c]
-        for i in range(clo[c], clo[c] + n_left[c]):
-            rows[k] = buf[i]
-            k += 1
-        k = right_at[c]
-        for i in range(chi[c] - 1, clo[c] + n_left[c] - 1, -1):
-            rows[k] = buf[i]
-            k += 1
+        _put_back(order[t], tmp[t], clo[c], chi[c], n_left[c], left_at[c], right_at[c])
+
+
+@numba.njit(cache=True, inline="always")
+def _put_back(rows, buf, lo, hi, n_left, left_at, right_at):
+    """A chunk's left rows (buf[lo:lo + n_left]) to rows from ``left_at``, its
+    right rows (stored from ``hi`` down) to rows from ``right_at``."""
+    k = left_at
+    for i in range(lo, lo + n_left):
+        rows[k] = buf[i]
+        k += 1
+    k = right_at
+    for i in range(hi - 1, lo + n_left - 1, -1):
+        rows[k] = buf[i]
+        k += 1
+
+
+@numba.njit(cache=True)
+def _route_here(X_columns, order, tmp, tree, feature, goes_left, lo, hi):
+    """``route_rows`` on this thread: each range as one chunk, without the
+    parallel regions (their start costs more than 3,065 rows take)."""
+    left = np.empty(len(lo), np.int64)
+    for s in range(len(lo)):
+        rows, buf = order[tree[s]], tmp[tree[s]]
+        left[s] = _split_chunk(column(X_columns, feature[s]), rows, buf, goes_left[s], lo[s],
+                               hi[s])
+        _put_back(rows, buf, lo[s], hi[s], left[s], lo[s], lo[s] + left[s])
+    return left
 
 
 @numba.njit(cache=True)
@@ -679,6 +701,8 @@ def route_rows(X_columns, order, tmp, tree, feature, goes_left, lo, hi, n_blocks
     their range where ``goes_left[i]`` takes their code of ``feature[i]``, the
     others after them, both in ascending row order; return the left rows per
     range. Callable from compiled code."""
+    if n_blocks == 1:
+        return _route_here(X_columns, order, tmp, tree, feature, goes_left, lo, hi)
     owner, clo, chi, block_start = _plan(lo, hi, n_blocks)
     n_left = np.empty(len(owner), np.int64)
     _route(X_columns, order, tmp, owner, clo, chi, block_start, tree, feature, goes_left, n_left)

@@ -33,9 +33,10 @@ STORED_COST = 2
 entry read, its bin computed, then the same add (1.2 against 0.6 ns on
 spam's rows, one thread)."""
 
-MODE_CODES_MAX_FILL = 0.4
+MODE_CODES_MAX_FILL = 0.3
 """Stored entries, as a fraction of rows x features, above which no
-``ModeCodes`` are made: at ``STORED_COST`` they would save little or nothing."""
+``ModeCodes`` are made: at ``STORED_COST`` they would save little, in 2 bytes
+an entry (at most 0.6 x the dense codes' memory, kept beside them)."""
 
 SETTLE_ENTRIES = 256
 """Dense codes' entries that one node's ``settle_modes`` (a vectorised pass
