@@ -642,8 +642,9 @@ def fill_either(codes, stats, order, tree, slot, lo, hi, features, out, rows, n_
     """``fill_histograms`` of nodes started from zero (``rows`` rows in all)
     from ``codes``, a pair: the dense or sparse codes, and
     ``mode_codes.ModeCodes`` or the same codes again; from the second where
-    ``mode_codes.by_modes`` finds them less work."""
-    if by_modes(codes[1], rows, len(slot)):
+    ``mode_codes.by_modes`` finds them less work, for two statistics (g, h)
+    only (more, as AdaBoost's: 0.36 -> 0.45 s for spam's 400 stumps)."""
+    if stats.shape[2] == 2 and by_modes(codes[1], rows, len(slot)):
         fill_histograms(codes[1], stats, order, tree, slot, lo, hi, features, out, True,
                         n_blocks, private)
     else:

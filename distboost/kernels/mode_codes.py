@@ -192,8 +192,9 @@ def _bin_sums(flat, n_stats, rest):
         rest[0], rest[1] = a0 + a2 + a4 + a6, a1 + a3 + a5 + a7
         return
     rest[:] = 0
-    for k in range(len(flat)):
-        rest[k % n_stats] += flat[k]
+    for b in range(len(flat) // n_stats):
+        for s in range(n_stats):
+            rest[s] += flat[b * n_stats + s]
 
 
 def by_modes(X_modes, rows, n_nodes) -> bool:
