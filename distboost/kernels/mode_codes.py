@@ -26,7 +26,7 @@ from numba.extending import overload
 
 from .common import MAX_BINS
 from .intrinsics import add_pair
-from .sparse_codes import is_sparse_codes
+from .sparse_codes import is_sparse_codes, rows_total
 
 STORED_COST = 2
 """A stored entry's cost in a histogram pass, in dense codes' entries: an
@@ -160,11 +160,7 @@ def settle_modes(mode, out, stats, order, tree, slot, lo, hi, features):
     total = np.empty(n_stats, np.int64)
     rest = np.empty(n_stats, np.int64)
     for i in range(len(slot)):
-        total[:] = 0
-        st, rows = stats[tree[i]], order[tree[i]]
-        for k in range(lo[i], hi[i]):
-            for s in range(n_stats):
-                total[s] += st[rows[k], s]
+        rows_total(stats[tree[i]], order[tree[i]], lo[i], hi[i], total)
         h = out[slot[i]]
         n = h.shape[0] if len(features) == 0 else len(features)
         for q in range(n):

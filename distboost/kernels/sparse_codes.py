@@ -203,17 +203,22 @@ def settle_missing(out, stats, order, tree, slot, lo, hi, features):
     n_stats = stats.shape[2]
     total = np.empty(n_stats, np.int64)
     for i in range(len(slot)):
-        total[:] = 0
-        st, rows = stats[tree[i]], order[tree[i]]
-        for k in range(lo[i], hi[i]):
-            for s in range(n_stats):
-                total[s] += st[rows[k], s]
+        rows_total(stats[tree[i]], order[tree[i]], lo[i], hi[i], total)
         h = out[slot[i]]
         n = h.shape[0] if len(features) == 0 else len(features)
         for q in range(n):
             j = q if len(features) == 0 else features[q]
             for s in range(n_stats):
                 h[j, MISSING_BIN, s] += total[s]
+
+
+@numba.njit(cache=True, inline="always")
+def rows_total(st, rows, lo, hi, total):
+    """total[:] = the statistics of rows[lo:hi], summed."""
+    total[:] = 0
+    for k in range(lo, hi):
+        for s in range(len(total)):
+            total[s] += st[rows[k], s]
 
 
 def finish_missing(X, out, stats, order, tree, slot, lo, hi, features):
