@@ -562,15 +562,17 @@ def _tables(n_trees, n_stats):
 
 
 @numba.njit(parallel=True, cache=True)
-def _grow_apart(codes, Xc, stats, order, tmp, root_lo, root_hi, masks, features, n_bins, is_cat, fp,
+def _grow_apart(X, Xc, stats, order, tmp, root_lo, root_hi, masks, features, n_bins, is_cat, fp,
                 ip, sampling, max_depth, max_leaves, memory):
     """A forest's trees grown each whole on one thread, threads taking the
-    next tree as they finish one (``_grow`` of one tree: the same tree)."""
+    next tree as they finish one (``_grow`` of one tree: the same tree). ``X``:
+    the codes alone (no histograms here; a pair of sparse codes would not
+    pass into the parallel loop)."""
     n_trees = stats.shape[0]
     tables, gains, totals, categories = _tables(n_trees, stats.shape[2])
     for t in numba.prange(n_trees):  # one tree a chunk (``grow`` sets the chunk size)
         tables[t], gains[t], totals[t], categories[t] = _grow(
-            codes, Xc, stats[t:t + 1], order[t:t + 1], tmp[t:t + 1], root_lo[t:t + 1],
+            (X, X), Xc, stats[t:t + 1], order[t:t + 1], tmp[t:t + 1], root_lo[t:t + 1],
             root_hi[t:t + 1], masks[t:t + 1], features, n_bins, is_cat, fp, ip,
             (sampling[0], sampling[1], sampling[2] + t), max_depth, max_leaves, 1, -1, memory, 0)
     return joined(tables, gains, totals, categories)
@@ -781,7 +783,7 @@ def grow(X_binned, X_columns, stats, partition, criterion, mapper, masks, featur
             numba.set_num_threads(n_threads)
             chunk = numba.set_parallel_chunksize(1)  # trees handed out one by one
             try:
-                ni, gains, tot, cat = _grow_apart(*args, pool[:2])
+                ni, gains, tot, cat = _grow_apart(X_binned, *args[1:], pool[:2])
             finally:
                 numba.set_parallel_chunksize(chunk)
         else:
