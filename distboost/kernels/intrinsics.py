@@ -110,9 +110,10 @@ add_8, add_4, add_2 = _run_add(8), _run_add(4), _run_add(2)
 
 def launch_threads() -> None:
     """Start numba's threading layer (once): what ``set_threads`` calls must exist."""
-    from numba.np.ufunc.parallel import _launch_threads
+    from numba.np.ufunc import parallel
 
-    _launch_threads()
+    if not parallel._is_initialized:  # the launch itself takes a lock: every round's grower asks
+        parallel._launch_threads()
 
 
 @intrinsic

@@ -38,7 +38,7 @@ import numpy as np
 from numba.typed import List
 
 from .common import MAX_BINS, MISSING_BIN
-from .histogram import PAD_BINS, fill_either, route_rows, subtract_pairs
+from .histogram import PAD_BINS, LevelSplits, fill_either, route_rows, subtract_pairs
 from .intrinsics import launch_threads, set_threads
 from .node_records import (
     BIN,
@@ -754,8 +754,6 @@ def grow(X_binned, X_columns, stats, partition, criterion, mapper, masks, featur
         nodes for which they are less work (``mode_codes.by_modes``) are built
         from them, the same histograms to the bit.
     """
-    from .histogram import LevelSplits
-
     fp, ip = pack_criterion(criterion)
     n_trees, n_rows, n_stats = stats.shape
     n_features = X_binned.shape[1]

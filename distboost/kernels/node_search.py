@@ -48,31 +48,37 @@ KIND, MIN_COUNT, PRESENT, N_CLASSES, IMPURITY_KIND, COUNT_STAT, VARIANCE = range
 def pack_criterion(criterion):
     """The criterion's parameters as (float64, int64) arrays for the kernels,
     or None for a criterion they do not know."""
-    fp, ip = np.zeros(7), np.zeros(7, np.int64)
     if isinstance(criterion, ImpurityCriterion):
-        ip[[KIND, MIN_COUNT, PRESENT, N_CLASSES, IMPURITY_KIND, COUNT_STAT]] = (
-            IMPURITY, criterion.min_samples_leaf, criterion.n_classes, criterion.n_classes,
-            criterion.kind, criterion.n_classes)
-        fp[NOISE], fp[GAIN_SCALE] = _RELATIVE_TOLERANCE, criterion.scale
-        return fp, ip
+        k = criterion.n_classes
+        return (_packed({NOISE: _RELATIVE_TOLERANCE, GAIN_SCALE: criterion.scale}, np.float64),
+                _packed({KIND: IMPURITY, MIN_COUNT: criterion.min_samples_leaf, PRESENT: k,
+                         N_CLASSES: k, IMPURITY_KIND: criterion.kind, COUNT_STAT: k}, np.int64))
     if isinstance(criterion, GradientCriterion):
         p = criterion.params
-        fp[[SCALE_G, SCALE_H, LAMBDA, GAMMA, MIN_CHILD_WEIGHT]] = (
-            criterion.scale_g, criterion.scale_h, p.reg_lambda, p.gamma, p.min_child_weight)
         variance = isinstance(criterion, VarianceCriterion)
-        fp[NOISE] = _RELATIVE_TOLERANCE if variance else 0.0
-        ip[[KIND, MIN_COUNT, PRESENT, COUNT_STAT, VARIANCE]] = (
-            GRADIENT, p.min_samples_leaf, criterion.P, 2 if criterion.n_stats == 3 else -1,
-            variance)
-        return fp, ip
+        return (_packed({SCALE_G: criterion.scale_g, SCALE_H: criterion.scale_h,
+                         LAMBDA: p.reg_lambda, GAMMA: p.gamma, MIN_CHILD_WEIGHT: p.min_child_weight,
+                         NOISE: _RELATIVE_TOLERANCE if variance else 0.0}, np.float64),
+                _packed({KIND: GRADIENT, MIN_COUNT: p.min_samples_leaf, PRESENT: criterion.P,
+                         COUNT_STAT: 2 if criterion.n_stats == 3 else -1, VARIANCE: variance},
+                        np.int64))
     if hasattr(criterion, "node_vectors"):  # trees.vector_leaves.VectorCriterion
         p, k = criterion.params, criterion.k
-        fp[[SCALE_G, SCALE_H, LAMBDA, GAMMA, MIN_CHILD_WEIGHT]] = (
-            criterion.scale_g, criterion.scale_h, p.reg_lambda, p.gamma, p.min_child_weight)
-        ip[[KIND, MIN_COUNT, PRESENT, N_CLASSES, COUNT_STAT]] = (
-            VECTOR, p.min_samples_leaf, criterion.P, k, 2 * k if criterion.counts else -1)
-        return fp, ip
+        return (_packed({SCALE_G: criterion.scale_g, SCALE_H: criterion.scale_h,
+                         LAMBDA: p.reg_lambda, GAMMA: p.gamma, MIN_CHILD_WEIGHT: p.min_child_weight},
+                        np.float64),
+                _packed({KIND: VECTOR, MIN_COUNT: p.min_samples_leaf, PRESENT: criterion.P,
+                         N_CLASSES: k, COUNT_STAT: 2 * k if criterion.counts else -1}, np.int64))
     return None
+
+
+def _packed(values: dict, dtype) -> np.ndarray:
+    """The 7 parameters of one kind, ``values`` by position, zero elsewhere (made from
+    a list at once: every round packs its criterion)."""
+    out = [0] * 7
+    for place, value in values.items():
+        out[place] = value
+    return np.array(out, dtype)
 
 
 @numba.njit(cache=True, inline="always")
