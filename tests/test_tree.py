@@ -249,17 +249,19 @@ def _whole_trees_here(outputs, in_bag=None):
     return binned, pack_trees(trees), part, [grown.splits]
 
 
-@pytest.mark.parametrize("parallel", [False, True], ids=["one-thread", "leaves-on-threads"])
+@pytest.mark.parametrize("parallel", [False, True], ids=["one-thread", "rows-on-threads"])
 @pytest.mark.parametrize("outputs", [[0, 1], [0, 0]], ids=["two-outputs", "one-output"])
 def test_whole_trees_grown_here_add_each_leaf_to_its_rows(monkeypatch, parallel, outputs):
     """Trees grown whole in one call: each leaf's value is added to the rows
     the grower left in it, to the bit what a walk adds (two trees on one
-    output: in tree order); rows outside a root leave everything to the walk."""
+    output: in tree order; on threads, chunks of row positions that cut
+    through leaves); rows outside a root leave everything to the walk."""
     from distboost.kernels import tree as tree_kernels
     from distboost.kernels.histogram import columns
 
     if parallel:
         monkeypatch.setattr(tree_kernels, "COPY_PARALLEL_MIN", 0)
+        monkeypatch.setattr(tree_kernels, "ROUTED_CHUNK", 37)
     outputs = np.array(outputs, np.int64)
     binned, packed, part, history = _whole_trees_here(outputs)
     assert packed.nodes["is_leaf"].sum() > 20 and (packed.nodes["is_leaf"] == 0).sum() > 10
