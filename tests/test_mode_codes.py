@@ -11,7 +11,13 @@ from distboost.engine.buffers import Buffers
 from distboost.kernels import local_grower
 from distboost.kernels.histogram import RowPartition, columns, fill_histograms
 from distboost.kernels.local_grower import PAD_BINS
-from distboost.kernels.mode_codes import MODE_CODES_MAX_FILL, ModeCodes, by_modes, mode_codes
+from distboost.kernels.mode_codes import (
+    COUNT_ROWS,
+    MODE_CODES_MAX_FILL,
+    ModeCodes,
+    by_modes,
+    mode_codes,
+)
 from distboost.kernels.sparse_codes import SparseCodes
 from distboost.kernels.splitting import GradientCriterion, SplitParams
 from distboost.trees.params import GrowthParams
@@ -40,6 +46,24 @@ def test_only_data_with_few_stored_entries_gets_them_and_a_shard_keeps_them():
     assert mode_codes(mostly.copy(), buffers) is not kept  # other codes: made again
     sparse = SparseCodes(np.zeros(2, np.int64), np.zeros(0, np.int32), np.zeros(0, np.uint8), 3)
     assert mode_codes(sparse) is None
+
+
+def test_modes_and_entries_of_rows_counted_in_several_chunks():
+    """Over ``COUNT_ROWS`` rows the codes are counted in chunks on the threads:
+    each feature's mode (the smallest of equally frequent codes) and every
+    row's entries are those numpy's counts give."""
+    rng = np.random.default_rng(4)
+    n = 2 * COUNT_ROWS + 1234
+    X = np.where(rng.random((n, 4)) < 0.08, rng.integers(0, 256, (n, 4)), 0).astype(np.uint8)
+    X[:, 1] = np.where(X[:, 1] == 0, 9, X[:, 1])
+    X[: n // 2, 2], X[n // 2:, 2] = 4, 3  # a tie (n is even): code 3 is the mode
+    m = mode_codes(X)
+    expect = [int(np.bincount(X[:, f], minlength=256).argmax()) for f in range(4)]
+    assert m.mode.tolist() == expect and expect[1] == 9 and expect[2] == 3
+    off = X != np.array(expect, np.uint8)
+    assert m.indptr.tolist() == [0, *np.cumsum(off.sum(axis=1)).tolist()]
+    rows, cols = np.nonzero(off)
+    assert m.entries.tolist() == (cols * 256 + X[rows, cols]).tolist()
 
 
 def _mostly_one_code(n=3000, n_features=12, seed=1):

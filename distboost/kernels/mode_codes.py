@@ -69,12 +69,13 @@ def mode_codes(X_binned, buffers=None) -> ModeCodes | None:
     if buffers is not None and getattr(buffers, "mode_codes_of", None) is X_binned:
         return buffers.mode_codes
     X = np.ascontiguousarray(X_binned)
-    mode, per_row = _modes(X)
-    stored = int(per_row.sum())
+    counts = _code_counts(X)
+    mode = counts.argmax(axis=1)  # the smallest of equally frequent codes
+    stored = X.size - int(counts[np.arange(X.shape[1]), mode].sum())
     out = None
     if X.size and stored <= MODE_CODES_MAX_FILL * X.size:
         indptr = np.zeros(len(X) + 1, np.int64)
-        np.cumsum(per_row, out=indptr[1:])
+        np.cumsum(_stored_per_row(X, mode), out=indptr[1:])
         entries = np.empty(stored, np.uint16 if X.shape[1] <= 256 else np.uint32)
         _store(X, mode, indptr, entries)
         out = ModeCodes(indptr, entries, mode, X.shape[1])
@@ -83,23 +84,37 @@ def mode_codes(X_binned, buffers=None) -> ModeCodes | None:
     return out
 
 
-@numba.njit(cache=True)
-def _modes(X):
-    """Each feature's most frequent code (the smallest of equals), and how
-    many of each row's codes are not their feature's."""
+COUNT_ROWS = 1 << 16
+"""Rows a work item of ``_code_counts`` counts."""
+
+
+@numba.njit(parallel=True, cache=True)
+def _code_counts(X):
+    """How many rows hold each (feature, code), shape (n_features, 256):
+    chunks of ``COUNT_ROWS`` rows counted on the threads, then added up (W1
+    2M x 28, whose codes are too varied for ``ModeCodes``, learns so from
+    these counts alone)."""
     n_rows, n_features = X.shape
+    n_chunks = max(1, (n_rows + COUNT_ROWS - 1) // COUNT_ROWS)
+    parts = np.zeros((n_chunks, n_features, MAX_BINS), np.int64)
+    for c in numba.prange(n_chunks):
+        for r in range(c * COUNT_ROWS, min(n_rows, (c + 1) * COUNT_ROWS)):
+            for f in range(n_features):
+                parts[c, f, X[r, f]] += 1
     counts = np.zeros((n_features, MAX_BINS), np.int64)
-    for r in range(n_rows):
-        for f in range(n_features):
-            counts[f, X[r, f]] += 1
-    mode = np.empty(n_features, np.int64)
-    for f in range(n_features):
-        mode[f] = np.argmax(counts[f])
-    per_row = np.zeros(n_rows, np.int64)
-    for r in range(n_rows):
-        for f in range(n_features):
+    for c in range(n_chunks):
+        counts += parts[c]
+    return counts
+
+
+@numba.njit(parallel=True, cache=True)
+def _stored_per_row(X, mode):
+    """How many of each row's codes are not their feature's ``mode``."""
+    per_row = np.zeros(X.shape[0], np.int64)
+    for r in numba.prange(X.shape[0]):
+        for f in range(X.shape[1]):
             per_row[r] += X[r, f] != mode[f]
-    return mode, per_row
+    return per_row
 
 
 @numba.njit(cache=True)
