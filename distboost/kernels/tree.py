@@ -701,25 +701,21 @@ def _add_routed(X_columns, nodes, roots, bitsets, tree_output, order, lo, hi, ra
 def _add_leaves(nodes, roots, tree_output, order, start, stop, n_rows, out, chunk):
     """``add_routed`` for whole trees grown here (``held`` None): the rows of
     tree t's leaf k, order[t, start[t, k]:stop[t, k]], get its value, tree by
-    tree (``predict_binned``'s order); ``chunk`` > 0: a tree's row positions on
-    the threads, ``chunk`` a work item, each adding the leaves' values to the
-    positions it holds (the positions of a tree are distinct rows; by
-    leaf, one large leaf held one thread: W1 2M, depth 6, no faster on 2 than
-    on 1). False, adding nothing, unless every tree's root holds all
-    ``n_rows`` rows."""
+    tree (``predict_binned``'s order); ``chunk`` > 0: a tree's row positions
+    (distinct rows) on the threads, ``chunk`` a work item (by leaf, a large
+    leaf held one thread). False, adding nothing, unless every tree's root
+    holds all ``n_rows`` rows."""
     for t in range(len(roots)):
         if stop[t, 0] - start[t, 0] != n_rows:
             return False
-    n_chunks = (n_rows + chunk - 1) // chunk if chunk > 0 else 0
     for t in range(len(roots)):
         o, r = tree_output[t], roots[t]
         size = (roots[t + 1] if t + 1 < len(roots) else len(nodes)) - r
         if chunk > 0:
-            for c in numba.prange(n_chunks):
-                lo, hi = c * chunk, min(n_rows, (c + 1) * chunk)
+            for c in numba.prange((n_rows + chunk - 1) // chunk):
                 for k in range(size):
-                    _add_leaf(nodes[r + k], order[t], max(start[t, k], lo),
-                              min(stop[t, k], hi), out[o])
+                    _add_leaf(nodes[r + k], order[t], max(start[t, k], c * chunk),
+                              min(stop[t, k], (c + 1) * chunk), out[o])
         else:
             for k in range(size):
                 _add_leaf(nodes[r + k], order[t], start[t, k], stop[t, k], out[o])
