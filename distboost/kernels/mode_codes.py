@@ -27,6 +27,7 @@ from numba.extending import overload
 from .common import MAX_BINS
 from .intrinsics import add_pair
 from .sparse_codes import is_sparse_codes, rows_total
+from .threads import for_rows
 
 STORED_COST = 2
 """A stored entry's cost in a histogram pass, in dense codes' entries: an
@@ -69,19 +70,25 @@ def mode_codes(X_binned, buffers=None) -> ModeCodes | None:
     if buffers is not None and getattr(buffers, "mode_codes_of", None) is X_binned:
         return buffers.mode_codes
     X = np.ascontiguousarray(X_binned)
-    counts = _code_counts(X)
-    mode = counts.argmax(axis=1)  # the smallest of equally frequent codes
-    stored = X.size - int(counts[np.arange(X.shape[1]), mode].sum())
-    out = None
-    if X.size and stored <= MODE_CODES_MAX_FILL * X.size:
-        indptr = np.zeros(len(X) + 1, np.int64)
-        np.cumsum(_stored_per_row(X, mode), out=indptr[1:])
-        entries = np.empty(stored, np.uint16 if X.shape[1] <= 256 else np.uint32)
-        _store(X, mode, indptr, entries)
-        out = ModeCodes(indptr, entries, mode, X.shape[1])
+    with for_rows(len(X)):  # spam's 3,065 rows: no parallel region to wake the threads for
+        out = _without_modes(X)
     if buffers is not None:
         buffers.mode_codes, buffers.mode_codes_of = out, X_binned
     return out
+
+
+def _without_modes(X) -> ModeCodes | None:
+    """``mode_codes`` of dense codes: the counts decide, then the entries are stored."""
+    counts = _code_counts(X)
+    mode = counts.argmax(axis=1)  # the smallest of equally frequent codes
+    stored = X.size - int(counts[np.arange(X.shape[1]), mode].sum())
+    if not X.size or stored > MODE_CODES_MAX_FILL * X.size:
+        return None
+    indptr = np.zeros(len(X) + 1, np.int64)
+    np.cumsum(_stored_per_row(X, mode), out=indptr[1:])
+    entries = np.empty(stored, np.uint16 if X.shape[1] <= 256 else np.uint32)
+    _store(X, mode, indptr, entries)
+    return ModeCodes(indptr, entries, mode, X.shape[1])
 
 
 COUNT_ROWS = 1 << 16
