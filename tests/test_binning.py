@@ -267,3 +267,19 @@ def test_the_threshold_table_holds_every_bins_threshold():
         assert [table[j, b] for b in range(256)] == [mapper.bin_threshold_value(j, b)
                                                     for b in range(256)]
     assert table[1, 0] < np.inf and table[1, 2] == np.inf
+
+
+def test_features_sorted_in_threads_or_on_this_thread_give_the_same_edges(monkeypatch):
+    rng = np.random.default_rng(5)
+    sample = rng.normal(size=(600, 7)).round(1)
+    sample[::9, 2] = np.nan
+    sample[:, 4] = rng.integers(0, 3, 600)
+    mapper = BinMapper(32).fit(sample, np.zeros(7, bool), {})  # 600 rows: this thread
+    assert len(sample) < binning.PARALLEL_MIN_ROWS
+    monkeypatch.setattr(binning, "PARALLEL_MIN_ROWS", 1)  # the same rows in threads
+    threaded = BinMapper(32).fit(sample, np.zeros(7, bool), {})
+    expected = [find_bin_edges(sample[:, j], 32) for j in range(7)]
+    for ours, theirs, edges in zip(mapper.bin_edges_, threaded.bin_edges_, expected):
+        np.testing.assert_array_equal(ours, edges)
+        np.testing.assert_array_equal(theirs, edges)
+    assert [len(e) for e in mapper.bin_edges_][4] == 2
