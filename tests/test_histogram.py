@@ -13,7 +13,6 @@ from distboost.kernels.histogram import (
     root_histograms,
     siblings,
     split_level,
-    subtract_pairs,
 )
 
 
@@ -289,18 +288,3 @@ def test_routing_in_parallel_keeps_each_side_in_ascending_order(n_blocks):
     for i in range(3):
         np.testing.assert_array_equal(order[tree[i], lo[i]:hi[i]], expected[i])
         assert n_left[i] == goes_left[i][X_columns[feature[i], expected[i]]].sum()
-
-
-@pytest.mark.parametrize("n_pairs", [1, 40])
-def test_subtraction_on_one_thread_and_on_many_is_numpys(n_pairs):
-    """pool[into] = pool[parent] - pool[built]: one pair on one thread (flat
-    loops), 40 pairs of 10 features x 3 statistics (312k entries) on the threads."""
-    from distboost.kernels.local_grower import PARALLEL_MIN_WORK
-
-    rng = np.random.default_rng(0)
-    pool = rng.integers(-2**40, 2**40, size=(3 * n_pairs, 10, 260, 3))
-    sub = np.arange(3 * n_pairs).reshape(n_pairs, 3)
-    assert (n_pairs * pool[0].size >= PARALLEL_MIN_WORK) == (n_pairs == 40)
-    want = pool[sub[:, 1]] - pool[sub[:, 2]]
-    subtract_pairs(pool, sub, n_pairs == 40)
-    np.testing.assert_array_equal(pool[sub[:, 0]], want)

@@ -26,6 +26,7 @@ def _data(n=4000, n_features=6, seed=0, categorical=False):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, n_features))
     X[rng.random(X.shape) < 0.05] = np.nan
+    X[:, 1] = np.round(X[:, 1] * 2)  # 15 bins or so: most of its histogram holds no rows
     is_cat = np.zeros(n_features, bool)
     if categorical:
         X[:, -1], is_cat[-1] = rng.integers(0, 9, n), True
@@ -52,8 +53,10 @@ def _by_waves(mapper, binned, stats, growth, criterion):
 def _here(mapper, binned, stats, growth, criterion):
     n, n_features = binned.shape
     part = RowPartition.from_positions(np.zeros((1, n), np.int32))
+    junk = np.random.default_rng(7)  # memory as a round leaves it: what no row fills stays
     grown = local_grower.grow(binned, columns(binned), stats, part, criterion, mapper,
-                              np.ones((1, n_features), bool), np.arange(n_features), growth)
+                              np.ones((1, n_features), bool), np.arange(n_features), growth,
+                              memory=lambda shape: junk.integers(-2**40, 2**40, shape))
     return tree_from_table(grown.tables[0], criterion, mapper, growth.learning_rate), part
 
 

@@ -519,37 +519,6 @@ def _route_here(X_columns, order, tmp, tree, feature, goes_left, lo, hi):
     return left
 
 
-@numba.njit(cache=True)
-def subtract_pairs(pool, sub, parallel):
-    """pool[into] = pool[parent] - pool[built] for each (into, parent, built)
-    of ``sub`` (histogram subtraction). Flat loops over contiguous memory
-    (vectorized: 3065 rows x 57 features, 7 us a pair on one thread against
-    35 us as (bin, statistic) loops); with ``parallel`` one (pair, feature)
-    per work item on the threads, else each pair whole on this one."""
-    if parallel:
-        _subtract_parallel(pool, sub)
-        return
-    for i in range(len(sub)):
-        _difference(pool[sub[i, 0]].reshape(-1), pool[sub[i, 1]].reshape(-1),
-                    pool[sub[i, 2]].reshape(-1))
-
-
-@numba.njit(parallel=True, cache=True)
-def _subtract_parallel(pool, sub):
-    n_features = pool.shape[1]
-    for q in numba.prange(len(sub) * n_features):
-        i, f = q // n_features, q % n_features
-        _difference(pool[sub[i, 0], f].reshape(-1), pool[sub[i, 1], f].reshape(-1),
-                    pool[sub[i, 2], f].reshape(-1))
-
-
-@numba.njit(cache=True, inline="always")
-def _difference(dst, a, b):
-    """dst = a - b, flat arrays."""
-    for j in range(len(dst)):
-        dst[j] = a[j] - b[j]
-
-
 @numba.njit(parallel=True, cache=True)
 def _siblings_of_two(a, b, parent, built, other):
     for f in numba.prange(a.shape[0]):  # features are independent; flat loops: vectorized
@@ -652,14 +621,21 @@ def fill_either(codes, stats, order, tree, slot, lo, hi, features, out, rows, n_
                         n_blocks, private)
 
 
+@numba.njit(cache=True)
+def kernel_features(features, n_features):
+    """``features`` ascending (sparse rows look them up), none when they are every feature
+    (the kernels' unrolled case); compiled: every round's grower asks."""
+    out = np.sort(features)
+    every = len(out) == n_features and (len(out) == 0 or out[-1] == n_features - 1)
+    return out[:0] if every and (out == np.arange(n_features)).all() else out
+
+
 def _histograms(X_binned, stats, order, tree, slot, lo, hi, n_slots, features, out=None):
     """hist[slot[i]] = statistics of rows order[tree[i], lo[i]:hi[i]], summed;
     added to ``out`` when given (the histograms of a worker's other partitions),
     which is then returned. Every slot is written (a slot no range names is zero)."""
     shape = (n_slots, X_binned.shape[1], MAX_BINS, stats.shape[2])
-    features = np.sort(np.asarray(features, np.int64))  # ascending: sparse rows look them up
-    if len(features) == X_binned.shape[1] and (features == np.arange(len(features))).all():
-        features = features[:0]  # every feature: the kernel's unrolled case
+    features = kernel_features(np.asarray(features, np.int64), X_binned.shape[1])
     zero = out is None
     if zero:
         out = np.empty(shape, STAT_DTYPE)

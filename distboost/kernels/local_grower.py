@@ -38,8 +38,9 @@ import numpy as np
 from numba.typed import List
 
 from .common import MAX_BINS, MISSING_BIN
-from .histogram import PAD_BINS, LevelSplits, fill_either, route_rows, subtract_pairs
+from .histogram import PAD_BINS, LevelSplits, fill_either, kernel_features, route_rows
 from .intrinsics import launch_threads, set_threads
+from .node_histograms import node_histograms, take_slot, threads_for
 from .node_records import (
     BIN,
     CATEGORIES,
@@ -92,15 +93,6 @@ rows. A node's histograms cost 256 bins per feature to clear, subtract and
 scan, its rows a gather of each feature's codes; on spam-sized data (57
 features) depth-4 trees grew fastest with every node dense, depth-8 trees
 with this threshold (64: 5.5 ms a tree; 0: 15.2; 1024: 6.4)."""
-
-PARALLEL_MIN_WORK = 1 << 18
-"""Rows x features of a batch of nodes from which its work is shared among
-threads; below, one thread does it. A parallel region costs a few
-microseconds, and on a machine shared with other processes it lasts until
-its last thread gets a core: spam-sized boosting (3065 rows x 57 features,
-200 rounds of depth 4, 2 threads) took 0.36 s quiet and 1.0-1.4 s beside one
-busy process with every level on both threads (2^16 here), 0.39 s and
-0.48-0.64 s with this threshold (every level on one thread)."""
 
 SPARSE_DENSE_ENTRIES = 1.0
 """Entries a histogram bin from which a sparse node goes dense (``dense_min_rows``): 1M x
@@ -329,16 +321,6 @@ def _evaluate(nodes, ni, gains, tot, ltot, cat, n_cat, pool, Xc, order, stats, m
 
 
 # --------------------------------------------------------------- expansion
-@numba.njit(cache=True)
-def _threads_for(work, n_threads):
-    """All the threads for ``work`` rows x features of at least
-    ``PARALLEL_MIN_WORK``, else one. Not weighed by the statistics a row
-    carries: vector leaves' five outputs (10 statistics a row, 10 features,
-    2 threads, 30 rounds of depth 6) grew 13 % slower on both threads than on
-    one at 16,000 rows, as fast at 50,000 and 1.45x faster at 150,000; their
-    histograms' thread buffers and sums grow with the statistics too."""
-    return n_threads if work >= PARALLEL_MIN_WORK else 1
-
 
 @numba.njit(cache=True)
 def _directions(batch, ni, cat):
@@ -399,90 +381,6 @@ def _settle_counts(batch, ni, tot, cat, ip):
 
 
 @numba.njit(cache=True)
-def _take_slot(free, n_free):
-    if n_free == 0:
-        return -1, 0
-    return free[n_free - 1], n_free - 1
-
-
-@numba.njit(cache=True)
-def _histograms(batch, ni, tot, pool, private, free, n_free, codes, stats, order, features, fp, ip,
-                max_depth, dense_rows, n_threads):
-    """Histograms of the batch's children that are searched dense: the smaller
-    of a pair built from its rows, the larger subtracted from the parent (or
-    built too, where the parent has none); the parents' slots freed.
-    Returns the free count."""
-    n = len(batch)
-    build_tree = np.empty(2 * n, np.int64)
-    build_slot = np.empty(2 * n, np.int64)
-    build_lo = np.empty(2 * n, np.int64)
-    build_hi = np.empty(2 * n, np.int64)
-    sub = np.empty((n, 3), np.int64)  # (into, parent, built)
-    n_build = n_sub = 0
-    spare = np.empty(n, np.int64)  # slots of built histograms only subtracted
-    n_spare = 0
-    for g in batch:
-        lc, rc = ni[g, LEFT], ni[g, RIGHT]
-        small, large = (lc, rc) if ni[lc, HI] - ni[lc, LO] <= ni[rc, HI] - ni[rc, LO] else (rc, lc)
-        want_small = _wants_dense(small, ni, tot, fp, ip, max_depth, dense_rows)
-        want_large = _wants_dense(large, ni, tot, fp, ip, max_depth, dense_rows)
-        if want_large and ni[g, HIST] >= 0:
-            slot, n_free = _take_slot(free, n_free)
-            if slot >= 0:
-                # the larger child by subtraction: the smaller one built, kept or not
-                small_slot, n_free = _take_slot(free, n_free)
-                if small_slot < 0:
-                    free[n_free] = slot
-                    n_free += 1
-                else:
-                    ni[large, HIST] = slot
-                    build_tree[n_build], build_slot[n_build] = ni[g, TREE], small_slot
-                    build_lo[n_build], build_hi[n_build] = ni[small, LO], ni[small, HI]
-                    n_build += 1
-                    sub[n_sub] = (slot, ni[g, HIST], small_slot)
-                    n_sub += 1
-                    if want_small:
-                        ni[small, HIST] = small_slot
-                    else:
-                        spare[n_spare] = small_slot
-                        n_spare += 1
-                    want_large = want_small = False
-        for side in range(2):
-            c = small if side == 0 else large
-            if (want_small if side == 0 else want_large):
-                slot, n_free = _take_slot(free, n_free)
-                if slot >= 0:
-                    ni[c, HIST] = slot
-                    build_tree[n_build], build_slot[n_build] = ni[g, TREE], slot
-                    build_lo[n_build], build_hi[n_build] = ni[c, LO], ni[c, HI]
-                    n_build += 1
-    if n_build:
-        work = 0
-        for i in range(n_build):
-            work += build_hi[i] - build_lo[i]
-        fill_either(codes, stats, order, build_tree[:n_build], build_slot[:n_build],
-                    build_lo[:n_build], build_hi[:n_build], features, pool, work,
-                    _threads_for(work * n_code_features(codes[0], False), n_threads), private)
-    if n_sub:
-        subtract_pairs(pool, sub[:n_sub], _threads_for(n_sub * pool[0].size, n_threads) > 1)
-    for g in batch:
-        if ni[g, HIST] >= 0:
-            free[n_free] = ni[g, HIST]
-            n_free += 1
-            ni[g, HIST] = -1
-    for i in range(n_spare):
-        free[n_free] = spare[i]
-        n_free += 1
-    return n_free
-
-
-@numba.njit(cache=True, inline="always")
-def _wants_dense(c, ni, tot, fp, ip, max_depth, dense_rows):
-    return (dense_rows >= 0 and ni[c, HI] - ni[c, LO] >= dense_rows
-            and (max_depth < 0 or ni[c, DEPTH] < max_depth) and splittable(tot[c], fp, ip))
-
-
-@numba.njit(cache=True)
 def _searchable(children, ni, tot, fp, ip, max_depth):
     """The children that may split (depth and criterion)."""
     keep = np.zeros(len(children), np.bool_)
@@ -512,7 +410,7 @@ def _grow(codes, Xc, stats, order, tmp, root_lo, root_hi, masks, features, n_bin
     rows = 0
     for t in range(n_trees):
         rows += root_hi[t] - root_lo[t]
-    set_threads(_threads_for(rows * n_code_features(codes[0], False), n_threads))
+    set_threads(threads_for(rows * n_code_features(codes[0], False), n_threads))
     for t in range(n_trees):
         _new_node(ni, gains, tot, t, t, 0, -1, 0)
         ni[t, LO], ni[t, HI] = root_lo[t], root_hi[t]
@@ -607,7 +505,7 @@ def _root_histograms(ni, tot, pool, private, free, n_free, codes, stats, order, 
     n = 0
     for t in range(n_trees):
         if dense_rows >= 0 and max_depth != 0 and ni[t, HI] - ni[t, LO] >= dense_rows:
-            slot, n_free = _take_slot(free, n_free)
+            slot, n_free = take_slot(free, n_free)
             if slot >= 0:
                 ni[t, HIST] = slot
                 built[n] = t
@@ -619,7 +517,7 @@ def _root_histograms(ni, tot, pool, private, free, n_free, codes, stats, order, 
         b = built[:n]
         fill_either(codes, stats, order, _column(ni, b, TREE), _column(ni, b, HIST),
                     _column(ni, b, LO), _column(ni, b, HI), features, pool, work,
-                    _threads_for(work * n_code_features(codes[0], False), n_threads), private)
+                    threads_for(work * n_code_features(codes[0], False), n_threads), private)
     f0 = features[0] if len(features) else 0
     for t in built[:n]:
         for k in range(stats.shape[2]):
@@ -642,14 +540,14 @@ def _expand(batch, ni, gains, tot, ltot, cat, n_cat, n_nodes, next_id, pool, pri
     work = 0
     for g in batch:
         work += ni[g, HI] - ni[g, LO]
-    nt = _threads_for(work * n_code_features(codes[0], False), n_threads)
+    nt = threads_for(work * n_code_features(codes[0], False), n_threads)
     set_threads(nt)
     first = n_nodes
     n_nodes = _children(batch, ni, gains, tot, ltot, n_nodes, next_id, fp, ip, max_depth)
     _route_batch(batch, ni, cat, Xc, order, tmp, nt)
     _settle_counts(batch, ni, tot, cat, ip)
-    n_free = _histograms(batch, ni, tot, pool, private, free, n_free, codes, stats, order, features,
-                         fp, ip, max_depth, dense_rows, nt)
+    n_free = node_histograms(batch, ni, tot, pool, private, free, n_free, codes, stats, order,
+                             features, n_bins, is_cat, fp, ip, max_depth, dense_rows, nt)
     children = _searchable(np.arange(first, n_nodes), ni, tot, fp, ip, max_depth)
     cat, n_cat = _evaluate(children, ni, gains, tot, ltot, cat, n_cat, pool, Xc, order, stats,
                            masks, n_bins, is_cat, fp, ip, sampling, nt)
@@ -757,9 +655,7 @@ def grow(X_binned, X_columns, stats, partition, criterion, mapper, masks, featur
     fp, ip = pack_criterion(criterion)
     n_trees, n_rows, n_stats = stats.shape
     n_features = X_binned.shape[1]
-    features = np.sort(np.asarray(features, np.int64))  # ascending: sparse rows look them up
-    if len(features) == n_features and (features == np.arange(n_features)).all():
-        features = features[:0]
+    features = kernel_features(np.asarray(features, np.int64), n_features)
     dense_rows = -1 if sampling is not None else dense_min_rows(X_binned)
     max_depth = -1 if growth.max_depth is None else int(growth.max_depth)
     max_leaves = -1 if growth.max_leaf_nodes is None else int(growth.max_leaf_nodes)
