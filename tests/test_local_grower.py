@@ -19,7 +19,7 @@ from distboost.kernels.splitting import GradientCriterion, SplitParams, scan_wor
 from distboost.trees.evaluation import SplitFinder
 from distboost.trees.grower import TreeGrower
 from distboost.trees.params import GrowthParams
-from distboost.trees.tree import tree_from_table
+from distboost.trees.tree import tree_from_table, trees_from_grown
 
 
 def _data(n=4000, n_features=6, seed=0, categorical=False):
@@ -57,7 +57,9 @@ def _here(mapper, binned, stats, growth, criterion):
     grown = local_grower.grow(binned, columns(binned), stats, part, criterion, mapper,
                               np.ones((1, n_features), bool), np.arange(n_features), growth,
                               memory=lambda shape: junk.integers(-2**40, 2**40, shape))
-    return tree_from_table(grown.tables[0], criterion, mapper, growth.learning_rate), part
+    (tree,) = trees_from_grown(grown, criterion, mapper, growth.learning_rate)
+    assert tree == tree_from_table(grown.tables[0], criterion, mapper, growth.learning_rate)
+    return tree, part
 
 
 @pytest.mark.parametrize("dense_rows", [0, 1024, 1 << 40], ids=["dense", "mixed", "rows"])

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import distboost as db
-from distboost.kernels.threads import numba_threads, set_numba_threads
+from distboost.kernels.threads import numba_threads, set_numba_threads, threads_now, use_threads
 
 
 @pytest.fixture
@@ -25,6 +25,33 @@ def test_set_numba_threads_stays_within_numbas_pool(restore_threads):
     assert numba.get_num_threads() == numba.config.NUMBA_NUM_THREADS
     set_numba_threads(0)
     assert numba.get_num_threads() == 1
+
+
+def test_the_compiled_setting_is_numbas_own(restore_threads):
+    """``use_threads`` and ``threads_now`` (compiled once numba's threads run)
+    set and read what ``numba.set_num_threads`` and ``get_num_threads`` do."""
+    for n in (1, numba.config.NUMBA_NUM_THREADS, 1):
+        use_threads(n)
+        assert numba.get_num_threads() == n == threads_now()
+        numba.set_num_threads(numba.config.NUMBA_NUM_THREADS + 1 - n)
+        assert threads_now() == numba.config.NUMBA_NUM_THREADS + 1 - n
+
+
+_BEFORE_THREADS = """
+from numba.np.ufunc import parallel
+from distboost.kernels.threads import threads_now, use_threads
+started = parallel._is_initialized
+use_threads(1)
+print(started, threads_now(), parallel._is_initialized)
+"""
+
+
+def test_the_setting_works_before_numbas_threads_start():
+    """With a wait policy of the user's, importing distboost starts no threads:
+    the first setting starts them (numba's own calls), and reads back."""
+    done = subprocess.run([sys.executable, "-c", _BEFORE_THREADS], capture_output=True,
+                          text=True, env={**os.environ, "OMP_WAIT_POLICY": "ACTIVE"}, check=True)
+    assert done.stdout.split() == ["False", "1", "True"]
 
 
 def test_the_context_puts_the_setting_back(restore_threads):

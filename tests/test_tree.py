@@ -296,31 +296,11 @@ def test_margins_are_copied_whole_on_one_thread_and_on_many(n_rows):
     np.testing.assert_array_equal(dst, src)
 
 
-def test_node_records_of_a_hand_table():
-    """A root split on numeric feature 1 at bin 2 (threshold: that bin's edge),
-    its left child split on categorical feature 0 (bitset 0), three leaves:
-    split fields only where a node splits, -1 for a leaf's feature, children
-    and bitset."""
-    from distboost.kernels.tree import node_records
+def test_the_largest_leaf_is_read_from_leaves_only():
+    from distboost.kernels.tree import largest_leaf
 
-    split = np.array([True, True, False, False, False])
-    edges = np.array([[0.5, 1.5, 2.5, np.inf], [10.0, 20.0, 30.0, np.inf]])
-    out = np.zeros(5, NODE_DTYPE)
-    node_records(out, np.arange(5) * 0.5, np.arange(5) + 10.0, np.array([9, 5, 3, 4, 2]),
-                 np.array([0, 1, 1, 2, 2]), split, np.array([3.0, 1.0, 7.0, 7.0, 7.0]),
-                 np.array([True, False, True, True, True]), np.array([1, 0, 1, 1, 1]),
-                 np.array([1, 3, 9, 9, 9]), np.array([2, 4, 9, 9, 9]),
-                 np.array([2, 1, 2, 2, 2]), np.array([True, False]), edges)
-    assert out["value"].tolist() == [0.0, 0.5, 1.0, 1.5, 2.0]
-    assert out["cover"].tolist() == [10.0, 11.0, 12.0, 13.0, 14.0]
-    assert out["count"].tolist() == [9, 5, 3, 4, 2] and out["depth"].tolist() == [0, 1, 1, 2, 2]
-    assert out["is_leaf"].tolist() == [0, 0, 1, 1, 1]
-    assert out["feature"].tolist() == [1, 0, -1, -1, -1]
-    assert out["gain"].tolist() == [3.0, 1.0, 0.0, 0.0, 0.0]
-    assert out["missing_left"].tolist() == [1, 0, 0, 0, 0]
-    assert out["left"].tolist() == [1, 3, -1, -1, -1]
-    assert out["right"].tolist() == [2, 4, -1, -1, -1]
-    assert out["is_categorical"].tolist() == [0, 1, 0, 0, 0]
-    assert out["cat_index"].tolist() == [-1, 0, -1, -1, -1]
-    assert out["bin_threshold"].tolist() == [2, 0, 0, 0, 0]
-    assert out["threshold"].tolist() == [30.0, 0.0, 0.0, 0.0, 0.0]
+    nodes = np.zeros(4, NODE_DTYPE)
+    nodes["value"] = [10.0, -3.0, 2.0, -7.0]
+    nodes["is_leaf"] = [0, 1, 1, 0]
+    assert largest_leaf(nodes) == 3.0
+    assert largest_leaf(nodes[:1]) == 0.0

@@ -21,10 +21,11 @@ import numpy as np
 from ..binning import SAMPLE_ROWS, BinMapper, CandidatePool
 from ..inputs.frames import merge_categories
 from ..inputs.queries import check_queries_apart
-from ..kernels import exact, local_grower
+from ..kernels import exact
 from ..kernels.compact_histograms import is_compact, summed
+from ..kernels.node_search import packed_kind
 from ..kernels.sampling import NodeFeatureSampler
-from ..trees.tree import tree_from_table
+from ..trees.tree import trees_from_grown
 from . import group as _group
 from . import spill
 from .executor import Executor
@@ -310,7 +311,7 @@ class Engine:
 
         return (dask.config.get("distboost.local-grower", True) is not False
                 and self.ex.single_partition(TRAIN)
-                and local_grower.pack_criterion(criterion) is not None
+                and packed_kind(criterion) is not None
                 and growth.monotonic_cst is None and growth.interaction_cst is None
                 and (node_features is None or isinstance(node_features, NodeFeatureSampler)))
 
@@ -325,8 +326,7 @@ class Engine:
             sampling = (sampler.max_features, sampler.seed, sampler.first_tree)
         (grown,) = self.apply(_group.grow, "grow", spec.criterion, self.mapper, spec.masks,
                               spec.features, growth, sampling)
-        trees = [tree_from_table(t, spec.criterion, self.mapper, growth.learning_rate)
-                 for t in grown.tables]
+        trees = trees_from_grown(grown, spec.criterion, self.mapper, growth.learning_rate)
         self.timings["kernels"] += time.perf_counter() - t0
         return trees
 

@@ -46,6 +46,7 @@ from .sparse_codes import (
     is_sparse_type,
     prefetch_code,
 )
+from .threads import threads_now
 
 CHUNK_ROWS = 16384
 """Rows per unit of work: small enough to balance threads, large enough that
@@ -644,7 +645,7 @@ def _histograms(X_binned, stats, order, tree, slot, lo, hi, n_slots, features, o
         out[unnamed] = 0
     fill_histograms(X_binned, stats, order, np.asarray(tree, np.int64),
                     np.asarray(slot, np.int64), np.asarray(lo, np.int64),
-                    np.asarray(hi, np.int64), features, out, zero, numba.get_num_threads(),
+                    np.asarray(hi, np.int64), features, out, zero, threads_now(),
                     np.empty((0, 2) + out.shape[1:], out.dtype))
     return out
 
@@ -698,7 +699,7 @@ def route(X_columns, partition: RowPartition, splits: LevelSplits) -> np.ndarray
     lo = partition.start[splits.tree, splits.node]
     hi = partition.stop[splits.tree, splits.node]
     left = route_rows(X_columns, partition.order, partition.scratch, splits.tree, splits.feature,
-                      splits.goes_left, lo, hi, numba.get_num_threads())
+                      splits.goes_left, lo, hi, threads_now())
     partition.start[splits.tree, splits.left] = lo
     partition.stop[splits.tree, splits.left] = lo + left
     partition.start[splits.tree, splits.right] = lo + left

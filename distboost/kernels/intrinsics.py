@@ -1,4 +1,4 @@
-"""Five operations numba does not emit by itself (in code it can cache), for the kernels.
+"""Six operations numba does not emit by itself (in code it can cache), for the kernels.
 
 * ``prefetch`` (LLVM's ``llvm.prefetch``): histogram passes over a node's rows
   read rows that are sorted but far apart (one node's rows are spread over
@@ -16,10 +16,11 @@
   the row's values were read again for every feature.
 * ``trailing_zeros`` (LLVM's ``llvm.cttz``): the position of a word's lowest
   set bit, one instruction, for walking the bins a node's rows fill.
-* ``set_threads``: ``numba.set_num_threads`` inside compiled code, which
-  numba itself calls through a ctypes pointer, so that no function using it
-  can be cached; here the threading layer's own function is called by name,
-  resolved when the code is linked (``launch_threads`` first).
+* ``set_threads``, ``get_threads``: ``numba.set_num_threads`` and
+  ``numba.get_num_threads`` inside compiled code, which numba itself calls
+  through ctypes pointers, so that no function using them can be cached; here
+  the threading layer's own functions are called by name, resolved when the
+  code is linked (``launch_threads`` first).
 """
 
 from llvmlite import ir
@@ -132,6 +133,19 @@ def set_threads(typingctx, n):
         return context.get_dummy_value()
 
     return types.void(n), codegen
+
+
+@intrinsic
+def get_threads(typingctx):
+    """The threads parallel regions this thread starts use."""
+    launch_threads()
+
+    def codegen(context, builder, signature, args):
+        fn = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(ir.IntType(32), []), "get_num_threads")
+        return builder.sext(builder.call(fn, []), ir.IntType(64))
+
+    return types.int64(), codegen
 
 
 @intrinsic

@@ -85,6 +85,7 @@ from .node_search import (
 from .sampling import node_key
 from .sparse_codes import column, is_sparse_codes, n_code_features
 from .splitting import scan_work
+from .threads import threads_now, use_threads
 
 DENSE_MIN_ROWS = 64
 """Nodes of this many rows or more are searched from histograms of every
@@ -660,7 +661,7 @@ def grow(X_binned, X_columns, stats, partition, criterion, mapper, masks, featur
     max_depth = -1 if growth.max_depth is None else int(growth.max_depth)
     max_leaves = -1 if growth.max_leaf_nodes is None else int(growth.max_leaf_nodes)
     launch_threads()
-    saved = numba.get_num_threads()
+    saved = threads_now()
     n_threads = saved if n_threads is None else max(1, min(int(n_threads), saved))
     n_slots = pool_slots(n_features, n_stats, n_trees, growth.max_depth, growth.max_leaf_nodes,
                          n_rows, dense_rows)
@@ -674,7 +675,7 @@ def grow(X_binned, X_columns, stats, partition, criterion, mapper, masks, featur
             max_depth, max_leaves)
     try:
         if sampling is not None and 1 < n_threads <= n_trees:
-            numba.set_num_threads(n_threads)
+            use_threads(n_threads)
             chunk = numba.set_parallel_chunksize(1)  # trees handed out one by one
             try:
                 ni, gains, tot, cat = _grow_apart(X_binned, *args[1:], pool[:2])
@@ -683,7 +684,7 @@ def grow(X_binned, X_columns, stats, partition, criterion, mapper, masks, featur
         else:
             ni, gains, tot, cat = _grow(*args, n_threads, dense_rows, pool, n_slots)
     finally:
-        numba.set_num_threads(saved)
+        use_threads(saved)
     ni, gains, tot, bounds, start, stop, split_rows, directions = by_tree(ni, gains, tot, cat,
                                                                             n_trees)
     partition.start, partition.stop = start, stop

@@ -3,8 +3,10 @@
 ``local_grower`` keeps every node of a round's trees as one row of ints (the
 fields below), a float gain, its statistics' totals and, for categorical
 splits, a row of 256 directions. Here that table is read back: tree by tree in
-id order (``by_tree``), as ``NodeTable``s (the driver's grower, ``trees.grower``, makes them too), with the splits in the order
-they were made (``Grown``).
+id order (``by_tree``), with the splits in the order they were made
+(``Grown``), and turned into the trees' node records (``NODE_DTYPE``) in one
+compiled pass (``table_records``), or as ``NodeTable``s (the driver's grower,
+``trees.grower``, makes them too; ``node_records`` makes the records of one).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from itertools import pairwise
 import numba
 import numpy as np
 
-from .common import MAX_BINS, MISSING_BIN
+from .common import MAX_BINS, MISSING_BIN, N_BITSET_WORDS
 
 
 @dataclass
@@ -157,11 +159,92 @@ def _table(ni, gains, tot, cat):
 
 
 class Grown:
-    """What ``grow`` returns: per tree a ``NodeTable`` (``tables``), and
-    the splits in the order they were made, as one ``histogram.LevelSplits``
-    (``splits``: the rows' way through them, to add the trees from where the
-    rows are)."""
+    """What ``grow`` returns: the node table tree by tree (``by_tree``'s
+    ``ni``, ``gains``, ``tot``, ``cat`` and ``bounds``, each tree's rows),
+    its ``NodeTable`` per tree (``tables``), and the splits in the order they
+    were made, as one ``histogram.LevelSplits`` (``splits``: the rows' way
+    through them, to add the trees from where the rows are)."""
 
     def __init__(self, ni, gains, tot, cat, bounds, splits):
-        self.tables = [_table(ni[a:b], gains[a:b], tot[a:b], cat) for a, b in pairwise(bounds)]
+        self.ni, self.gains, self.tot, self.cat, self.bounds = ni, gains, tot, cat, bounds
         self.splits = splits
+
+    @property
+    def tables(self) -> list[NodeTable]:
+        return [_table(self.ni[a:b], self.gains[a:b], self.tot[a:b], self.cat)
+                for a, b in pairwise(self.bounds)]
+
+@numba.njit(cache=True, inline="always")
+def _put_record(out, i, value, cover, count, depth, s, gain, missing_left, f, left, right,
+                split_bin, is_categorical, edges, n_cat):
+    """Record i of ``out``: the node's value, cover, count and depth; for a
+    split, its feature, gain, children, missing direction and, numeric, its
+    bin and threshold ``edges[f, split_bin]`` (the mapper's padded edges),
+    categorical, bitset ``n_cat``; a leaf's split fields zero (-1 for its
+    feature, children and bitset). Returns the categorical splits so far."""
+    f = f if s else -1
+    cat = s and is_categorical[max(f, 0)]
+    numeric = s and not cat
+    node = out[i]
+    node["value"], node["cover"] = value, cover
+    node["count"], node["depth"] = count, depth
+    node["is_leaf"], node["feature"] = not s, f
+    node["gain"] = gain if s else 0.0
+    node["missing_left"] = s and missing_left
+    node["left"] = left if s else -1
+    node["right"] = right if s else -1
+    node["is_categorical"] = cat
+    node["cat_index"] = n_cat if cat else -1
+    node["bin_threshold"] = split_bin if numeric else 0
+    node["threshold"] = edges[f, split_bin] if numeric else 0.0
+    return n_cat + cat
+
+
+@numba.njit(cache=True)
+def node_records(out, value, cover, count, depth, split, gain, missing_left, feature, left,
+                 right, split_bin, is_categorical, edges):
+    """Fill ``out`` (``NODE_DTYPE``), one record per node of a grown tree's
+    node table (``_put_record``), its categorical splits' bitsets numbered
+    in node order."""
+    n_cat = 0
+    for i in range(len(out)):
+        n_cat = _put_record(out, i, value[i], cover[i], count[i], depth[i], split[i], gain[i],
+                            missing_left[i], feature[i], left[i], right[i], split_bin[i],
+                            is_categorical, edges, n_cat)
+
+
+@numba.njit(cache=True)
+def put_bitset(bits, k, goes_left):
+    """Row k of ``bits`` (uint64 words): bit c set where category code c < 255 goes left
+    (``goes_left[c]``; codes past its end do not)."""
+    for w in range(N_BITSET_WORDS):
+        bits[k, w] = 0
+    for code in range(min(len(goes_left), MISSING_BIN)):
+        if goes_left[code]:
+            bits[k, code >> 6] |= np.uint64(1) << np.uint64(code & 63)
+
+
+@numba.njit(cache=True)
+def table_records(ni, gains, cat, bounds, value, cover, is_categorical, edges, out):
+    """The records of every tree of a ``by_tree`` table into ``out`` (row for
+    row; children and bitsets numbered within each tree, ``_put_record``),
+    given every node's value and cover; returns the categorical splits'
+    bitsets (``put_bitset``) and where each tree's begin among them."""
+    n_bits = 0
+    for g in range(len(ni)):
+        n_bits += ni[g, SPLIT] == 1 and is_categorical[ni[g, FEATURE]]
+    bits = np.zeros((n_bits, N_BITSET_WORDS), np.uint64)
+    bit_bounds = np.zeros(len(bounds), np.int64)
+    k = 0
+    for t in range(len(bounds) - 1):
+        n_cat = 0
+        for g in range(bounds[t], bounds[t + 1]):
+            s = ni[g, SPLIT] == 1
+            n_cat = _put_record(out, g, value[g], cover[g], ni[g, COUNT], ni[g, DEPTH], s,
+                                gains[g], ni[g, MISSING_LEFT] == 1, ni[g, FEATURE], ni[g, LEFT],
+                                ni[g, RIGHT], ni[g, BIN], is_categorical, edges, n_cat)
+            if s and is_categorical[ni[g, FEATURE]]:
+                put_bitset(bits, k, cat[ni[g, CATEGORIES]])
+                k += 1
+        bit_bounds[t + 1] = k
+    return bits, bit_bounds

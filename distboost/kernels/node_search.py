@@ -45,15 +45,28 @@ KIND, MIN_COUNT, PRESENT, N_CLASSES, IMPURITY_KIND, COUNT_STAT, VARIANCE = range
 
 
 # ------------------------------------------------------------------ criterion
+def packed_kind(criterion):
+    """The kernels' kind of ``criterion`` (``GRADIENT``, ``IMPURITY``, ``VECTOR``),
+    or None for one they do not know."""
+    if isinstance(criterion, ImpurityCriterion):
+        return IMPURITY
+    if isinstance(criterion, GradientCriterion):
+        return GRADIENT
+    if hasattr(criterion, "node_vectors"):  # trees.vector_leaves.VectorCriterion
+        return VECTOR
+    return None
+
+
 def pack_criterion(criterion):
     """The criterion's parameters as (float64, int64) arrays for the kernels,
-    or None for a criterion they do not know."""
-    if isinstance(criterion, ImpurityCriterion):
+    or None for a criterion they do not know (``packed_kind``)."""
+    kind = packed_kind(criterion)
+    if kind == IMPURITY:
         k = criterion.n_classes
         return (_packed({NOISE: _RELATIVE_TOLERANCE, GAIN_SCALE: criterion.scale}, np.float64),
                 _packed({KIND: IMPURITY, MIN_COUNT: criterion.min_samples_leaf, PRESENT: k,
                          N_CLASSES: k, IMPURITY_KIND: criterion.kind, COUNT_STAT: k}, np.int64))
-    if isinstance(criterion, GradientCriterion):
+    if kind == GRADIENT:
         p = criterion.params
         variance = isinstance(criterion, VarianceCriterion)
         return (_packed({SCALE_G: criterion.scale_g, SCALE_H: criterion.scale_h,
@@ -62,7 +75,7 @@ def pack_criterion(criterion):
                 _packed({KIND: GRADIENT, MIN_COUNT: p.min_samples_leaf, PRESENT: criterion.P,
                          COUNT_STAT: 2 if criterion.n_stats == 3 else -1, VARIANCE: variance},
                         np.int64))
-    if hasattr(criterion, "node_vectors"):  # trees.vector_leaves.VectorCriterion
+    if kind == VECTOR:
         p, k = criterion.params, criterion.k
         return (_packed({SCALE_G: criterion.scale_g, SCALE_H: criterion.scale_h,
                          LAMBDA: p.reg_lambda, GAMMA: p.gamma, MIN_CHILD_WEIGHT: p.min_child_weight},

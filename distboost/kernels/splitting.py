@@ -436,8 +436,7 @@ class GradientCriterion:
         the nodes' bounds when given (arrays; +-inf: unbounded)."""
         g, h = totals[:, G] / self.scale_g, totals[:, H] / self.scale_h
         denom = h + self.params.reg_lambda
-        positive = denom > 0
-        value = np.where(positive, -g / np.where(positive, denom, 1.0), 0.0)
+        value = np.divide(-g, denom, out=np.zeros(len(denom)), where=denom > 0)
         if lower is None:
             return value
         bounded = (lower > -np.inf) | (upper < np.inf)

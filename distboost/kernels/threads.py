@@ -6,6 +6,9 @@ from __future__ import annotations
 import os
 
 import numba
+from numba.np.ufunc import parallel
+
+from .intrinsics import get_threads, set_threads
 
 
 def start_threads_waiting_passively() -> None:
@@ -24,8 +27,6 @@ def start_threads_waiting_passively() -> None:
     as is a libgomp some other library loaded before this one; numba's other
     threading layers (``NUMBA_THREADING_LAYER``) do not read it.
     """
-    from numba.np.ufunc import parallel
-
     if parallel._is_initialized or {"OMP_WAIT_POLICY", "GOMP_SPINCOUNT"} & set(os.environ):
         return
     os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
@@ -35,11 +36,37 @@ def start_threads_waiting_passively() -> None:
         del os.environ["OMP_WAIT_POLICY"]
 
 
+@numba.njit(cache=True)
+def _threads_now():
+    return get_threads()
+
+
+@numba.njit(cache=True)
+def _use_threads(n):
+    set_threads(n)
+
+
+def threads_now() -> int:
+    """``numba.get_num_threads()``; once numba's threads are started, read in
+    compiled code (0.05 us against 0.7: every round asks a few times)."""
+    return _threads_now() if parallel._is_initialized else numba.get_num_threads()
+
+
+def use_threads(n: int) -> None:
+    """``numba.set_num_threads(n)`` for 1 <= n <= ``NUMBA_NUM_THREADS`` (not
+    checked); once numba's threads are started, set in compiled code (0.1 us
+    against 1)."""
+    if parallel._is_initialized:
+        _use_threads(n)
+    else:
+        numba.set_num_threads(n)
+
+
 def set_numba_threads(n: int) -> None:
     """numba kernels use ``n`` threads from now on (1 at least, and at most the
     pool numba started with, ``NUMBA_NUM_THREADS``). For a Dask worker's own
     process (its ``nthreads``); elsewhere use the ``numba_threads`` context."""
-    numba.set_num_threads(max(1, min(int(n), numba.config.NUMBA_NUM_THREADS)))
+    use_threads(max(1, min(int(n), numba.config.NUMBA_NUM_THREADS)))
 
 
 class numba_threads:
@@ -56,12 +83,12 @@ class numba_threads:
         self.n = n if n is not None or not distributed else 1
 
     def __enter__(self):
-        self.saved = numba.get_num_threads()
+        self.saved = threads_now()
         if self.n:
             set_numba_threads(self.n)
 
     def __exit__(self, *exc):
-        numba.set_num_threads(self.saved)
+        use_threads(self.saved)
 
 
 PARALLEL_MIN_ROWS = 1 << 15

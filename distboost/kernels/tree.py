@@ -14,15 +14,15 @@ import numpy as np
 
 from .common import MISSING_BIN, N_BITSET_WORDS, NODE_DTYPE
 from .histogram import ROUTE_PREFETCH_AHEAD
+from .node_records import put_bitset
 from .sparse_codes import column, is_sparse_codes, n_code_rows, prefetch_code, row_code, rows_view
 
 
 def bitset_from_mask(goes_left: np.ndarray) -> np.ndarray:
-    """Pack a 256-entry bool array into four uint64 words."""
-    bits = np.zeros(N_BITSET_WORDS, np.uint64)
-    for code in np.flatnonzero(goes_left[:MISSING_BIN]):
-        bits[code // 64] |= np.uint64(1) << np.uint64(code % 64)
-    return bits
+    """Pack a 256-entry bool array into four uint64 words (``put_bitset``)."""
+    bits = np.zeros((1, N_BITSET_WORDS), np.uint64)
+    put_bitset(bits, 0, np.asarray(goes_left, np.bool_))
+    return bits[0]
 
 
 def feature_totals(nodes: np.ndarray, n_features: int, kind: str = "gain") -> np.ndarray:
@@ -522,33 +522,13 @@ def leaf_indices(X, nodes, roots, bitsets, out):
 
 
 @numba.njit(cache=True)
-def node_records(out, value, cover, count, depth, split, gain, missing_left, feature, left,
-                 right, split_bin, is_categorical, edges):
-    """Fill ``out`` (``NODE_DTYPE``), one record per node of a grown tree's
-    node table: the given values and covers; for a split, its feature, gain,
-    children, missing direction and, numeric, its bin and threshold
-    ``edges[feature, bin]`` (the mapper's padded edges), categorical, the
-    index of its bitset (categorical splits in node order); a leaf's split
-    fields zero (-1 for its feature, children and bitset)."""
-    n_cat = 0
-    for i in range(len(out)):
-        s = split[i]
-        f = feature[i] if s else -1
-        cat = s and is_categorical[max(f, 0)]
-        numeric = s and not cat
-        node = out[i]
-        node["value"], node["cover"] = value[i], cover[i]
-        node["count"], node["depth"] = count[i], depth[i]
-        node["is_leaf"], node["feature"] = not s, f
-        node["gain"] = gain[i] if s else 0.0
-        node["missing_left"] = s and missing_left[i]
-        node["left"] = left[i] if s else -1
-        node["right"] = right[i] if s else -1
-        node["is_categorical"] = cat
-        node["cat_index"] = n_cat if cat else -1
-        n_cat += cat
-        node["bin_threshold"] = split_bin[i] if numeric else 0
-        node["threshold"] = edges[f, split_bin[i]] if numeric else 0.0
+def largest_leaf(nodes) -> float:
+    """The largest |value| of a tree's leaves (``NODE_DTYPE`` records)."""
+    best = 0.0
+    for i in range(len(nodes)):
+        if nodes[i]["is_leaf"]:
+            best = max(best, abs(nodes[i]["value"]))
+    return best
 
 
 COPY_PARALLEL_MIN = 1 << 18

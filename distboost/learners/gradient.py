@@ -32,7 +32,7 @@ class RoundTrees(NamedTuple):
 def pack_rounds(rounds, n_outputs: int) -> RoundTrees:
     """Pack trees of several rounds (K per round, output k = position in round)."""
     flat = [t for round_trees in rounds for t in round_trees]
-    outputs = np.tile(np.arange(n_outputs, dtype=np.int64), len(rounds))
+    outputs = np.arange(n_outputs * len(rounds), dtype=np.int64) % n_outputs
     return RoundTrees(*pack_trees(flat), outputs)
 
 

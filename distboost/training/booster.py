@@ -27,6 +27,7 @@ from ..engine import TRAIN, eval_key
 from ..kernels.fixed_point import fixed_point_scales
 from ..kernels.sampling import NodeFeatures, feature_masks
 from ..kernels.splitting import GradientCriterion, SplitParams
+from ..kernels.tree import largest_leaf
 from ..learners.dart import DartLearner, scaled_rounds
 from ..learners.gradient import GradientLearner, pack_rounds
 from ..metrics import EarlyStopping, NoChangeStopping
@@ -453,7 +454,4 @@ def _line_search(engine, loss, trees, n_outputs, growth: GrowthParams):
 
 def _max_leaf(rounds) -> float:
     """Largest |leaf value| a round can add to a margin, summed over rounds."""
-    return float(sum(
-        max((np.abs(t.nodes["value"][t.nodes["is_leaf"] == 1]).max() for t in rt), default=0.0)
-        for rt in rounds
-    ))
+    return float(sum(max((largest_leaf(t.nodes) for t in rt), default=0.0) for rt in rounds))

@@ -9,11 +9,13 @@ send to the workers.
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import numpy as np
 
 from ..kernels.common import N_BITSET_WORDS, NODE_DTYPE
-from ..kernels.node_records import NodeTable
-from ..kernels.tree import bitset_from_mask, node_records, pack_trees, predict_raw
+from ..kernels.node_records import Grown, NodeTable, node_records, table_records
+from ..kernels.tree import bitset_from_mask, pack_trees, predict_raw
 
 
 class Tree:
@@ -112,3 +114,18 @@ def tree_from_table(table: NodeTable, criterion, mapper, learning_rate: float) -
     if table.lower is not None:  # for the line search, which sets the leaves again within bounds
         tree.bounds = np.column_stack([table.lower, table.upper])
     return tree
+
+
+def trees_from_grown(grown: Grown, criterion, mapper, learning_rate: float) -> list[Tree]:
+    """``tree_from_table`` of each of the compiled grower's trees (no bounds:
+    it grows no monotone constraints), the records of all of them made in one
+    compiled pass (``table_records``) from their values and covers, which the
+    criterion gives node by node."""
+    rec = np.empty(len(grown.ni), NODE_DTYPE)
+    bits, where = table_records(grown.ni, grown.gains, grown.cat, grown.bounds,
+                                learning_rate * criterion.node_values(grown.tot),
+                                criterion.covers(grown.tot), mapper.is_categorical_,
+                                mapper.threshold_table, rec)
+    vectors = criterion.node_vectors(grown.tot) if hasattr(criterion, "node_vectors") else None
+    return [Tree(rec[a:b], bits[c:d], None if vectors is None else vectors[a:b])
+            for (a, b), (c, d) in zip(pairwise(grown.bounds.tolist()), pairwise(where.tolist()))]
