@@ -30,6 +30,8 @@ def test_entries_by_hand():
     X = np.array([[0, 7, 1], [0, 7, 1], [0, 7, 2], [3, 7, 1], [0, 5, 1], [0, 7, 1]], np.uint8)
     m = mode_codes(X)
     assert m.mode.tolist() == [0, 7, 1] and m.n_features == 3
+    assert m.top.tolist() == [4, 8, 3]  # 1 + the largest code held (missing aside)
+    assert mode_codes(np.array([[255, 0], [255, 0]], np.uint8)).top.tolist() == [0, 1]
     assert m.indptr.tolist() == [0, 0, 0, 1, 2, 3, 3]
     assert m.entries.tolist() == [2 * 256 + 2, 3, 256 + 5]
     assert m.entries.dtype == np.uint16
@@ -68,12 +70,15 @@ def test_modes_and_entries_of_rows_counted_in_several_chunks():
 
 def _mostly_one_code(n=3000, n_features=12, seed=1):
     """Binned data whose features hold one value in 80-95 % of rows (the mode
-    is not bin 0 for every feature), with missing values."""
+    is not bin 0 for every feature), with missing values; feature 5 in a few
+    bins, feature 7 mostly missing (its mode the missing-value bin)."""
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, n_features))
     X[rng.random(X.shape) < rng.uniform(0.8, 0.95, n_features)] = 0.0
     X[:, 3] = np.where(X[:, 3] == 0.0, 2.5, X[:, 3])
+    X[:, 5] = np.round(X[:, 5] * 2)
     X[rng.random(X.shape) < 0.02] = np.nan
+    X[rng.random(n) < 0.9, 7] = np.nan
     mapper = BinMapper(256).fit(X, np.zeros(n_features, bool), {})
     return mapper, mapper.transform(X)
 
@@ -88,6 +93,7 @@ def test_histograms_equal_the_dense_codes_to_the_bit(n_stats, features, n_blocks
     _, binned = _mostly_one_code()
     m = mode_codes(binned)
     assert m is not None and len(m.entries) < 0.2 * binned.size
+    assert m.mode[7] == 255 and m.top[5] < 20 and m.top.max() > 200
     n, n_features = binned.shape
     rng = np.random.default_rng(2)
     stats = rng.integers(-10**9, 10**9, (2, n, n_stats))

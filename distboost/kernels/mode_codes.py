@@ -24,7 +24,7 @@ import numpy as np
 from numba.core import types
 from numba.extending import overload
 
-from .common import MAX_BINS
+from .common import MAX_BINS, MISSING_BIN
 from .intrinsics import add_pair
 from .sparse_codes import is_sparse_codes, rows_total
 from .threads import for_rows
@@ -54,6 +54,7 @@ class ModeCodes(NamedTuple):
     entries: np.ndarray  # (nnz,), feature * 256 + code, features ascending within each row
     mode: np.ndarray  # (n_features,), int64: the code each feature's row holds when not stored
     n_features: int
+    top: np.ndarray  # (n_features,), int64: 1 + the largest code below 255 any row holds, or 0
 
 
 def is_mode_type(t) -> bool:
@@ -88,7 +89,9 @@ def _without_modes(X) -> ModeCodes | None:
     np.cumsum(_stored_per_row(X, mode), out=indptr[1:])
     entries = np.empty(stored, np.uint16 if X.shape[1] <= 256 else np.uint32)
     _store(X, mode, indptr, entries)
-    return ModeCodes(indptr, entries, mode, X.shape[1])
+    held = counts[:, :MISSING_BIN] > 0
+    top = np.where(held.any(axis=1), MISSING_BIN - held[:, ::-1].argmax(axis=1), 0)
+    return ModeCodes(indptr, entries, mode, X.shape[1], top.astype(np.int64))
 
 
 COUNT_ROWS = 1 << 16
@@ -174,10 +177,11 @@ def add_mode_row(indptr, entries, r, features, st, hs, stride):
 
 
 @numba.njit(cache=True)
-def settle_modes(mode, out, stats, order, tree, slot, lo, hi, features):
+def settle_modes(mode, top, out, stats, order, tree, slot, lo, hi, features):
     """out[slot[i]]'s mode bin of every histogrammed feature: the sums of
-    rows order[tree[i], lo[i]:hi[i]] less the feature's other bins. The
-    histograms must hold those rows' stored entries and nothing else."""
+    rows order[tree[i], lo[i]:hi[i]] less the feature's other bins, those
+    below its ``top`` and the missing-value bin (no row holds the others).
+    The histograms must hold those rows' stored entries and nothing else."""
     n_stats = stats.shape[2]
     total = np.empty(n_stats, np.int64)
     rest = np.empty(n_stats, np.int64)
@@ -187,32 +191,34 @@ def settle_modes(mode, out, stats, order, tree, slot, lo, hi, features):
         n = h.shape[0] if len(features) == 0 else len(features)
         for q in range(n):
             j = q if len(features) == 0 else features[q]
-            _bin_sums(h[j].reshape(-1), n_stats, rest)
+            _bin_sums(h[j], top[j], rest)
             for s in range(n_stats):
                 h[j, mode[j], s] = total[s] - rest[s]
 
 
 @numba.njit(cache=True, inline="always")
-def _bin_sums(flat, n_stats, rest):
-    """rest[s] = the sum of statistic s over one feature's bins (``flat``:
-    (bin, statistic) in C order); two statistics in one vectorised loop."""
-    if n_stats == 2 and len(flat) % 8 == 0:  # four bins at a time: one 8-lane add
-        a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = np.int64(0)
-        for k in range(0, len(flat), 8):
-            a0 += flat[k]
-            a1 += flat[k + 1]
-            a2 += flat[k + 2]
-            a3 += flat[k + 3]
-            a4 += flat[k + 4]
-            a5 += flat[k + 5]
-            a6 += flat[k + 6]
-            a7 += flat[k + 7]
-        rest[0], rest[1] = a0 + a2 + a4 + a6, a1 + a3 + a5 + a7
+def _bin_sums(h_f, top, rest):
+    """rest[s] = the sum of statistic s over bins 0 .. top - 1 and the missing
+    bin of one feature's histogram (bins, statistics); two statistics two
+    bins at a time, in four independent sums."""
+    n_stats = h_f.shape[1]
+    if n_stats == 2:
+        g0 = g1 = h0 = h1 = np.int64(0)
+        for b in range(0, top - 1, 2):
+            g0 += h_f[b, 0]
+            h0 += h_f[b, 1]
+            g1 += h_f[b + 1, 0]
+            h1 += h_f[b + 1, 1]
+        if top % 2:
+            g0 += h_f[top - 1, 0]
+            h0 += h_f[top - 1, 1]
+        rest[0], rest[1] = g0 + g1 + h_f[MISSING_BIN, 0], h0 + h1 + h_f[MISSING_BIN, 1]
         return
-    rest[:] = 0
-    for b in range(len(flat) // n_stats):
+    for s in range(n_stats):
+        rest[s] = h_f[MISSING_BIN, s]
+    for b in range(top):
         for s in range(n_stats):
-            rest[s] += flat[b * n_stats + s]
+            rest[s] += h_f[b, s]
 
 
 def by_modes(X_modes, rows, n_nodes) -> bool:
@@ -246,6 +252,6 @@ def _finish_modes(X, out, stats, order, tree, slot, lo, hi, features, zero):
         def impl(X, out, stats, order, tree, slot, lo, hi, features, zero):
             if not zero:
                 raise ValueError("histograms from ModeCodes must start from zero")
-            settle_modes(X.mode, out, stats, order, tree, slot, lo, hi, features)
+            settle_modes(X.mode, X.top, out, stats, order, tree, slot, lo, hi, features)
         return impl
     return lambda X, out, stats, order, tree, slot, lo, hi, features, zero: None
