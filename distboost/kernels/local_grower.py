@@ -68,11 +68,13 @@ from .node_records import (
 from .node_search import (
     COUNT_STAT,
     GAMMA,
+    GRADIENT,
     IMPURITY,
     KIND,
     drawn_features,
     final_gain,
     gather,
+    gradient_dense,
     node_terms,
     pack_criterion,
     release,
@@ -197,17 +199,26 @@ def _search_dense(nodes, ni, tot, pool, masks, n_bins, is_cat, fp, ip, res_gain,
     n_pairs = len(nodes) * n_features
     n_runs = min(n_pairs, 4 * n_threads)
     bins = np.arange(MAX_BINS)
+    gradient = ip[KIND] == GRADIENT
     for run in numba.prange(n_runs):
         work = scan_work()
+        at, parent, majority = -1, 0.0, 0
         for q in range(run * n_pairs // n_runs, (run + 1) * n_pairs // n_runs):
             i, f = q // n_features, q % n_features
             g = nodes[i]
             res_gain[q] = -np.inf
             if not masks[ni[g, TREE], f]:
                 continue
-            parent, majority, _ = node_terms(tot[g], fp, ip)
-            gain, b, ml = scan_feature(pool[ni[g, HIST], f], bins, n_bins[f], True, is_cat[f],
-                                       n_bins[f], tot[g], fp, ip, parent, majority, work)
+            if i != at:  # a node's terms once per run
+                at = i
+                parent, majority, _ = node_terms(tot[g], fp, ip)
+            if gradient and not is_cat[f]:
+                gain, b, ml = gradient_dense(pool[ni[g, HIST], f], n_bins[f], tot[g], fp, ip,
+                                             parent, work)
+            else:
+                gain, b, ml = scan_feature(pool[ni[g, HIST], f], bins, n_bins[f], True,
+                                           is_cat[f], n_bins[f], tot[g], fp, ip, parent,
+                                           majority, work)
             res_gain[q], res_bin[q], res_ml[q] = gain, b, ml
 
 

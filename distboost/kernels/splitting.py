@@ -108,11 +108,11 @@ def _scan_order(hist_f, order, n_order, total, scale_g, scale_h, lam, mcw, min_c
     tried on both sides; returns (gain, k - 1, missing_left). ``order`` None
     is bins ``0 .. n_order - 1`` in turn (numeric: compiled apart, no array).
     ``work``: ``scan_work()``, reused from call to call."""
-    best_gain, best_k, best_missing_left = -np.inf, -1, False
-    miss = hist_f[MISSING_BIN]
-    if miss[P] == 0 and not bounds[2]:
+    if hist_f[MISSING_BIN, P] == 0 and not bounds[2]:
         return _scan_plain(hist_f, order, n_order, total, scale_g, scale_h, lam, mcw, min_count,
                            parent_score, P, work)
+    best_gain, best_k, best_missing_left = -np.inf, -1, False
+    miss = hist_f[MISSING_BIN]
     gl = np.int64(0)
     hl = np.int64(0)
     cl = np.int64(0)
@@ -153,17 +153,16 @@ def _scan_plain(hist_f, order, n_order, total, scale_g, scale_h, lam, mcw, min_c
     sums, their gains, the first largest. The gains' pass has no branch and no
     loop-carried value, so it runs on vector registers (divisions included:
     numpy's error model, where Python's would check each for zero)."""
-    sums, gains = work
-    gls, hls, cls, ks = sums[0], sums[1], sums[2], sums[3]
-    m = _candidates(hist_f, order, n_order - 1, P, gls, hls, cls, ks)
+    sums, gains = work  # indexed, not cut into views: each view costs two atomic counts
+    m = _candidates(hist_f, order, n_order - 1, P, sums)
     inv_g, inv_h = 1.0 / scale_g, 1.0 / scale_h
     total_g, total_h, total_p = total[G], total[H], total[P]
     for j in range(m):
-        fh_l = hls[j] * inv_h
-        fh_r = (total_h - hls[j]) * inv_h
-        gain = 0.5 * (_score(gls[j] * inv_g, fh_l, lam)
-                      + _score((total_g - gls[j]) * inv_g, fh_r, lam) - parent_score)
-        ok = ((cls[j] >= min_count) & (total_p - cls[j] >= min_count)
+        fh_l = sums[1, j] * inv_h
+        fh_r = (total_h - sums[1, j]) * inv_h
+        gain = 0.5 * (_score(sums[0, j] * inv_g, fh_l, lam)
+                      + _score((total_g - sums[0, j]) * inv_g, fh_r, lam) - parent_score)
+        ok = ((sums[2, j] >= min_count) & (total_p - sums[2, j] >= min_count)
               & (fh_l >= mcw) & (fh_r >= mcw) & (fh_l + lam > 0) & (fh_r + lam > 0))
         gains[j] = gain if ok else -np.inf
     best_gain, best_j = -np.inf, -1
@@ -172,16 +171,16 @@ def _scan_plain(hist_f, order, n_order, total, scale_g, scale_h, lam, mcw, min_c
             best_gain, best_j = gains[j], j
     if best_j < 0:
         return best_gain, -1, False
-    return best_gain, ks[best_j], cls[best_j] >= total_p - cls[best_j]
+    return best_gain, sums[3, best_j], sums[2, best_j] >= total_p - sums[2, best_j]
 
 
 @numba.njit(cache=True, inline="always")
-def _candidates(hist_f, order, n, P, gls, hls, cls, ks):
+def _candidates(hist_f, order, n, P, sums):
     """The candidates k < n, "the first k + 1 bins of ``order`` (bins
     ``0 .. n - 1`` when None) left": the first, and each whose bin holds rows
-    (a bin with none repeats the candidate before it). Listed in order, with
-    their left sums of G, H and statistic P, without a branch per bin;
-    returns how many."""
+    (a bin with none repeats the candidate before it). Listed in order in
+    ``sums``' columns, with their left sums of G, H and statistic P (rows 0-2)
+    and k (row 3), without a branch per bin; returns how many."""
     gl = np.int64(0)
     hl = np.int64(0)
     cl = np.int64(0)
@@ -191,7 +190,7 @@ def _candidates(hist_f, order, n, P, gls, hls, cls, ks):
         gl += hist_f[b, G]
         hl += hist_f[b, H]
         cl += hist_f[b, P]
-        gls[m], hls[m], cls[m], ks[m] = gl, hl, cl, k
+        sums[0, m], sums[1, m], sums[2, m], sums[3, m] = gl, hl, cl, k
         m += (k == 0) | (hist_f[b, P] != 0)
     return m
 
