@@ -103,6 +103,7 @@ def instrument():
     _timed(learner.GradientLearner, "update_routed", "margin update (add the round's tree)")
     _timed(_group, "root_histograms", "root histogram (every row)")
     _timed(histogram, "route_rows", "levels: routing rows")
+    _timed(_group, "_pending_counts", "levels: counting the deferred last level's rows")
     _timed(evaluation.SplitFinder, "evaluate", "split finding")
     _timed_level()
 

@@ -144,9 +144,10 @@ def test_a_round_start_adds_the_trees_from_the_routed_rows_or_walks_them():
 
 def test_a_round_start_counts_the_pending_last_level_as_its_own_wave_would():
     """``pending`` (the previous round's history, its count-only last level
-    last): the round start routes and counts it first, then adds the trees
-    from there. Counts and rows equal the level wave's followed by a plain
-    round start, also on a holder that remembers no partitions (rebuilt)."""
+    last): the round start counts its children's rows where level 2 left
+    them, without moving them, then adds the trees from there (a step more).
+    Counts and rows equal the level wave's followed by a plain round start,
+    also on a holder that remembers no partitions (rebuilt)."""
 
     rng = np.random.default_rng(4)
     X = rng.normal(size=(2400, 3))
@@ -163,14 +164,25 @@ def test_a_round_start_counts_the_pending_last_level_as_its_own_wave_would():
 
     expected_counts = _group.level(state, pending, 0, np.arange(3)).counts
     expected = copied(_group.start_round(state, learner, update, False, 1, np.arange(3))[0])
+    calls = []  # the order of each partition's rows the trees are added from
+
+    def update_routed(shard, margin, update, partition, places):
+        calls.append(partition.order.copy())
+        return GradientLearner.update_routed(learner, shard, margin, update, partition, places)
+
+    learner.update_routed = update_routed
     for remembered in (True, False):
         if remembered:  # the partitions after level 2, as its wave left them
             _group.level(state, tuple(history), int((history[-1].slot >= 0).sum()), np.arange(3))
+            level_2 = [p.order.copy() for p in state.memory.routed(state)[0]]
         else:
             state.memory.forget()
         got, started = _group.start_round(state, learner, update, False, 1, np.arange(3), pending)
         np.testing.assert_array_equal(started.pending_counts, expected_counts)
         _assert_same_rows(got, expected)
+        if remembered:  # added from level 2's rows, which the count did not move
+            assert len(calls) == 2
+            assert all(np.array_equal(a, b) for a, b in zip(level_2, calls))
     assert expected_counts.sum() == 2400
     with pytest.raises(ValueError, match="builds histogram slot 1, but the level has 0 slot"):
         _group.level(state, tuple(history), 0, np.arange(3))  # level 2 builds two children

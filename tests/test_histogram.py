@@ -9,6 +9,7 @@ from distboost.kernels.histogram import (
     LevelSplits,
     RowPartition,
     columns,
+    count_children,
     replay,
     root_histograms,
     siblings,
@@ -93,11 +94,13 @@ def test_a_split_with_no_slot_builds_nothing_and_moves_its_rows_to_the_children(
     part = RowPartition.from_positions(np.where(rng.random((1, 300)) < 0.9, 0, -1).astype(np.int32))
     in_bag = part.node_rows(0, 0).copy()
     goes_left = np.arange(256) < 7
-    hist, counts = split_level(X, columns(X), st, part,
-                               _one_split(0, 0, 1, goes_left, 1, 2, True, -1), 0, np.arange(2))
+    split = _one_split(0, 0, 1, goes_left, 1, 2, True, -1)
+    counted = count_children(columns(X), part, split)  # counted where they are
+    np.testing.assert_array_equal(part.node_rows(0, 0), in_bag)
+    hist, counts = split_level(X, columns(X), st, part, split, 0, np.arange(2))
     assert hist.shape == (0, 2, 256, 3)
     left = in_bag[X[in_bag, 1] < 7]
-    assert counts.tolist() == [[len(left), len(in_bag) - len(left)]]
+    assert counts.tolist() == counted.tolist() == [[len(left), len(in_bag) - len(left)]]
     np.testing.assert_array_equal(part.node_rows(0, 1), left)
     np.testing.assert_array_equal(part.node_rows(0, 2), np.setdiff1d(in_bag, left))
 
@@ -129,7 +132,9 @@ def _grow_levels(X, stats, positions, depth, features, seed):
             *(np.array(cols[k], np.int64) for k in ("left", "right")),
             np.array(cols["build_left"]), np.array(cols["slot"], np.int64),
         )
+        counted = count_children(columns(X), part, splits)
         hist, counts = split_level(X, columns(X), stats, part, splits, len(goes), features)
+        np.testing.assert_array_equal(counted, counts)
         for s in range(len(goes)):
             t, built = splits.tree[s], splits.left[s] if splits.build_left[s] else splits.right[s]
             rows = part.node_rows(t, built)
@@ -183,6 +188,21 @@ def test_thread_count_does_not_change_results(threads):
     finally:
         numba.set_num_threads(saved)
     np.testing.assert_array_equal(got[0], _reference(X, stats[0], np.arange(n), range(4)))
+
+
+def test_a_partition_holds_the_in_bag_rows_ascending_whatever_each_chunk_keeps():
+    """Chunks of rows all in the bag (written without a test), partly in,
+    and out; two trees with different bags."""
+    n = 3 * CHUNK_ROWS + 5
+    positions = np.zeros((2, n), np.int32)
+    positions[0, CHUNK_ROWS + 7: CHUNK_ROWS + 9000] = -1
+    positions[0, 2 * CHUNK_ROWS: 3 * CHUNK_ROWS] = -1
+    positions[1, ::3] = -1
+    part = RowPartition.from_positions(positions)
+    for t in range(2):
+        rows = np.flatnonzero(positions[t] >= 0)
+        assert part.stop[t, 0] == len(rows)
+        np.testing.assert_array_equal(part.node_rows(t, 0), rows)
 
 
 def test_replay_rebuilds_the_partition_without_histograms():

@@ -13,6 +13,7 @@ from distboost.kernels.histogram import (
     LevelSplits,
     RowPartition,
     columns,
+    count_children,
     root_histograms,
     split_level,
 )
@@ -82,7 +83,9 @@ def test_histograms_level_and_routes_equal_the_dense_ones(features, n_stats):
         splits = LevelSplits(np.array([0, 1]), np.array([0, 0]), np.array([4, 1]), goes_left,
                              np.array([1, 1]), np.array([2, 2]), np.array([True, False]),
                              np.array([0, 1]))
+        counted = count_children(columns(codes), part, splits)
         hist, counts = split_level(codes, columns(codes), st, part, splits, 2, features)
+        assert np.array_equal(counted, counts)
         again, _ = split_level(codes, columns(codes), st, part.copy(), splits, 2, features,
                                out=hist.copy())  # added to what is there
         return root, hist, counts, again, part.order[0, :300], part.order[1]  # rows in use

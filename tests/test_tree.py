@@ -182,6 +182,28 @@ def test_routed_rows_get_the_trees_of_a_walk_to_the_bit():
         np.testing.assert_array_equal(routed, walked)
 
 
+def test_rows_a_level_above_the_leaves_get_their_leaf_values_by_code():
+    """A deferred last level (``group._pending_counts``): the rows stay where
+    the level above left them, in split nodes with two leaves below, numeric
+    and categorical, missing values included; added by code, to the bit."""
+    from distboost.kernels.histogram import RowPartition, columns, replay
+    from distboost.kernels.tree import routed_places
+    from distboost.trees.params import GrowthParams
+
+    X, g, is_cat = _data()
+    binned, packed, _, history = _grown_with_rows(X, g, GrowthParams(max_depth=6), False, is_cat)
+    part = replay(columns(binned), RowPartition.from_positions(np.zeros((1, len(X)), np.int32)),
+                  history[:-1])
+    _, place = routed_places(packed.nodes, packed.roots, history[:-1])
+    nodes = packed.nodes[place[0]]
+    two_leaves = ((nodes["is_leaf"] == 0) & (packed.nodes["is_leaf"][nodes["left"]] == 1)
+                  & (packed.nodes["is_leaf"][nodes["right"]] == 1))
+    assert two_leaves.sum() >= 20 and nodes["is_categorical"][two_leaves].any()
+    done, routed, walked = _routed_vs_walked(binned, packed, part, history[:-1])
+    assert done
+    np.testing.assert_array_equal(routed, walked)
+
+
 def test_best_first_speculation_leaves_rows_below_leaves_of_the_tree():
     """Speculative children the tree did not take stand for their parent, a
     leaf; here one of them was expanded too, and its children stand for the

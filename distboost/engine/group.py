@@ -21,7 +21,14 @@ import numpy as np
 from ..kernels import exact, local_grower
 from ..kernels.common import MAX_BINS, STAT_DTYPE
 from ..kernels.compact_histograms import compact, summed
-from ..kernels.histogram import RowPartition, columns, replay, root_histograms, split_level
+from ..kernels.histogram import (
+    RowPartition,
+    columns,
+    count_children,
+    replay,
+    root_histograms,
+    split_level,
+)
 from ..kernels.mode_codes import mode_codes
 from ..kernels.threads import for_rows
 from .buffers import Buffers
@@ -269,8 +276,9 @@ def start_round(state: GroupState, learner, update, metric: bool, round_index, f
     its rows are still in cache from one pass to the next.
 
     ``pending``: the previous round's split history, its last level not
-    routed yet (``Engine.start_round``); it is routed and counted first, as
-    a ``level`` with no histogram, and the trees are added from there.
+    routed yet (``Engine.start_round``); its children's rows are counted
+    first (``_pending_counts``), and the trees are added from the level
+    before it, each row one step more.
     ``histograms`` False: no root histograms (the round's trees grow here,
     ``grow``, which makes its own); the result's are None. ``wire``: the
     result leaves the worker (``level``).
@@ -280,7 +288,7 @@ def start_round(state: GroupState, learner, update, metric: bool, round_index, f
     (GroupState, RoundStart)
     """
     t0 = time.perf_counter()
-    pending_counts = None if pending is None else level(state, pending, 0, features).counts
+    pending_counts = None if pending is None else _pending_counts(state, pending)
     rows, stats, positions, partitions, hist, sums, counts = [], [], [], [], None, [], 0
     routed = _routed(state, learner, update)
     for shard, row, routed_rows in each_shard(state.shards, state.rows, routed):
@@ -303,6 +311,19 @@ def start_round(state: GroupState, learner, update, metric: bool, round_index, f
         hist = _wired(state, "root", hist)
     return new, RoundStart(hist, merge_metrics(learner, sums) if metric else None,
                            time.perf_counter() - t0, counts, pending_counts)
+
+
+def _pending_counts(state, split_history):
+    """The rows of each (left, right) child of ``split_history``'s last level,
+    counted where the level before left them (``count_children``): not
+    moved, since no histogram is built below it and the round's trees are
+    added from where the rows are (``tree.add_routed``), which is one
+    routing pass less a round."""
+    counts = 0
+    for shard, part in each_shard(state.shards, _partitions_before(state, split_history)):
+        counts = counts + count_children(columns(shard.X_binned, shard.buffers), part,
+                                         split_history[-1])
+    return counts
 
 
 def _partitions_before(state, split_history):

@@ -145,8 +145,12 @@ def _in_bag_rows(positions, out):
             at[t, c + 1] += at[t, c]
     for q in numba.prange(n_trees * n_chunks):
         t, c = q // n_chunks, q % n_chunks
-        k = at[t, c]
-        for i in range(c * CHUNK_ROWS, min(n_rows, (c + 1) * CHUNK_ROWS)):
+        k, lo, hi = at[t, c], c * CHUNK_ROWS, min(n_rows, (c + 1) * CHUNK_ROWS)
+        if at[t, c + 1] - k == hi - lo:  # every row in the bag (the common case): no test
+            for i in range(lo, hi):
+                out[t, k + i - lo] = i
+            continue
+        for i in range(lo, hi):
             if positions[t, i] >= 0:
                 out[t, k] = i
                 k += 1
@@ -705,6 +709,32 @@ def route(X_columns, partition: RowPartition, splits: LevelSplits) -> np.ndarray
     partition.start[splits.tree, splits.right] = lo + left
     partition.stop[splits.tree, splits.right] = hi
     return np.stack([left, hi - lo - left], axis=1)
+
+
+def count_children(X_columns, partition: RowPartition, splits: LevelSplits) -> np.ndarray:
+    """``route``'s counts, shape (n_splits, 2), with no row moved."""
+    lo = partition.start[splits.tree, splits.node]
+    hi = partition.stop[splits.tree, splits.node]
+    owner, clo, chi, block_start = _plan(lo, hi, threads_now())
+    n_left = np.empty(len(owner), np.int64)
+    _count_left(X_columns, partition.order, owner, clo, chi, block_start, splits.tree,
+                splits.feature, splits.goes_left, n_left)
+    left = np.bincount(owner, n_left, len(lo)).astype(np.int64)
+    return np.stack([left, hi - lo - left], axis=1)
+
+
+@numba.njit(parallel=True, cache=True)
+def _count_left(X_columns, order, owner, clo, chi, block_start, tree, feature, goes_left, n_left):
+    """n_left[c] = the rows of chunk c that go left (``_split_chunk``'s count)."""
+    for blk in numba.prange(len(block_start) - 1):
+        for c in range(block_start[blk], block_start[blk + 1]):
+            s, nl = owner[c], 0
+            codes, rows, gl = column(X_columns, feature[s]), order[tree[s]], goes_left[s]
+            for k in range(clo[c], chi[c]):
+                if k + ROUTE_PREFETCH_AHEAD < chi[c]:
+                    prefetch_code(codes, rows[k + ROUTE_PREFETCH_AHEAD])
+                nl += np.int64(gl[at(codes, rows[k])])
+            n_left[c] = nl
 
 
 def split_level(X_binned, X_columns, stats, partition: RowPartition, splits: LevelSplits,

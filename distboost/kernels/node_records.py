@@ -174,6 +174,7 @@ class Grown:
         return [_table(self.ni[a:b], self.gains[a:b], self.tot[a:b], self.cat)
                 for a, b in pairwise(self.bounds)]
 
+
 @numba.njit(cache=True, inline="always")
 def _put_record(out, i, value, cover, count, depth, s, gain, missing_left, f, left, right,
                 split_bin, is_categorical, edges, n_cat):
@@ -239,11 +240,12 @@ def table_records(ni, gains, cat, bounds, value, cover, is_categorical, edges, o
     for t in range(len(bounds) - 1):
         n_cat = 0
         for g in range(bounds[t], bounds[t + 1]):
-            s = ni[g, SPLIT] == 1
-            n_cat = _put_record(out, g, value[g], cover[g], ni[g, COUNT], ni[g, DEPTH], s,
-                                gains[g], ni[g, MISSING_LEFT] == 1, ni[g, FEATURE], ni[g, LEFT],
-                                ni[g, RIGHT], ni[g, BIN], is_categorical, edges, n_cat)
-            if s and is_categorical[ni[g, FEATURE]]:
+            before = n_cat
+            n_cat = _put_record(out, g, value[g], cover[g], ni[g, COUNT], ni[g, DEPTH],
+                                ni[g, SPLIT] == 1, gains[g], ni[g, MISSING_LEFT] == 1,
+                                ni[g, FEATURE], ni[g, LEFT], ni[g, RIGHT], ni[g, BIN],
+                                is_categorical, edges, n_cat)
+            if n_cat > before:  # a categorical split: its bitset
                 put_bitset(bits, k, cat[ni[g, CATEGORIES]])
                 k += 1
         bit_bounds[t + 1] = k

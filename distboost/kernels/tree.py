@@ -15,7 +15,15 @@ import numpy as np
 from .common import MISSING_BIN, N_BITSET_WORDS, NODE_DTYPE
 from .histogram import ROUTE_PREFETCH_AHEAD
 from .node_records import put_bitset
-from .sparse_codes import column, is_sparse_codes, n_code_rows, prefetch_code, row_code, rows_view
+from .sparse_codes import (
+    at,
+    column,
+    is_sparse_codes,
+    n_code_rows,
+    prefetch_code,
+    row_code,
+    rows_view,
+)
 
 
 def bitset_from_mask(goes_left: np.ndarray) -> np.ndarray:
@@ -639,12 +647,13 @@ def _same_ids(nodes, roots, sizes, split_history):
 
 @numba.njit(parallel=True, cache=True)
 def _add_routed(X_columns, nodes, roots, bitsets, tree_output, order, lo, hi, range_start,
-                range_stop, range_place, out):
+                range_stop, range_place, out, probe):
     """``add_routed``'s kernel: per tree, row positions lo..hi of ``order``
     in chunks; the rows of range r (sorted by start) continue from packed
     node range_place[t, r] to their leaf. A range whose node is a leaf adds
     its value to every row; the rows of a split node are sparse among the
-    rows, so the codes of its feature are fetched ahead, as routing does."""
+    rows, so the codes of its feature are fetched ahead, as routing does; a
+    split of two leaves adds their values by code (``_step`` of each code)."""
     table, thresholds, _ = _walk_table(nodes, roots)
     cat_index = nodes["cat_index"].astype(np.int64)
     has_categorical = (nodes["is_categorical"] != 0).any()
@@ -666,10 +675,20 @@ def _add_routed(X_columns, nodes, roots, bitsets, tree_output, order, lo, hi, ra
                         out[o, order[t, j]] += value
                 else:
                     codes = column(X_columns, table[k0, 0])
+                    left, right = table[k0, 2], table[k0, 3]
+                    below = table[left, 2] == left and table[right, 2] == right  # two leaves
+                    values = np.empty(len(probe) if below else 0)  # theirs by code
+                    for code in range(len(values)):
+                        leaf = _step(probe, code, False, k0, table, thresholds, bitsets,
+                                     cat_index, has_categorical)
+                        values[code] = nodes[leaf]["value"]
                     for j in range(p, q):
                         if j + ROUTE_PREFETCH_AHEAD < q:
                             prefetch_code(codes, order[t, j + ROUTE_PREFETCH_AHEAD])
                         i, k = order[t, j], k0
+                        if below:
+                            out[o, i] += values[at(codes, i)]
+                            continue
                         while table[k, 2] != k:
                             k = _step(X, i, False, k, table, thresholds, bitsets, cat_index,
                                       has_categorical)
@@ -760,7 +779,7 @@ def add_routed(X_columns, nodes, roots, bitsets, tree_output, partition, held, p
     held, place : from ``routed_places``
     """
     n_trees = len(roots)
-    n_rows = X_columns.shape[0] if is_sparse_codes(X_columns) else X_columns.shape[1]
+    n_rows, n_features = X_columns.shape if is_sparse_codes(X_columns) else X_columns.shape[::-1]
     if partition.order.shape[0] != n_trees:
         return False
     if held is None:
@@ -775,6 +794,7 @@ def add_routed(X_columns, nodes, roots, bitsets, tree_output, partition, held, p
     range_start, range_stop, range_place = _ranges(
         partition.start, partition.stop, np.concatenate(held).astype(np.int64, copy=False),
         np.concatenate(place).astype(np.int64, copy=False), bounds)
+    probe = np.repeat(np.arange(MISSING_BIN + 1, dtype=np.uint8)[:, None], n_features, 1)
     _add_routed(X_columns, nodes, roots, bitsets, np.asarray(tree_output, np.int64),
-                partition.order, lo, hi, range_start, range_stop, range_place, out)
+                partition.order, lo, hi, range_start, range_stop, range_place, out, probe)
     return True
