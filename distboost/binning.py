@@ -10,19 +10,17 @@ test ``x <= edges[b]``.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 
 import numba
 import numpy as np
 
 from .inputs.sparse import as_csr, is_scipy_sparse
 from .kernels.common import MAX_BINS, MISSING_BIN, X_BINNED_DTYPE
+from .kernels.radix import sort_column, sort_columns
 from .kernels.rng import row_content_hashes
 from .kernels.sparse import csr_row_hashes
 from .kernels.sparse_codes import SparseCodes
-from .kernels.threads import PARALLEL_MIN_ROWS
 
 __all__ = [
     "SAMPLE_ROWS",
@@ -303,14 +301,21 @@ def find_bin_edges(column: np.ndarray, max_bins: int, weights: np.ndarray | None
     -------
     edges : ndarray of shape (n_value_bins - 1,), float64, strictly increasing
     """
-    present = ~np.isnan(column)
-    values = column if present.all() else column[present]
-    unit = weights is None or (np.asarray(weights) == 1.0).all()
-    if unit:
-        values = np.sort(values)  # the fastest sort: only the values are needed
-    else:  # any order of tied values gives the same percentiles (they are equal)
-        order = np.argsort(values)
-        values, weights = values[order], np.asarray(weights)[present][order]
+    weighted = not _unit(weights)
+    values, order = sort_column(column, with_order=weighted)
+    return sorted_bin_edges(values, max_bins, np.asarray(weights)[order] if weighted else None)
+
+
+def _unit(weights) -> bool:
+    """Whether every weight is 1 (or there are none): the quantiles need no weights."""
+    return weights is None or bool((np.asarray(weights) == 1.0).all())
+
+
+def sorted_bin_edges(values: np.ndarray, max_bins: int, weights: np.ndarray | None = None) -> np.ndarray:
+    """``find_bin_edges`` of a feature's values already sorted, without NaN
+    (``kernels.radix.sort_columns``); ``weights`` in the same order, or None
+    for weights 1. Tied values may come with their weights in any order: the
+    percentiles are the same (the values are equal)."""
     values = values.astype(np.float64, copy=False)
     changes = values[1:] != values[:-1]
     n_value_bins = max_bins - 1
@@ -319,7 +324,7 @@ def find_bin_edges(column: np.ndarray, max_bins: int, weights: np.ndarray | None
         edges = 0.5 * (distinct[:-1] + distinct[1:])
     else:
         percentiles = np.linspace(0, 100, num=n_value_bins + 1)[1:-1]
-        quantiles = (midpoint_percentile(values, percentiles) if unit else
+        quantiles = (midpoint_percentile(values, percentiles) if weights is None else
                      weighted_percentile(values, weights, percentiles))
         edges = np.unique(quantiles)
     # a threshold equal to +inf would make the last bin unreachable
@@ -441,18 +446,6 @@ def _map_entries_to_bins(indptr, indices, data, edges, is_categorical, n_categor
             out[k] = _code_of(np.float64(data[k]), edges[j], is_categorical[j], n_categories[j])
 
 
-def _each_feature(edges, n_features: int, n_rows: int) -> list:
-    """``edges(j)`` for every feature: numpy sorts without the GIL, so a
-    sample of ``PARALLEL_MIN_ROWS`` rows or more has its features sorted in
-    parallel threads; a smaller one on this thread, where starting the threads
-    and passing them 57 tasks takes longer than the sorts (spam's 3,065 rows:
-    2.2 ms serial, 4-8 ms in 2 threads)."""
-    if n_rows < PARALLEL_MIN_ROWS:
-        return [edges(j) for j in range(n_features)]
-    with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
-        return list(pool.map(edges, range(n_features)))
-
-
 class BinMapper:
     """Per-feature bin edges (numeric) or category lists (categorical).
 
@@ -493,22 +486,31 @@ class BinMapper:
         self.is_categorical_ = np.asarray(is_categorical, dtype=bool)
         self.categories_ = {int(k): list(v) for k, v in categories.items()}
         if is_scipy_sparse(sample):
-            edges, columns = self._sparse_edges(sample, weights), range(sample.shape[1])
+            edges, n_features = self._sparse_edges(sample, weights), sample.shape[1]
         else:
             sample = np.asarray(sample)  # float32 stays float32: half the bytes to transpose and sort
-            columns = np.ascontiguousarray(sample.T if sample.dtype == np.float32 else
-                                           sample.astype(np.float64, copy=False).T)
-
-            def edges(j):
-                if self.is_categorical_[j]:
-                    return np.empty(0)
-                return find_bin_edges(columns[j], self.max_bins, weights)
-
-        self.bin_edges_ = _each_feature(edges, len(columns), sample.shape[0])
+            edges, n_features = self._dense_edges(sample, weights), sample.shape[1]
+        self.bin_edges_ = [np.empty(0) if self.is_categorical_[j] else edges(j)
+                           for j in range(n_features)]
         if feature_names is not None:
             self.feature_names_in_ = np.array([str(n) for n in feature_names], dtype=object)
         self._finish()
         return self
+
+    def _dense_edges(self, sample, weights):
+        """``edges(j)`` of a dense sample: its columns sorted at once, in
+        parallel (``kernels.radix.sort_columns``)."""
+        columns = np.ascontiguousarray(sample.T if sample.dtype == np.float32 else
+                                       sample.astype(np.float64, copy=False).T)
+        weighted = not _unit(weights)
+        values, order, present = sort_columns(columns, with_order=weighted)
+
+        def edges(j):
+            m = int(present[j])
+            w = np.asarray(weights)[order[j, :m]] if weighted else None
+            return sorted_bin_edges(values[j, :m], self.max_bins, w)
+
+        return edges
 
     def _sparse_edges(self, sample, weights):
         """``edges(j)`` of a sparse sample: each feature's stored values, the

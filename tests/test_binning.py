@@ -14,6 +14,7 @@ from distboost.binning import (
     weighted_percentile,
 )
 from distboost.kernels.common import MISSING_BIN
+from distboost.kernels.threads import numba_threads
 
 
 def test_few_distinct_values_get_midpoint_edges():
@@ -269,17 +270,22 @@ def test_the_threshold_table_holds_every_bins_threshold():
     assert table[1, 0] < np.inf and table[1, 2] == np.inf
 
 
-def test_features_sorted_in_threads_or_on_this_thread_give_the_same_edges(monkeypatch):
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_features_sorted_on_one_thread_or_two_give_numpys_percentiles(dtype):
     rng = np.random.default_rng(5)
-    sample = rng.normal(size=(600, 7)).round(1)
+    sample = rng.normal(size=(600, 7)).round(1).astype(dtype)
     sample[::9, 2] = np.nan
     sample[:, 4] = rng.integers(0, 3, 600)
-    mapper = BinMapper(32).fit(sample, np.zeros(7, bool), {})  # 600 rows: this thread
-    assert len(sample) < binning.PARALLEL_MIN_ROWS
-    monkeypatch.setattr(binning, "PARALLEL_MIN_ROWS", 1)  # the same rows in threads
-    threaded = BinMapper(32).fit(sample, np.zeros(7, bool), {})
-    expected = [find_bin_edges(sample[:, j], 32) for j in range(7)]
-    for ours, theirs, edges in zip(mapper.bin_edges_, threaded.bin_edges_, expected):
-        np.testing.assert_array_equal(ours, edges)
-        np.testing.assert_array_equal(theirs, edges)
-    assert [len(e) for e in mapper.bin_edges_][4] == 2
+    fits = []
+    for n in (1, 2):
+        with numba_threads(n):
+            fits.append(BinMapper(32).fit(sample, np.zeros(7, bool), {}).bin_edges_)
+    for j in range(7):
+        values = np.sort(sample[:, j][~np.isnan(sample[:, j])].astype(np.float64))
+        distinct = np.unique(values)
+        expected = (0.5 * (distinct[:-1] + distinct[1:]) if len(distinct) <= 31 else
+                    np.unique(np.percentile(values, np.linspace(0, 100, 32)[1:-1], method="midpoint")))
+        np.testing.assert_array_equal(fits[0][j], expected)
+        np.testing.assert_array_equal(fits[1][j], expected)
+        np.testing.assert_array_equal(find_bin_edges(sample[:, j], 32), expected)
+    assert [len(e) for e in fits[0]][4] == 2

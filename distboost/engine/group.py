@@ -317,7 +317,7 @@ def _pending_counts(state, split_history):
     """The rows of each (left, right) child of ``split_history``'s last level,
     counted where the level before left them (``count_children``): not
     moved, since no histogram is built below it and the round's trees are
-    added from where the rows are (``tree.add_routed``), which is one
+    added from where the rows are (``routed.add_routed``), which is one
     routing pass less a round."""
     counts = 0
     for shard, part in each_shard(state.shards, _partitions_before(state, split_history)):

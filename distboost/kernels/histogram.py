@@ -172,7 +172,7 @@ class LevelSplits:
     slot : ndarray of shape (n_splits,), int64
         Output slot of the histogrammed child; -1 for a split whose children
         are never split or built (its rows move all the same: the round's
-        trees are added to them from there, ``tree.add_routed``).
+        trees are added to them from there, ``routed.add_routed``).
     whole_trees : bool
         The splits are every split of their trees, numbered as in the trees
         (``local_grower``): each leaf of a tree holds its rows.

@@ -15,7 +15,8 @@ from ..kernels.common import STAT_DTYPE
 from ..kernels.fixed_point import gradient_stats
 from ..kernels.histogram import columns
 from ..kernels.rng import sample_positions
-from ..kernels.tree import add_routed, copy_margins, pack_trees, predict_binned, routed_places
+from ..kernels.routed import add_routed, routed_places
+from ..kernels.tree import copy_margins, pack_trees, predict_binned
 
 
 class RoundTrees(NamedTuple):
@@ -45,7 +46,7 @@ def add_trees(shard, margin, packed_trees: RoundTrees | None, routed=None):
 
     ``routed``: (partition, places) of the round that grew the trees, on these
     rows (``places``: ``GradientLearner.routed_places``). Each row then
-    continues from the node its levels left it in (``tree.add_routed``:
+    continues from the node its levels left it in (``routed.add_routed``:
     mostly one step, or none, instead of a walk from the root), with the same
     result to the bit.
     """
@@ -98,7 +99,7 @@ class GradientLearner:
         return add_trees(shard, margin, update)
 
     def routed_places(self, update: RoundTrees, split_history):
-        """Where the rows the round's levels routed are in its trees (``tree.routed_places``)."""
+        """Where the rows the round's levels routed are in its trees (``routed.routed_places``)."""
         return routed_places(update.nodes, update.roots, split_history)
 
     def update_routed(self, shard, margin, update: RoundTrees, partition, places):

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..kernels.common import STAT_DTYPE
 from ..kernels.histogram import RowPartition
-from ..kernels.tree import routed_places
+from ..kernels.routed import routed_places
 from ..trees.vector_leaves import row_stats
 from .gradient import GradientLearner, add_trees
 
