@@ -176,15 +176,18 @@ def sample_candidates(X: np.ndarray, w: np.ndarray, n_samples: int, below=None, 
         X = np.ascontiguousarray(X)
         hashes = row_content_hashes(X if X.dtype == np.float32 else
                                     X.astype(np.float64, copy=False))
+    within = None  # the rows whose hash can enter, when bounds leave some out
     if below is not None or above is not None:
         keep = np.ones(len(hashes), bool)
         if below is not None:
             keep &= hashes <= np.uint64(below)
         if above is not None:
             keep &= hashes > np.uint64(above)
-        hashes, X, w = hashes[keep], X[keep], w[keep]
-    order = _smallest(hashes, w, n_samples)
-    return hashes[order], X[order], w[order]  # float32 input stays float32 (exact in float64)
+        within = np.flatnonzero(keep)
+        hashes = hashes[within]
+    order = _smallest(hashes, w if within is None else w[within], n_samples)
+    rows = order if within is None else within[order]  # the rows are copied once, here
+    return hashes[order], X[rows], w[rows]  # float32 input stays float32 (exact in float64)
 
 
 def _smallest(hashes: np.ndarray, weights: np.ndarray, n: int) -> np.ndarray:
@@ -217,14 +220,16 @@ def merge_candidates(parts: list, n_samples: int):
 
         rows = sp.vstack([sp.csr_matrix(p[1]) for p in parts], format="csr")[order]
         return hashes[order], rows, np.concatenate([p[2] for p in parts])[order]
-    sizes = [len(p[0]) for p in parts]
-    part_of = np.repeat(np.arange(len(parts)), sizes)[order]
-    within = order - np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)[part_of]
+    offsets = np.concatenate([[0], np.cumsum([len(p[0]) for p in parts])]).astype(np.int64)
+    part_of = np.searchsorted(offsets, order, side="right") - 1
+    within = order - offsets[part_of]
+    by_part = np.argsort(part_of, kind="stable")  # each part's kept rows together: no mask a part
+    first = np.searchsorted(part_of[by_part], np.arange(len(parts) + 1))
     dtype = np.result_type(*[p[1].dtype for p in parts])
     rows = np.empty((len(order),) + parts[0][1].shape[1:], dtype)
     weights = np.empty(len(order), np.float64)
     for i, (_, part_rows, part_weights) in enumerate(parts):
-        mine = part_of == i
+        mine = by_part[first[i]:first[i + 1]]
         rows[mine] = part_rows[within[mine]]
         weights[mine] = part_weights[within[mine]]
     return hashes[order], rows, weights
