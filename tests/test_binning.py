@@ -20,6 +20,7 @@ from distboost.kernels.threads import numba_threads
 def test_few_distinct_values_get_midpoint_edges():
     col = np.array([10.0, 20.0, 25.0, 35.0, 20.0])
     np.testing.assert_array_equal(find_bin_edges(col, 256), [15.0, 22.5, 30.0])
+    np.testing.assert_array_equal(find_bin_edges(col.astype(np.int64), 256), [15.0, 22.5, 30.0])
 
 
 def test_missing_values_are_ignored_by_edges_and_get_the_last_bin():

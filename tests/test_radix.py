@@ -39,3 +39,9 @@ def test_without_order_the_order_is_empty():
     values, order, present = sort_columns(np.array([[3.0, 1.0, 2.0]], np.float32))
     np.testing.assert_array_equal(values[0], [1.0, 2.0, 3.0])
     assert order.shape == (1, 0) and present[0] == 3
+
+
+def test_integer_columns_sort_as_float64():
+    values, _, present = sort_columns(np.array([[3, -1, 2], [0, 0, 1]], np.int64))
+    assert values.dtype == np.float64 and list(present) == [3, 3]
+    np.testing.assert_array_equal(values, [[-1.0, 2.0, 3.0], [0.0, 0.0, 1.0]])

@@ -114,14 +114,16 @@ def sort_columns(columns: np.ndarray, with_order: bool = False):
 
     Parameters
     ----------
-    columns : ndarray of shape (n_columns, n), float32 or float64, C-contiguous
+    columns : ndarray of shape (n_columns, n)
+        float32 or float64 (sorted as they are); any other number type is
+        sorted as float64.
     with_order : bool
         Also return, per column, where each sorted value came from (ties in
         their original order).
 
     Returns
     -------
-    values : ndarray of shape (n_columns, n), ``columns``' dtype
+    values : ndarray of shape (n_columns, n), float32 or float64
         Row j's first ``present[j]`` entries are column j's values, sorted;
         the rest is undefined.
     order : ndarray of shape (n_columns, n) (or (n_columns, 0)), int64
@@ -130,6 +132,8 @@ def sort_columns(columns: np.ndarray, with_order: bool = False):
         Values per column that are not NaN.
     """
     columns = np.ascontiguousarray(columns)
+    if columns.dtype not in (np.float32, np.float64):  # integers, booleans: as float64
+        columns = columns.astype(np.float64)
     unsigned, sign, magnitude, ones, infinity, shifts = _kind(columns.dtype)
     out, order, present = _sort_columns(columns.view(unsigned), sign, magnitude, ones, infinity,
                                         shifts, with_order)
