@@ -505,15 +505,18 @@ class BinMapper:
     def _dense_edges(self, sample, weights):
         """``edges(j)`` of a dense sample: its columns sorted at once, in
         parallel (``kernels.radix.sort_columns``)."""
-        columns = np.ascontiguousarray(sample.T if sample.dtype == np.float32 else
-                                       sample.astype(np.float64, copy=False).T)
+        numeric = np.flatnonzero(~self.is_categorical_)  # a categorical column has no edges
+        position = np.cumsum(~self.is_categorical_) - 1
+        columns = np.ascontiguousarray(sample[:, numeric].T if sample.dtype == np.float32 else
+                                       sample[:, numeric].astype(np.float64, copy=False).T)
         weighted = not _unit(weights)
         values, order, present = sort_columns(columns, with_order=weighted)
 
         def edges(j):
-            m = int(present[j])
-            w = np.asarray(weights)[order[j, :m]] if weighted else None
-            return sorted_bin_edges(values[j, :m], self.max_bins, w)
+            k = position[j]
+            m = int(present[k])
+            w = np.asarray(weights)[order[k, :m]] if weighted else None
+            return sorted_bin_edges(values[k, :m], self.max_bins, w)
 
         return edges
 

@@ -290,3 +290,19 @@ def test_features_sorted_on_one_thread_or_two_give_numpys_percentiles(dtype):
         np.testing.assert_array_equal(fits[1][j], expected)
         np.testing.assert_array_equal(find_bin_edges(sample[:, j], 32), expected)
     assert [len(e) for e in fits[0]][4] == 2
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_categorical_columns_between_numeric_ones_leave_their_edges_in_place(weighted):
+    """Only the numeric columns are sorted; each keeps its own edges, whatever
+    categorical columns sit before it."""
+    rng = np.random.default_rng(8)
+    sample = np.column_stack([rng.integers(0, 4, 300), rng.normal(size=300).round(2),
+                              rng.integers(0, 3, 300), rng.exponential(size=300).round(2)])
+    weights = rng.uniform(0.5, 2.0, 300) if weighted else None
+    is_categorical = [True, False, True, False]
+    mapper = BinMapper(16).fit(sample, is_categorical, {0: list("abcd"), 2: list("xyz")}, weights)
+    assert [len(e) for e in mapper.bin_edges_[::2]] == [0, 0]
+    for j in (1, 3):
+        np.testing.assert_array_equal(mapper.bin_edges_[j], find_bin_edges(sample[:, j], 16, weights))
+    assert not np.array_equal(mapper.bin_edges_[1], mapper.bin_edges_[3])

@@ -33,6 +33,11 @@ def test_columns_sort_as_numpy_sorts_them_and_their_order_finds_the_values(dtype
         kept = values[j, :present[j]]
         assert (np.diff(order[j, :present[j]])[kept[1:] == kept[:-1]] > 0).all()  # stable
     assert values.dtype == dtype and present[3] == 0
+    alone, none, counted = sort_columns(columns)  # only the keys move
+    assert none.shape == (6, 0)
+    np.testing.assert_array_equal(counted, present)
+    for j in range(6):
+        np.testing.assert_array_equal(alone[j, :present[j]], values[j, :present[j]])
 
 
 def test_without_order_the_order_is_empty():

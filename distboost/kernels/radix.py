@@ -44,9 +44,11 @@ def _kind(dtype):
 
 @numba.njit(cache=True)
 def _radix_sort(keys, index, spare_keys, spare_index, shifts, mask):
-    """Sort ``keys`` (unsigned) ascending, stably, ``index`` moved alike; the
-    pair of arrays (``keys`` and ``index``, or the spares) holding the result."""
+    """Sort ``keys`` (unsigned) ascending, stably, ``index`` moved alike (when
+    it is not empty: no order asked for, only the keys move); the pair of
+    arrays (``keys`` and ``index``, or the spares) holding the result."""
     n = len(keys)
+    with_index = len(index) > 0
     counts = np.empty(int(mask) + 1, np.int64)
     for s in shifts:
         counts[:] = 0
@@ -59,12 +61,19 @@ def _radix_sort(keys, index, spare_keys, spare_index, shifts, mask):
             c = counts[d]
             counts[d] = total
             total += c
-        for i in range(n):
-            d = (keys[i] >> s) & mask
-            at = counts[d]
-            counts[d] = at + 1
-            spare_keys[at] = keys[i]
-            spare_index[at] = index[i]
+        if with_index:
+            for i in range(n):
+                d = (keys[i] >> s) & mask
+                at = counts[d]
+                counts[d] = at + 1
+                spare_keys[at] = keys[i]
+                spare_index[at] = index[i]
+        else:
+            for i in range(n):
+                d = (keys[i] >> s) & mask
+                at = counts[d]
+                counts[d] = at + 1
+                spare_keys[at] = keys[i]
         keys, spare_keys = spare_keys, keys
         index, spare_index = spare_index, index
     return keys, index
@@ -75,8 +84,9 @@ def _sort_column(bits, sign, magnitude, ones, infinity, shifts, out, order):
     """Sort one column's bit patterns into ``out`` (and its rows into ``order``,
     when it has room); the number of values that are not NaN."""
     n = len(bits)
+    with_order = len(order) > 0
     keys = np.empty(n, bits.dtype)
-    index = np.empty(n, np.int64)
+    index = np.empty(n if with_order else 0, np.int64)
     m = 0
     for i in range(n):
         b = bits[i]
@@ -85,15 +95,17 @@ def _sort_column(bits, sign, magnitude, ones, infinity, shifts, out, order):
         if b == sign:  # -0.0
             b = b ^ sign
         keys[m] = b ^ ones if b & sign else b ^ sign
-        index[m] = i
+        if with_order:
+            index[m] = i
         m += 1
     mask = bits.dtype.type((1 << RADIX_BITS) - 1)
-    keys, index = _radix_sort(keys[:m], index[:m], np.empty(m, bits.dtype), np.empty(m, np.int64),
-                              shifts, mask)
+    n_index = m if with_order else 0
+    keys, index = _radix_sort(keys[:m], index[:n_index], np.empty(m, bits.dtype),
+                              np.empty(n_index, np.int64), shifts, mask)
     for i in range(m):
         k = keys[i]
         out[i] = k ^ sign if k & sign else k ^ ones
-    if len(order):
+    if with_order:
         order[:m] = index
     return m
 

@@ -113,22 +113,25 @@ def _add_routed(X_columns, nodes, roots, bitsets, tree_output, order, range_star
     node range_place[t, r] to their leaf, rows ``chunk`` ids at a time on
     the threads. A range whose node is a leaf adds its value to every row;
     a split of two leaves adds their values by code (``_step`` of each
-    code, a table made once per range); a deeper split walks each row."""
+    code, a table made once per range, every tree's at once); a deeper
+    split walks each row."""
     table, thresholds, _ = _walk_table(nodes, roots)
     cat_index = nodes["cat_index"].astype(np.int64)
     has_categorical = (nodes["is_categorical"] != 0).any()
     X = rows_view(X_columns)
-    n_ranges = range_start.shape[1]
-    kind, by_code = np.zeros(n_ranges, np.int64), np.zeros((n_ranges, len(probe)))
-    for t in range(len(roots)):
-        for r in numba.prange(n_ranges):  # 0: a leaf, 1: a split of two leaves, 2: deeper
-            k0 = range_place[t, r]
-            left, right = table[k0, 2], table[k0, 3]
-            kind[r] = 0 if left == k0 else 1 if table[left, 2] == left and table[right, 2] == right else 2
-            for code in range(len(probe) if kind[r] == 1 else 0):
-                leaf = _step(probe, code, False, k0, table, thresholds, bitsets, cat_index,
-                             has_categorical)
-                by_code[r, code] = nodes[leaf]["value"]
+    n_trees, n_ranges = range_start.shape
+    kind = np.zeros((n_trees, n_ranges), np.int64)
+    by_code = np.zeros((n_trees, n_ranges, len(probe)))
+    for tr in numba.prange(n_trees * n_ranges):  # every tree's tables in one parallel region
+        t, r = tr // n_ranges, tr % n_ranges  # kind 0: a leaf, 1: a split of two leaves, 2: deeper
+        k0 = range_place[t, r]
+        left, right = table[k0, 2], table[k0, 3]
+        kind[t, r] = 0 if left == k0 else 1 if table[left, 2] == left and table[right, 2] == right else 2
+        for code in range(len(probe) if kind[t, r] == 1 else 0):
+            leaf = _step(probe, code, False, k0, table, thresholds, bitsets, cat_index,
+                         has_categorical)
+            by_code[t, r, code] = nodes[leaf]["value"]
+    for t in range(n_trees):
         margins = out[tree_output[t]]
         for c in numba.prange((n_rows + chunk - 1) // chunk):
             for r in range(n_ranges):
@@ -136,7 +139,7 @@ def _add_routed(X_columns, nodes, roots, bitsets, tree_output, order, range_star
                 lo = np.searchsorted(rows, c * chunk)
                 hi = np.searchsorted(rows, min(n_rows, (c + 1) * chunk))
                 k0 = range_place[t, r]
-                if kind[r] == 0:
+                if kind[t, r] == 0:
                     _add_value(rows, lo, hi, nodes[k0]["value"], margins)
                     continue
                 codes = column(X_columns, table[k0, 0])
@@ -145,8 +148,8 @@ def _add_routed(X_columns, nodes, roots, bitsets, tree_output, order, range_star
                         prefetch_code(codes, rows[j + ROUTE_PREFETCH_AHEAD])
                         prefetch(margins, rows[j + ROUTE_PREFETCH_AHEAD])
                     i, k = rows[j], k0
-                    if kind[r] == 1:
-                        margins[i] += by_code[r, at(codes, i)]
+                    if kind[t, r] == 1:
+                        margins[i] += by_code[t, r, at(codes, i)]
                         continue
                     while table[k, 2] != k:
                         k = _step(X, i, False, k, table, thresholds, bitsets, cat_index,
