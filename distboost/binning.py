@@ -507,8 +507,9 @@ class BinMapper:
         parallel (``kernels.radix.sort_columns``)."""
         numeric = np.flatnonzero(~self.is_categorical_)  # a categorical column has no edges
         position = np.cumsum(~self.is_categorical_) - 1
-        columns = np.ascontiguousarray(sample[:, numeric].T if sample.dtype == np.float32 else
-                                       sample[:, numeric].astype(np.float64, copy=False).T)
+        if sample.dtype != np.float32:
+            sample = sample.astype(np.float64, copy=False)
+        columns = np.ascontiguousarray(sample.T[numeric])  # one copy, feature-major
         weighted = not _unit(weights)
         values, order, present = sort_columns(columns, with_order=weighted)
 

@@ -2,13 +2,16 @@
 topic with that round's own named metrics (those of ``evals_result_``), and a
 dashboard whose ``/events`` and ``/status`` pages still answer."""
 
+import threading
 import urllib.request
+import uuid
 
 import numpy as np
+import pytest
 
 import distboost as db
 from distboost.training.booster import round_metrics
-from distboost.training.events import TOPIC
+from distboost.training.events import TOPIC, Outbox
 
 
 def fit_events(client, kind=None):
@@ -103,3 +106,20 @@ def test_in_process_fits_log_nothing(dashboard_client):
     X = np.random.default_rng(1).normal(size=(200, 3))
     db.GradientBoostingRegressor(n_estimators=3).fit(X, X[:, 0])
     assert len(dashboard_client.get_events(TOPIC)) == before
+
+
+def test_the_outbox_keeps_the_order_and_raises_a_failed_send(dashboard_client):
+    """Events are sent without waiting, in the order posted; one that could
+    not be sent raises at the flush and at every post after it."""
+    topic = f"outbox-{uuid.uuid4().hex[:8]}"
+    box = Outbox(dashboard_client, topic)
+    for i in range(300):
+        box.post({"i": i})
+    box.flush()
+    assert [e["i"] for _, e in dashboard_client.get_events(topic)] == list(range(300))
+    box.post({"i": threading.Lock()})  # cannot be serialized: cannot be sent
+    with pytest.raises(TypeError):
+        box.flush()
+    with pytest.raises(TypeError):
+        box.post({"i": 301})
+    assert len(dashboard_client.get_events(topic)) == 300

@@ -41,6 +41,7 @@ logs nothing. Every event is a dict of plain numbers and strings with
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
 from typing import Any
@@ -83,6 +84,7 @@ class FitEvents:
 
     def __init__(self, engine, estimator: str, params: dict):
         self.client = getattr(engine.ex, "client", None)
+        self.outbox = None if self.client is None else Outbox(self.client)
         self.timings = engine.timings
         self.fit = getattr(engine.ex, "fit_id", None) or uuid.uuid4().hex[:12]
         self.estimator, self.params = estimator, params
@@ -137,10 +139,13 @@ class FitEvents:
         self._last = now
 
     def end(self, n_rounds: int, **extra) -> None:
-        """Post the end of the fit: the rounds the model keeps."""
+        """Post the end of the fit: the rounds the model keeps; return once the
+        scheduler has every event of the fit."""
         self._post("fit-end", n_rounds=int(n_rounds), best_round=self.best_round,
                    elapsed=round(time.perf_counter() - self._started, 6),
                    timings={k: round(v, 6) for k, v in self.timings.items()}, **extra)
+        if self.outbox is not None:
+            self.outbox.flush()
 
     @property
     def best_round(self) -> int | None:
@@ -148,5 +153,37 @@ class FitEvents:
         return self._rule.best_round
 
     def _post(self, kind: str, **fields) -> None:
-        if self.client is not None:
-            self.client.log_event(TOPIC, {"fit": self.fit, "kind": kind, **fields})
+        if self.outbox is not None:
+            self.outbox.post({"fit": self.fit, "kind": kind, **fields})
+
+
+class Outbox:
+    """Events logged on ``client``'s scheduler in the order posted, without
+    the poster waiting for each (``Client.log_event`` is a round trip to the
+    scheduler: on many short rounds, a few per cent of the fit).
+
+    Each event is sent on the client's event loop once the one before it was
+    taken. A send that failed raises at the next ``post`` or at ``flush``.
+    """
+
+    def __init__(self, client, topic: str = TOPIC):
+        self.client, self.topic, self._last = client, topic, None
+
+    def post(self, msg: dict) -> None:
+        self._raise_failed()
+        self._last = asyncio.run_coroutine_threadsafe(self._send(self._last, msg),
+                                                      self.client.loop.asyncio_loop)
+
+    def flush(self) -> None:
+        """Wait until the scheduler has taken every event posted."""
+        if self._last is not None:
+            self._last.result()
+
+    async def _send(self, previous, msg):
+        if previous is not None:
+            await asyncio.wrap_future(previous)
+        await self.client.scheduler.log_event(topic=self.topic, msg=msg)
+
+    def _raise_failed(self):
+        if self._last is not None and self._last.done() and self._last.exception() is not None:
+            raise self._last.exception()
