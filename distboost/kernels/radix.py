@@ -61,19 +61,13 @@ def _radix_sort(keys, index, spare_keys, spare_index, shifts, mask):
             c = counts[d]
             counts[d] = total
             total += c
-        if with_index:
-            for i in range(n):
-                d = (keys[i] >> s) & mask
-                at = counts[d]
-                counts[d] = at + 1
-                spare_keys[at] = keys[i]
+        for i in range(n):
+            d = (keys[i] >> s) & mask
+            at = counts[d]
+            counts[d] = at + 1
+            spare_keys[at] = keys[i]
+            if with_index:
                 spare_index[at] = index[i]
-        else:
-            for i in range(n):
-                d = (keys[i] >> s) & mask
-                at = counts[d]
-                counts[d] = at + 1
-                spare_keys[at] = keys[i]
         keys, spare_keys = spare_keys, keys
         index, spare_index = spare_index, index
     return keys, index
